@@ -1,0 +1,97 @@
+"""Shared fixtures: a private MURMUR_HOME per test and capsules written to temp folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def murmur_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own MURMUR_HOME; nothing touches the real ~/.murmur."""
+    home = tmp_path / "murmur-home"
+    monkeypatch.setenv("MURMUR_HOME", str(home))
+    return home
+
+
+CapsuleFactory = Callable[..., Path]
+
+
+@pytest.fixture
+def make_capsule(tmp_path: Path) -> CapsuleFactory:
+    """Write a capsule folder: a manifest (scripted driver unless given) and a script."""
+
+    def make(
+        responses: list[dict[str, Any]] | None = None,
+        *,
+        manifest: str | None = None,
+        extra: str = "",
+        shell: tuple[str, ...] = ("bash",),
+        max_turns: int = 10,
+        name: str = "test-capsule",
+        folder: str = "capsule",
+    ) -> Path:
+        root = tmp_path / folder
+        root.mkdir(parents=True, exist_ok=True)
+        if responses is not None:
+            (root / "script.json").write_text(json.dumps(responses), encoding="utf-8")
+        if manifest is None:
+            allow = f"capabilities:\n  shell:\n    allow: [{', '.join(shell)}]\n" if shell else ""
+            manifest = textwrap.dedent(f"""\
+                name: {name}
+                version: "1.0.0"
+                artifacts:
+                  - name: script-driver
+                    runtime: driver
+                    builtin: scripted
+                    config:
+                      script: script.json
+                inference:
+                  model: test-model
+                  max_turns: {max_turns}
+                  driver:
+                    artifact: script-driver
+                """) + allow + extra
+        (root / "murmur.yaml").write_text(manifest, encoding="utf-8")
+        return root
+
+    return make
+
+
+def text_response(text: str) -> dict[str, Any]:
+    return {"stop_reason": "end_turn", "content": [{"type": "text", "text": text}]}
+
+
+def tool_response(command: str, call_id: str = "call_1", tool: str = "bash",
+                  text: str = "") -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content.append({"type": "tool_call", "id": call_id, "name": tool,
+                    "input": {"command": command}})
+    return {"stop_reason": "tool_call", "content": content}
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, input_text: str | None = None,
+            cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run `murmur-tui` as a user would: a real subprocess of this interpreter."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args], capture_output=True, text=True,
+        env=full_env, input=input_text if input_text is not None else "", cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]

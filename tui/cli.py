@@ -1,0 +1,125 @@
+"""The `murmur-tui` command line: argument parsing only; the work is in `tui.core` / `tui.app`.
+
+Exit codes: 0 the task ended ok, 1 it ended not ok, 2 bad input (nothing ran).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType
+
+from tui import __version__
+
+EXIT_OK = 0
+EXIT_NOT_OK = 1
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="murmur-tui",
+        description="A terminal supervisor for Murmur agent sessions.",
+    )
+    parser.add_argument("--version", action="version", version=f"murmur-tui {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    launch = commands.add_parser(
+        "launch", help="run a capsule's session (default: the bundled demo capsule)",
+        description="Load a capsule (a folder holding murmur.yaml, or the manifest path) and "
+                    "run one session. Without CAPSULE, the bundled demo runs offline.",
+    )
+    launch.add_argument("capsule", nargs="?", type=Path, help="capsule folder or murmur.yaml")
+    launch.add_argument("--headless", action="store_true",
+                        help="no screen: one line per event on stdout")
+    launch.add_argument("--json", action="store_true",
+                        help="with --headless: one JSON object per event")
+    launch.add_argument("--task", help="the task text (written to task.md in the workdir)")
+    launch.add_argument("--task-file", type=Path, help="read the task text from a file")
+    launch.add_argument("--context", dest="context_id", metavar="ID",
+                        help="the conversation context id (its record is appended to)")
+    launch.add_argument("--workdir", type=Path, help="the accessible workdir (default: "
+                        "<capsule>/workdir/<session-id>)")
+    launch.add_argument("--answer", action="append", default=[], metavar="TEXT",
+                        help="with --headless: an answer to request-input (repeatable, used "
+                             "in order; then stdin)")
+    launch.add_argument("--theme", help="the screen's theme")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "launch":
+        return launch(args)
+    return EXIT_BAD_INPUT  # pragma: no cover - argparse requires a command
+
+
+def _error(message: str) -> int:
+    sys.stderr.write(f"murmur-tui: error: {message}\n")
+    return EXIT_BAD_INPUT
+
+
+def launch(args: argparse.Namespace) -> int:
+    from tui.core.errors import LaunchError
+    from tui.core.manifest import ManifestError, load_capsule
+    from tui.core.paths import demo_capsule
+
+    if args.task is not None and args.task_file is not None:
+        return _error("give --task or --task-file, not both")
+    if not args.headless:
+        return _error("the supervisor screen is not available in this version; run "
+                      "`murmur-tui launch --headless` (add --json for JSON lines)")
+    target = args.capsule if args.capsule is not None else demo_capsule()
+    try:
+        capsule = load_capsule(target)
+    except ManifestError as exc:
+        return _error(f"the manifest was refused:\n{exc}")
+    try:
+        return _run_headless(capsule, args)
+    except LaunchError as exc:
+        return _error(str(exc))
+
+
+def _run_headless(capsule: object, args: argparse.Namespace) -> int:
+    from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
+    from tui.core.manifest import Capsule
+    from tui.core.session import LaunchOptions, Session
+
+    assert isinstance(capsule, Capsule)
+    printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
+    cancel = threading.Event()
+    session = Session(
+        capsule,
+        LaunchOptions(task=args.task, task_file=args.task_file, context_id=args.context_id,
+                      workdir=args.workdir),
+        sinks=[printer],
+        responder=HeadlessResponder(args.answer),
+        cancel=cancel,
+    )
+    previous = signal.signal(signal.SIGINT, _cancel_on_interrupt(cancel))
+    try:
+        result = session.run()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return EXIT_OK if result.ok else EXIT_NOT_OK
+
+
+def _cancel_on_interrupt(cancel: threading.Event) -> Callable[[int, FrameType | None], None]:
+    """First Ctrl-C cancels the session (files stay complete); a second one stops at once."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        sys.stderr.write("\nmurmur-tui: canceling (Ctrl-C again to stop at once)\n")
+
+    return handler
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,31 @@
+"""How a session asks the human: `murmur:task/task.request-input` goes through a responder.
+
+The TUI's responder shows a dialog and waits on a future; the headless responder reads
+`--answer` values, then stdin. `ask` blocks the calling (session) thread. A responder that
+cannot get an answer raises `NoAnswer`; a wait past `timeout_secs` raises `InputTimeout`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class InputRequest:
+    request_id: str
+    prompt: str
+    tool_name: str
+    timeout_secs: float | None = None
+
+
+class NoAnswer(Exception):
+    """No answer can come (no --answer left and stdin closed, or the screen went away)."""
+
+
+class InputTimeout(Exception):
+    """`lifecycle.input_timeout_secs` passed without an answer."""
+
+
+class InputResponder(Protocol):
+    def ask(self, request: InputRequest) -> str: ...

@@ -1,0 +1,322 @@
+"""The event vocabulary: what a session reports, to every sink alike (ARCHITECTURE §4).
+
+Events are frozen dataclasses. Each carries the `session_id`, a per-session `seq` (from 1) and a
+timestamp in Unix milliseconds. `to_dict()` / `event_from_dict()` give the JSON form used by
+`launch --headless --json`: the fields plus `"event": <class name>`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Protocol, TypeVar
+
+JsonObject = dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    session_id: str
+    seq: int
+    ts_ms: int
+
+    registry: ClassVar[dict[str, type[Event]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        Event.registry[cls.__name__] = cls
+
+    @property
+    def event_type(self) -> str:
+        return type(self).__name__
+
+    def to_dict(self) -> JsonObject:
+        data: JsonObject = {"event": self.event_type}
+        for item in fields(self):
+            data[item.name] = getattr(self, item.name)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (tuple, frozenset, set)):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return str(value)
+
+
+def event_from_dict(data: Mapping[str, Any]) -> Event:
+    """The inverse of `Event.to_dict()`; raises ValueError for an unknown event."""
+    kind = data.get("event")
+    cls = Event.registry.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown event {kind!r}")
+    names = {item.name for item in fields(cls)}
+    return cls(**{key: value for key, value in data.items() if key in names})
+
+
+# -- session and task ---------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class SessionStarted(Event):
+    capsule_name: str
+    capsule_version: str
+    model: str
+    workdir: str
+    trace_path: str
+    context_id: str
+    record_path: str | None
+    max_turns: int
+    tools: tuple[str, ...]
+    max_session_tokens: int | None = None
+    capabilities: tuple[str, ...] = ()
+    system_prompt_source: str = "none"
+    system_prompt_sha256: str | None = None
+    credential_source: str = "none"
+    context_max_tokens: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskStarted(Event):
+    task_id: str
+    context_id: str
+    text: str
+    source: str = "task_md"
+    message_parts_bytes: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskFailed(Event):
+    """A task attempt failed; `cause` is one of Murmur's task_failed causes (spec §2)."""
+
+    task_id: str
+    cause: str
+    reason: str
+    turn: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskReopened(Event):
+    task_id: str
+    hook_name: str
+    reason: str
+    reopen_number: int
+    turns_remaining: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskEnded(Event):
+    task_id: str
+    exit_status: str
+    result: str
+    duration_ms: int
+    turns: int
+    input_tokens: int
+    output_tokens: int
+    tool_calls: int
+    shell_calls: int
+    reopen_count: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionEnded(Event):
+    exit_status: str
+    duration_ms: int
+    total_turns: int
+    total_input_tokens: int
+    total_output_tokens: int
+    total_tool_calls: int
+    total_shell_calls: int
+
+
+# -- turns ------------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class TurnStarted(Event):
+    task_id: str
+    turn: int
+    max_turns: int
+    input_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta(Event):
+    task_id: str
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThinkingDelta(Event):
+    task_id: str
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnCompleted(Event):
+    """One driver call finished (also a failed one: decision `error`)."""
+
+    task_id: str
+    turn: int
+    input_tokens: int
+    output_tokens: int | None
+    decision: str
+    stop_reason: str
+    tool_name: str | None
+    model: str
+    content: tuple[JsonObject, ...] = ()
+    message_ids: tuple[str, ...] = ()
+    usage: Mapping[str, int] = field(default_factory=dict)
+    error: str | None = None
+    error_code: str | None = None
+    origin: str | None = None
+    system_sha: str | None = None
+    tools_sha: str | None = None
+    response_sha: str | None = None
+    message_shas: tuple[str, ...] = ()
+
+
+# -- tools ------------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class ToolCallStarted(Event):
+    task_id: str
+    turn: int
+    call_id: str | None
+    tool_name: str
+    kind: str  # shell | skill | wasm | unknown
+    input: JsonObject
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallFinished(Event):
+    task_id: str
+    turn: int
+    call_id: str | None
+    tool_name: str
+    kind: str
+    status: str  # ok | error
+    duration_ms: int
+    input: JsonObject
+    input_bytes: int
+    output: str
+    output_bytes: int
+    state_effect: str | None = None
+    resource_id: str | None = None
+    attachments: tuple[JsonObject, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShellExecuted(Event):
+    task_id: str
+    turn: int
+    call_id: str | None
+    binary: str
+    command: str
+    exit_code: int
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+    duration_ms: int
+    truncated: bool
+    full_output_path: str | None = None
+
+
+# -- the human, hooks, compaction --------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class InputRequested(Event):
+    task_id: str | None
+    request_id: str
+    prompt: str
+    tool_name: str
+    deadline_ms: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class InputAnswered(Event):
+    task_id: str | None
+    request_id: str
+    answer: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookFault(Event):
+    hook: str
+    handler: str
+    arm: str | None = None
+    error: str | None = None
+    task_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compacted(Event):
+    task_id: str
+    turn: int
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionDeclined(Event):
+    task_id: str
+    turn: int
+    tokens: int
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Warning(Event):  # noqa: A001 - the vocabulary's name for it
+    code: str
+    text: str
+
+
+# -- sinks ------------------------------------------------------------------------------------
+class EventSink(Protocol):
+    """Receives every event; `emit` must be safe to call from any thread."""
+
+    def emit(self, event: Event) -> None: ...
+
+
+E = TypeVar("E", bound=Event)
+
+
+class EventStream:
+    """Stamps events for one session and hands them to each sink in order.
+
+    The `primary` sink (the trace writer) may raise: its error reaches the session, which ends
+    (a failed trace write ends a session, spec §2). Any other sink that raises stops nothing:
+    the error is kept in `sink_errors`. Stamping and delivery share one lock, so `seq` order is
+    delivery order even when several threads emit.
+    """
+
+    def __init__(
+        self, session_id: str, sinks: Iterable[EventSink] = (), primary: EventSink | None = None
+    ) -> None:
+        self.session_id = session_id
+        self._primary = primary
+        self._sinks = list(sinks)
+        self._seq = 0
+        self._lock = threading.RLock()
+        self.sink_errors: list[BaseException] = []
+
+    def add(self, sink: EventSink) -> None:
+        self._sinks.append(sink)
+
+    def emit(self, cls: type[E], **values: Any) -> E:
+        with self._lock:
+            self._seq += 1
+            event = cls(session_id=self.session_id, seq=self._seq,
+                        ts_ms=time.time_ns() // 1_000_000, **values)
+            if self._primary is not None:
+                self._primary.emit(event)
+            for sink in self._sinks:
+                try:
+                    sink.emit(event)
+                except Exception as exc:  # a broken printer or bridge must not end the session
+                    self.sink_errors.append(exc)
+        return event

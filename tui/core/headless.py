@@ -1,0 +1,148 @@
+"""Headless mode: events printed as lines (or JSON lines), questions answered from the command
+line or stdin."""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable
+from typing import TextIO
+
+from tui.core import events as ev
+from tui.core.asking import InputRequest, InputTimeout, NoAnswer
+
+
+class JsonPrinter:
+    """One JSON object per event on `out`."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def emit(self, event: ev.Event) -> None:
+        self._out.write(event.to_json() + "\n")
+        self._out.flush()
+
+
+class HumanPrinter:
+    """Readable lines; streamed text appears as it arrives. Warnings go to `err`."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self._out = out
+        self._err = err
+        self._streaming: str | None = None  # "text" or "thinking" while a run of deltas lasts
+
+    def _line(self, text: str) -> None:
+        if self._streaming is not None:
+            self._out.write("\n")
+            self._streaming = None
+        self._out.write(text + "\n")
+        self._out.flush()
+
+    def _delta(self, kind: str, text: str) -> None:
+        if self._streaming != kind:
+            if self._streaming is not None:
+                self._out.write("\n")
+            self._out.write("  thinking: " if kind == "thinking" else "  ")
+            self._streaming = kind
+        self._out.write(text.replace("\n", "\n  "))
+        self._out.flush()
+
+    def emit(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TextDelta):
+            self._delta("text", event.text)
+        elif isinstance(event, ev.ThinkingDelta):
+            self._delta("thinking", event.text)
+        elif isinstance(event, ev.Warning):
+            self._err.write(f"warning: {event.text}\n")
+            self._err.flush()
+        else:
+            text = describe(event)
+            if text is not None:
+                self._line(text)
+
+
+def describe(event: ev.Event) -> str | None:
+    """A one-line human description of an event, or None for events not shown."""
+    match event:
+        case ev.SessionStarted():
+            return (f"session {event.session_id} · {event.capsule_name} "
+                    f"{event.capsule_version} · model {event.model}\n  workdir {event.workdir}")
+        case ev.TaskStarted():
+            first = event.text.strip().splitlines()[0] if event.text.strip() else "(empty task)"
+            return f"task {event.task_id}: {first}"
+        case ev.TurnStarted():
+            return f"turn {event.turn + 1}/{event.max_turns} · {event.input_tokens} tokens in"
+        case ev.ToolCallStarted():
+            return f"→ {event.tool_name} {json.dumps(event.input, ensure_ascii=False)}"
+        case ev.ToolCallFinished():
+            return (f"← {event.tool_name} {event.status} · {event.duration_ms} ms · "
+                    f"{event.output_bytes} bytes")
+        case ev.ShellExecuted():
+            cut = " · truncated" if event.truncated else ""
+            return f"  $ {event.command}  [exit {event.exit_code} · {event.duration_ms} ms{cut}]"
+        case ev.InputRequested():
+            return f"? {event.tool_name} asks: {event.prompt}"
+        case ev.InputAnswered():
+            return f"  answered: {event.answer}"
+        case ev.HookFault():
+            return f"! hook {event.hook} {event.handler}: {event.arm or event.error}"
+        case ev.TaskFailed():
+            return f"✗ task failed ({event.cause}): {event.reason}"
+        case ev.TaskEnded():
+            summary = (f"task {event.exit_status} · {_count(event.turns, 'turn')} · "
+                       f"{event.input_tokens} in / {event.output_tokens} out tokens · "
+                       f"{_count(event.tool_calls, 'tool call')}")
+            # a finished answer was already streamed; a failure's reason was not
+            return summary if event.exit_status == "ok" else f"{summary}\n{event.result}"
+        case ev.SessionEnded():
+            return f"session {event.exit_status} · {event.duration_ms} ms"
+    return None
+
+
+def _count(amount: int, noun: str) -> str:
+    return f"{amount} {noun}" if amount == 1 else f"{amount} {noun}s"
+
+
+class HeadlessResponder:
+    """Answers `request-input` with the `--answer` values in order, then lines from stdin."""
+
+    def __init__(self, answers: Iterable[str], stdin: TextIO | None = None,
+                 err: TextIO | None = None) -> None:
+        self._answers = deque(answers)
+        self._stdin = stdin if stdin is not None else sys.stdin
+        self._err = err if err is not None else sys.stderr
+        self._lines: queue.Queue[str | None] | None = None
+        self._closed = False
+
+    def ask(self, request: InputRequest) -> str:
+        if self._answers:
+            return self._answers.popleft()
+        if self._closed:
+            raise NoAnswer("no --answer left and stdin is closed")
+        self._err.write(f"? {request.tool_name} asks: {request.prompt}\n> ")
+        self._err.flush()
+        try:
+            line = self._next_line().get(timeout=request.timeout_secs)
+        except queue.Empty:
+            raise InputTimeout(f"no answer within {request.timeout_secs:g} s") from None
+        if line is None:
+            self._closed = True
+            raise NoAnswer("no --answer left and stdin is closed")
+        return line.rstrip("\n")
+
+    def _next_line(self) -> queue.Queue[str | None]:
+        """Lines of stdin, read by one daemon thread so a wait can time out."""
+        if self._lines is None:
+            lines: queue.Queue[str | None] = queue.Queue()
+            self._lines = lines
+
+            def pump() -> None:
+                for line in iter(self._stdin.readline, ""):
+                    lines.put(line)
+                lines.put(None)
+
+            threading.Thread(target=pump, name="stdin-answers", daemon=True).start()
+        return self._lines

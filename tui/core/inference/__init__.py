@@ -1,0 +1,1 @@
+"""Inference drivers behind one interface: request JSON -> response JSON (spec §4.2/§4.3)."""

@@ -1,0 +1,121 @@
+"""`builtin: scripted`: replays a file of responses, streaming their text (demo and tests).
+
+`config.script` names a YAML (or `.json`) file relative to the capsule: a list whose every item
+is a response object exactly as a driver returns it (spec §4.3: `stop_reason`, `content` blocks,
+optional `usage`, `error`). Responses are played in order, one per driver call. Text and thinking
+blocks stream as deltas of `config.chunk_chars` characters (default 8), paced at
+`config.chars_per_second` (default 0: as fast as possible).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tui.core.errors import LaunchError
+from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
+from tui.core.messages import compact_json
+
+
+class ScriptedDriver:
+    def __init__(self, name: str, responses: list[dict[str, Any]], script_path: Path,
+                 chunk_chars: int = 8, chars_per_second: float = 0.0) -> None:
+        self.name = name
+        self.script_path = script_path
+        self._responses = responses
+        self._encoded = [compact_json(response) for response in responses]
+        self._next = 0
+        self._chunk = max(1, chunk_chars)
+        self._delay = self._chunk / chars_per_second if chars_per_second > 0 else 0.0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, name: str, config: Mapping[str, Any], capsule_root: Path
+                    ) -> ScriptedDriver:
+        script = config.get("script")
+        where = f"artifacts[{name}].config"
+        if not isinstance(script, str) or not script:
+            raise LaunchError(f"{where}.script: the scripted driver needs the path of a "
+                              "response script (relative to the capsule)")
+        chunk = config.get("chunk_chars", 8)
+        rate = config.get("chars_per_second", 0)
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+            raise LaunchError(f"{where}.chunk_chars: expected an integer >= 1, got {chunk!r}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0:
+            raise LaunchError(f"{where}.chars_per_second: expected a number >= 0, got {rate!r}")
+        path = (capsule_root / script).resolve()
+        return cls(name, load_script(path), path, chunk, float(rate))
+
+    @property
+    def remaining(self) -> int:
+        return len(self._responses) - self._next
+
+    def complete(self, request: dict[str, Any], stream: StreamSink,
+                 cancel: threading.Event) -> DriverReply:
+        with self._lock:
+            index = self._next
+            if index >= len(self._responses):
+                raise DriverError(
+                    f"scripted driver: {self.script_path} holds {len(self._responses)} "
+                    f"responses and this is call {index + 1}; the script ran out")
+            self._next += 1
+        response = self._responses[index]
+        for block in response.get("content", []):
+            kind = block.get("type")
+            if kind == "text":
+                self._stream(str(block.get("text", "")), stream.text, cancel)
+            elif kind == "thinking":
+                self._stream(str(block.get("text", "")), stream.thinking, cancel)
+        return DriverReply(status="passed", data=self._encoded[index])
+
+    def _stream(self, text: str, send: Any, cancel: threading.Event) -> None:
+        for start in range(0, len(text), self._chunk):
+            if cancel.is_set():
+                raise InferenceCanceled()
+            send(text[start:start + self._chunk])
+            if self._delay and cancel.wait(self._delay):
+                raise InferenceCanceled()
+
+    def close(self) -> None:
+        return None
+
+
+def load_script(path: Path) -> list[dict[str, Any]]:
+    """Read and check a response script; LaunchError names the file and the response."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LaunchError(f"{path}: scripted driver script not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LaunchError(f"{path}: cannot read the scripted driver script: {exc}") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise LaunchError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: "
+                          f"{exc}") from None
+    if not isinstance(data, list) or not data:
+        raise LaunchError(f"{path}: a script is a non-empty list of response objects")
+    for index, response in enumerate(data, start=1):
+        problem = _response_problem(response)
+        if problem:
+            raise LaunchError(f"{path}: response {index}: {problem}")
+    return data
+
+
+def _response_problem(response: Any) -> str | None:
+    if not isinstance(response, dict):
+        return "is not a mapping"
+    if not isinstance(response.get("stop_reason"), str):
+        return "needs a string stop_reason (end_turn, tool_call, max_tokens or error)"
+    content = response.get("content", [])
+    if not isinstance(content, list):
+        return "content must be a list of blocks"
+    for number, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return f"content[{number}] is not a block with a type"
+    return None

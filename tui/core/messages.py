@@ -1,0 +1,82 @@
+"""Messages as the runtime holds them: the driver content-block shape plus an `id` (spec §3.2).
+
+A message is a plain dict so it serialises to a record line and a driver payload without
+conversion. Keys appear in Murmur's order: `role`, (`tool_call_id`, `is_error`), `content`,
+`id`, (`source_id`), (`fence`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tui.core import ids
+
+Message = dict[str, Any]
+
+_RECORD_ONLY_KEYS = ("id", "source_id", "fence")
+
+
+def user_message(text: str) -> Message:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "id": ids.message_id()}
+
+
+def assistant_message(content: list[dict[str, Any]]) -> Message:
+    return {"role": "assistant", "content": content, "id": ids.message_id()}
+
+
+def tool_message(call_id: str, is_error: bool, text: str, fence: str | None) -> Message:
+    message: Message = {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "is_error": is_error,
+        "content": [{"type": "text", "text": text}],
+        "id": ids.message_id(),
+    }
+    if fence is not None:
+        message["fence"] = fence
+    return message
+
+
+def for_payload(message: Message) -> Message:
+    """The message as a driver sees it: `id`, `source_id` and `fence` stripped."""
+    return {key: value for key, value in message.items() if key not in _RECORD_ONLY_KEYS}
+
+
+def compact_json(value: Any) -> str:
+    """JSON as Murmur writes it: no spaces, UTF-8 kept as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def text_of(content: Any) -> str:
+    """The text blocks of a content array joined with newlines."""
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        str(block.get("text", ""))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def tool_calls_of(content: Any) -> list[dict[str, Any]]:
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict) and
+            block.get("type") == "tool_call"]
+
+
+def wit_content(message: Message) -> str:
+    """`content` as a hook or conversation reader receives it (spec §3.3).
+
+    A tool message becomes the JSON string of the tool-message envelope; any other message the
+    JSON of its content array.
+    """
+    if message.get("role") == "tool":
+        return compact_json({
+            "__murmur_tool_msg__": True,
+            "tool_call_id": message.get("tool_call_id"),
+            "is_error": message.get("is_error"),
+            "body": message.get("content"),
+        })
+    return compact_json(message.get("content"))

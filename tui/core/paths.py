@@ -1,0 +1,33 @@
+"""Where murmur-tui finds per-user files and the files it ships."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def murmur_home() -> Path:
+    """`$MURMUR_HOME`, else `~/.murmur`. Every per-user file lives under it."""
+    value = os.environ.get("MURMUR_HOME")
+    if value:
+        return Path(value).expanduser()
+    return Path.home() / ".murmur"
+
+
+def bundled(name: str) -> Path:
+    """A folder shipped with murmur-tui: `wit` or `themes`.
+
+    An installed wheel carries them inside the package (`tui/_bundled/<name>`); a source
+    checkout has them at the top of the repository.
+    """
+    installed = _PACKAGE_DIR / "_bundled" / name
+    if installed.is_dir():
+        return installed
+    return _PACKAGE_DIR.parent / name
+
+
+def demo_capsule() -> Path:
+    """The bundled demo capsule folder (runs offline with the scripted driver)."""
+    return _PACKAGE_DIR / "demo"

@@ -1,0 +1,529 @@
+"""The agent loop (spec §5.1–5.2, §5.4): one session, one task, turns until the model is done.
+
+`Session.run()` is plain synchronous code: the TUI runs it in a thread worker, headless mode on
+the main thread. It reports through an `EventStream` (the trace writer first), asks the human
+through an `InputResponder`, writes the conversation record as the context grows and
+`out/result.txt` for every outcome, and stops between turns when `cancel` is set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tui.core import events as ev
+from tui.core import ids, paths, tokens
+from tui.core.asking import InputResponder, NoAnswer
+from tui.core.errors import LaunchError
+from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
+from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
+from tui.core.manifest import Capsule, Inference
+from tui.core.messages import (
+    Message,
+    assistant_message,
+    compact_json,
+    for_payload,
+    tool_message,
+    user_message,
+)
+from tui.core.record import RecordReader, RecordWriter, record_path
+from tui.core.segments import check_segment
+from tui.core.session_setup import (
+    build_driver,
+    build_tools,
+    read_task,
+    resolve_skills,
+    system_block,
+)
+from tui.core.tools import ToolCall, ToolOutcome, ToolTable, refusal
+from tui.core.trace import TraceWriteError, TraceWriter
+from tui.core.workdir import SessionPaths, session_paths, write_result
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    task: str | None = None
+    task_file: Path | None = None
+    context_id: str | None = None
+    workdir: Path | None = None
+    home: Path | None = None
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    session_id: str
+    exit_status: str
+    result: str
+    paths: SessionPaths
+    record_path: Path | None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == "ok"
+
+
+class _NoResponder:
+    def ask(self, request: Any) -> str:
+        raise NoAnswer("this session has no way to ask the human")
+
+
+@dataclass
+class _Task:
+    task_id: str
+    started: float
+    messages: list[Message]
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_calls: int = 0
+    shell_calls: int = 0
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    exit_status: str
+    result: str
+    cause: str | None = None  # set for a failed attempt (task_failed)
+    turn: int | None = None
+
+
+class _Canceled(Exception):
+    pass
+
+
+@dataclass
+class _Totals:
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_calls: int = 0
+    shell_calls: int = 0
+    tasks: list[str] = field(default_factory=list)
+
+
+class Session:
+    """One launch of a capsule. Construction checks the input (LaunchError); `run()` runs."""
+
+    def __init__(
+        self,
+        capsule: Capsule,
+        options: LaunchOptions | None = None,
+        sinks: Sequence[ev.EventSink] = (),
+        responder: InputResponder | None = None,
+        cancel: threading.Event | None = None,
+        driver: Driver | None = None,
+    ) -> None:
+        options = options or LaunchOptions()
+        if capsule.inference is None:
+            raise LaunchError(f"{capsule.manifest_path}: the capsule declares no inference: "
+                              "block, so there is no model to run (add inference.model and "
+                              "inference.driver.artifact)")
+        self.capsule = capsule
+        self.inference: Inference = capsule.inference
+        self.home = (options.home or paths.murmur_home()).resolve()
+        try:
+            self.context_id = check_segment(options.context_id, "--context") \
+                if options.context_id is not None else ids.context_id()
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from None
+        self.session_id = ids.session_id()
+        self.paths = session_paths(capsule.root, capsule.name, self.session_id,
+                                   options.workdir, self.home)
+        self.task_text = read_task(options.task, options.task_file, self.paths.accessible,
+                                   capsule.root)
+        self._write_task_file = options.task is not None or options.task_file is not None
+        self.skills = resolve_skills(capsule, self.home)
+        self.driver = driver or build_driver(capsule)
+        self.responder = responder or _NoResponder()
+        self.cancel = cancel or threading.Event()
+        self._sinks = list(sinks)
+        self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
+                            if capsule.context.record else None)
+        self.reader = RecordReader(on_skipped=self._log_bootstrap)
+        self._record: RecordWriter | None = None
+        self._stream: ev.EventStream | None = None
+        self._trace: TraceWriter | None = None
+        self._payload: dict[str, Message] = {}
+        self._shas: dict[str, str] = {}
+
+    # -- the session ------------------------------------------------------------------------
+    def run(self) -> SessionResult:
+        started = time.monotonic()
+        self.paths.create()
+        try:
+            self._trace = TraceWriter(self.paths.trace, self.capsule.trace.capture)
+        except TraceWriteError as exc:
+            raise LaunchError(str(exc)) from None
+        self._stream = ev.EventStream(self.session_id, self._sinks, primary=self._trace)
+        if self.record_path is not None:
+            self._record = RecordWriter(self.home, self.record_path, self._warn_record)
+        totals = _Totals()
+        outcome = _Outcome("failed", "error: the session did not start")
+        tools = ToolTable()
+        try:
+            tools = build_tools(self.capsule, self.paths, self.skills, self._log_bootstrap)
+            self._start(tools)
+            outcome = self._run_task(tools, totals)
+        except TraceWriteError as exc:
+            outcome = self._trace_failed(exc)
+        finally:
+            tools.close()
+            self.driver.close()
+        self._end(outcome, totals, started)
+        return SessionResult(self.session_id, outcome.exit_status, outcome.result, self.paths,
+                             self.record_path)
+
+    def _emit(self, cls: type[ev.E], **values: Any) -> ev.E:
+        assert self._stream is not None
+        return self._stream.emit(cls, **values)
+
+    def _start(self, tools: ToolTable) -> None:
+        inference = self.inference
+        for warning in self.capsule.warnings:
+            self._emit(ev.Warning, code=warning.code or "W-MANIFEST", text=str(warning))
+            self._log_bootstrap(f"warning: {warning}")
+        if self._write_task_file:
+            (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
+        manifest_copy = self.paths.accessible / "murmur.yaml"
+        if not manifest_copy.exists():
+            shutil.copyfile(self.capsule.manifest_path, manifest_copy)
+        self.system = system_block(self.capsule)
+        self.tool_payload = [spec.payload() for spec in tools.specs()]
+        self._log_bootstrap("tool inventory " + compact_json(self.tool_payload))
+        self.head = {
+            "model": inference.model,
+            "max_tokens": inference.max_tokens,
+            "system": self.system,
+            "tools": self.tool_payload,
+            "params": dict(inference.params),
+            "prompt_cache_key": f"{self.capsule.name}:{self.capsule.version}:"
+                                f"{self.context_id}",
+        }
+        self.counter = tokens.PayloadCounter(self.head)
+        self.system_sha = _sha(self.system)
+        self.tools_sha = _sha(compact_json(self.tool_payload))
+        kinds = ("shell",) if self.capsule.capabilities.shell_allow else ()
+        self._emit(
+            ev.SessionStarted,
+            capsule_name=self.capsule.name, capsule_version=self.capsule.version,
+            model=inference.model, workdir=str(self.paths.accessible),
+            trace_path=str(self.paths.trace), context_id=self.context_id,
+            record_path=str(self.record_path) if self.record_path else None,
+            max_turns=inference.max_turns, tools=tuple(s["name"] for s in self.tool_payload),
+            max_session_tokens=inference.max_session_tokens,
+            capabilities=kinds + (("network",) if self.capsule.capabilities.network_allow
+                                  else ()),
+            system_prompt_source="manifest" if inference.system_prompt else "none",
+            system_prompt_sha256=_sha(inference.system_prompt) if inference.system_prompt
+            else None,
+            credential_source="none", context_max_tokens=self.capsule.context.max_tokens,
+        )
+
+    def _end(self, outcome: _Outcome, totals: _Totals, started: float) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._emit(
+                ev.SessionEnded, exit_status=outcome.exit_status,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                total_turns=totals.turns, total_input_tokens=totals.input_tokens,
+                total_output_tokens=totals.output_tokens, total_tool_calls=totals.tool_calls,
+                total_shell_calls=totals.shell_calls,
+            )
+        except TraceWriteError as exc:
+            self._trace_failed(exc)
+        if self._record is not None:
+            self._record.close()
+        if self._trace is not None:
+            self._trace.close()
+
+    def _trace_failed(self, exc: TraceWriteError) -> _Outcome:
+        """A failed trace write ends the session: stop writing the trace, say why."""
+        if self._trace is not None:
+            self._trace.close()
+            self._trace.emit = lambda event: None  # type: ignore[method-assign]
+        reason = f"error: {exc} [E-RUN-007]"
+        self._log_bootstrap(reason)
+        write_result(self.paths, reason)
+        return _Outcome("failed", reason, "runtime_error")
+
+    # -- the task ---------------------------------------------------------------------------
+    def _run_task(self, tools: ToolTable, totals: _Totals) -> _Outcome:
+        task = _Task(ids.task_id(), time.monotonic(), [])
+        totals.tasks.append(task.task_id)
+        threaded = self.capsule.lifecycle.conversation == "threaded"
+        if threaded and self.record_path is not None:
+            history = [_role_first(m) for m in self.reader.messages(self.record_path)]
+            if self._record is not None:
+                self._record.mark_recorded([str(m["id"]) for m in history])
+            task.messages.extend(history)
+        self._emit(ev.TaskStarted, task_id=task.task_id, context_id=self.context_id,
+                   text=self.task_text, message_parts_bytes=len(self.task_text.encode()))
+        self._append(task, user_message(self.task_text))
+        try:
+            outcome = self._turns(task, tools)
+        except _Canceled:
+            outcome = _Outcome("canceled", "error: canceled by the user")
+        except TraceWriteError:
+            raise
+        except Exception as exc:  # a bug here must still leave complete files behind
+            self._log_bootstrap("internal error:\n" + traceback.format_exc())
+            outcome = _Outcome("failed", f"error: internal error: {exc!r}", "runtime_error")
+        if outcome.cause is not None:
+            self._emit(ev.TaskFailed, task_id=task.task_id, cause=outcome.cause,
+                       reason=outcome.result.removeprefix("error: "), turn=outcome.turn)
+        write_result(self.paths, outcome.result, task.task_id if threaded else None)
+        self._emit(
+            ev.TaskEnded, task_id=task.task_id, exit_status=outcome.exit_status,
+            result=outcome.result, duration_ms=int((time.monotonic() - task.started) * 1000),
+            turns=task.turns, input_tokens=task.input_tokens, output_tokens=task.output_tokens,
+            tool_calls=task.tool_calls, shell_calls=task.shell_calls, reopen_count=0,
+        )
+        totals.turns += task.turns
+        totals.input_tokens += task.input_tokens
+        totals.output_tokens += task.output_tokens
+        totals.tool_calls += task.tool_calls
+        totals.shell_calls += task.shell_calls
+        return outcome
+
+    def _turns(self, task: _Task, tools: ToolTable) -> _Outcome:
+        max_turns = self.inference.max_turns
+        ceiling = self.inference.max_session_tokens
+        for turn in range(max_turns):
+            if self.cancel.is_set():
+                raise _Canceled()
+            spent = task.input_tokens + task.output_tokens
+            if ceiling is not None and spent >= ceiling:
+                return _Outcome("spend_ceiling_reached", f"error: the session spent {spent} "
+                                f"tokens; inference.max_session_tokens is {ceiling}")
+            outcome = self._turn(task, tools, turn)
+            if outcome is not None:
+                return outcome
+        return _Outcome("max_turns_reached", f"error: inference loop exceeded {max_turns} turns")
+
+    def _turn(self, task: _Task, tools: ToolTable, turn: int) -> _Outcome | None:
+        """One driver call and what follows; an outcome ends the task, None goes on."""
+        message_ids = [str(m["id"]) for m in task.messages]
+        payload_messages = [self._payload_form(m) for m in task.messages]
+        input_tokens = self.counter.count(payload_messages, message_ids)
+        task.turns += 1
+        task.input_tokens += input_tokens
+        self._emit(ev.TurnStarted, task_id=task.task_id, turn=turn,
+                   max_turns=self.inference.max_turns, input_tokens=input_tokens)
+        request = {**self.head, "messages": payload_messages}
+        completed = _TurnReport(self, task, turn, input_tokens, message_ids)
+        try:
+            reply = self.driver.complete(request, _DeltaSink(self, task.task_id, turn),
+                                         self.cancel)
+        except InferenceCanceled:
+            raise _Canceled() from None
+        except DriverError as exc:
+            completed.failed(str(exc))
+            return _Outcome("failed", f"error: {exc}", exc.cause, turn)
+        if self.cancel.is_set():
+            raise _Canceled()
+        if reply.status != "passed":
+            text = _error_text(reply.error_text)
+            completed.failed(text)
+            return _Outcome("failed", f"error: {text}", "driver_error", turn)
+        raw = reply.data or ""
+        output_tokens = tokens.count(raw)
+        task.output_tokens += output_tokens
+        try:
+            response = parse_response(raw)
+        except MalformedResponse as exc:
+            completed.failed(str(exc), output_tokens, code="malformed_response")
+            return _Outcome("failed", f"error: {exc}", "malformed_response", turn)
+        completed.done(response, output_tokens, _sha(raw))
+        return self._after_response(task, tools, turn, response)
+
+    def _after_response(self, task: _Task, tools: ToolTable, turn: int,
+                        response: ModelResponse) -> _Outcome | None:
+        stop = response.stop_reason
+        if stop == "error":
+            text = response.error or "the driver reported an error"
+            return _Outcome("failed", f"error: {text}", "driver_error", turn)
+        if stop == "tool_call":
+            calls = response.tool_calls
+            if not calls:
+                return _Outcome("failed", "error: stop_reason tool_call without a tool_call "
+                                "block", "malformed_response", turn)
+            results = [self._call_tool(task, tools, turn, block) for block in calls]
+            self._append(task, assistant_message(response.content))
+            for message in results:
+                self._append(task, message)
+            return None
+        if stop in ("end_turn", "max_tokens"):
+            self._append(task, assistant_message(response.content))
+            if stop == "max_tokens":
+                self._emit(ev.Warning, code="W-RUN-001", text=f"turn {turn + 1} stopped at "
+                           f"inference.max_tokens ({self.inference.max_tokens}); the result "
+                           "is a fragment")
+            return _Outcome("ok", response.text)
+        return _Outcome("failed", f"error: unsupported stop_reason '{stop}'",
+                        "malformed_response", turn)
+
+    # -- tools ------------------------------------------------------------------------------
+    def _call_tool(self, task: _Task, tools: ToolTable, turn: int,
+                   block: dict[str, Any]) -> Message:
+        if self.cancel.is_set():
+            raise _Canceled()
+        raw_input = block.get("input")
+        call = ToolCall(str(block["id"]), str(block["name"]),
+                        raw_input if isinstance(raw_input, dict) else {}, turn, task.task_id)
+        handler = tools.resolve(call.name)
+        kind = handler.spec.kind if handler else "unknown"
+        self._emit(ev.ToolCallStarted, task_id=task.task_id, turn=turn, call_id=call.call_id,
+                   tool_name=call.name, kind=kind, input=call.input)
+        if handler is None:
+            outcome = refusal(f"error: tool '{call.name}' is not declared in manifest "
+                              "allowlist", kind)
+        else:
+            outcome = handler.call(call, self.cancel)
+        text = outcome.message_text(call.name)
+        if kind != "skill":
+            task.tool_calls += 1
+        self._emit(
+            ev.ToolCallFinished, task_id=task.task_id, turn=turn, call_id=call.call_id,
+            tool_name=call.name, kind=kind, status="ok" if outcome.ok else "error",
+            duration_ms=outcome.duration_ms, input=call.input,
+            input_bytes=len(call.data.encode()), output=text,
+            output_bytes=len(text.encode()), state_effect=outcome.meta("state_effect"),
+            resource_id=outcome.meta("resource_id"), attachments=outcome.attachments,
+        )
+        if outcome.shell is not None:
+            task.shell_calls += 1
+            self._emit_shell(task, turn, call, outcome)
+        return tool_message(call.call_id, not outcome.ok, text,
+                            f"tool:{call.name}" if outcome.fenced else None)
+
+    def _emit_shell(self, task: _Task, turn: int, call: ToolCall, outcome: ToolOutcome) -> None:
+        shell = outcome.shell
+        assert shell is not None
+        self._emit(
+            ev.ShellExecuted, task_id=task.task_id, turn=turn, call_id=call.call_id,
+            binary=shell.binary, command=shell.command, exit_code=shell.exit_code,
+            stdout=shell.stdout, stderr=shell.stderr, stdout_bytes=shell.stdout_bytes,
+            stderr_bytes=shell.stderr_bytes, duration_ms=shell.duration_ms,
+            truncated=shell.truncated, full_output_path=shell.full_output_path,
+        )
+
+    # -- context and files ------------------------------------------------------------------
+    def _append(self, task: _Task, message: Message) -> None:
+        task.messages.append(message)
+        if self._record is not None:
+            self._record.append(message)
+
+    def _payload_form(self, message: Message) -> Message:
+        key = str(message["id"])
+        cached = self._payload.get(key)
+        if cached is None:
+            cached = self._payload[key] = for_payload(message)
+        return cached
+
+    def message_sha(self, message_id: str) -> str:
+        sha = self._shas.get(message_id)
+        if sha is None:
+            sha = self._shas[message_id] = _sha(compact_json(self._payload[message_id]))
+        return sha
+
+    def _warn_record(self, text: str) -> None:
+        self._log_bootstrap(text)
+        if self._stream is not None:
+            self._emit(ev.Warning, code="W-RECORD", text=text)
+
+    def _log_bootstrap(self, line: str) -> None:
+        self.paths.logs.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with self.paths.bootstrap_log.open("a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {line}\n")
+
+
+class _DeltaSink:
+    """A driver's stream, turned into TextDelta / ThinkingDelta events."""
+
+    def __init__(self, session: Session, task_id: str, turn: int) -> None:
+        self._session = session
+        self._task_id = task_id
+        self._turn = turn
+
+    def text(self, chunk: str) -> None:
+        if chunk:
+            self._session._emit(ev.TextDelta, task_id=self._task_id, turn=self._turn,
+                                text=chunk)
+
+    def thinking(self, chunk: str) -> None:
+        if chunk:
+            self._session._emit(ev.ThinkingDelta, task_id=self._task_id, turn=self._turn,
+                                text=chunk)
+
+
+class _TurnReport:
+    """Emits the TurnCompleted (trace `inference`) line for one driver call."""
+
+    def __init__(self, session: Session, task: _Task, turn: int, input_tokens: int,
+                 message_ids: list[str]) -> None:
+        self._session = session
+        self._task = task
+        self._turn = turn
+        self._input_tokens = input_tokens
+        self._message_ids = message_ids
+
+    def _emit(self, **values: Any) -> None:
+        session = self._session
+        session._emit(
+            ev.TurnCompleted, task_id=self._task.task_id, turn=self._turn,
+            input_tokens=self._input_tokens, model=session.inference.model,
+            message_ids=tuple(self._message_ids), system_sha=session.system_sha,
+            tools_sha=session.tools_sha,
+            message_shas=tuple(session.message_sha(i) for i in self._message_ids), **values,
+        )
+
+    def failed(self, error: str, output_tokens: int | None = None,
+               code: str = "driver_error") -> None:
+        self._emit(output_tokens=output_tokens, decision="error", stop_reason="error",
+                   tool_name=None, error=error, error_code=code)
+
+    def done(self, response: ModelResponse, output_tokens: int, response_sha: str) -> None:
+        calls = response.tool_calls
+        decision = {"tool_call": "tool_call", "end_turn": "end_turn",
+                    "max_tokens": "text"}.get(response.stop_reason, "error")
+        self._emit(
+            output_tokens=output_tokens, decision=decision, stop_reason=response.stop_reason,
+            tool_name=str(calls[0]["name"]) if calls else None,
+            content=tuple(response.content), usage=response.usage,
+            error=response.error if response.stop_reason == "error" else None,
+            response_sha=response_sha,
+        )
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _role_first(message: Message) -> Message:
+    """A reloaded message with `role` first (payload pieces are counted from `role`)."""
+    if next(iter(message)) == "role":
+        if "id" not in message:
+            message["id"] = ids.message_id()
+        return message
+    ordered: Message = {"role": message["role"]}
+    ordered.update((k, v) for k, v in message.items() if k != "role")
+    ordered.setdefault("id", ids.message_id())
+    return ordered
+
+
+def _error_text(data: str) -> str:
+    """A failed driver call's text: the response's `error` when it is a response object."""
+    try:
+        response = parse_response(data)
+    except MalformedResponse:
+        return data
+    return response.error or data

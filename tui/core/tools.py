@@ -1,0 +1,174 @@
+"""The session's tools: what the model sees, and dispatch by name in Murmur's order (§5.3).
+
+Order: (1) native artifact binaries (not supported by murmur-tui), (2) the shell tool for a
+name in `capabilities.shell.allow`, (3) skills, (4) WebAssembly tools declared in the manifest;
+any other name is an error result naming the allowlist.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from tui.core.shell import (
+    INPUT_SCHEMA,
+    ShellRefused,
+    ShellResult,
+    ShellTool,
+    fence,
+    tool_description,
+)
+
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it in the payload's `tools` list."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    kind: str  # shell | skill | wasm
+
+    def payload(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description,
+                "parameters": self.parameters}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    call_id: str
+    name: str
+    input: dict[str, Any]
+    turn: int
+    task_id: str
+
+    @property
+    def data(self) -> str:
+        return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one call produced, before it becomes a tool message."""
+
+    status: str  # passed | failed | error
+    text: str
+    fenced: bool
+    kind: str
+    duration_ms: int
+    metadata: tuple[tuple[str, str], ...] = ()
+    attachments: tuple[dict[str, Any], ...] = ()
+    shell: ShellResult | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "passed"
+
+    def meta(self, key: str) -> str | None:
+        for name, value in self.metadata:
+            if name == key:
+                return value or None
+        return None
+
+    def message_text(self, tool_name: str) -> str:
+        return fence(f"tool:{tool_name}", self.text) if self.fenced else self.text
+
+
+def refusal(text: str, kind: str, duration_ms: int = 0) -> ToolOutcome:
+    """A call that never ran: an unfenced error result."""
+    return ToolOutcome(status="error", text=text, fenced=False, kind=kind,
+                       duration_ms=duration_ms)
+
+
+class ToolHandler(Protocol):
+    spec: ToolSpec
+
+    def call(self, call: ToolCall, cancel: threading.Event) -> ToolOutcome: ...
+
+
+class ShellHandler:
+    def __init__(self, binary: str, shell: ShellTool) -> None:
+        self.spec = ToolSpec(binary, tool_description(binary), dict(INPUT_SCHEMA), "shell")
+        self._shell = shell
+
+    def call(self, call: ToolCall, cancel: threading.Event) -> ToolOutcome:
+        started = time.perf_counter()
+        try:
+            result = self._shell.run(self.spec.name, call.data, cancel)
+        except ShellRefused as exc:
+            return refusal(f"error: {exc}", "shell", _ms_since(started))
+        metadata: tuple[tuple[str, str], ...] = ()
+        if result.full_output_path:
+            metadata = (("full_output_path", result.full_output_path),)
+        return ToolOutcome(status="passed", text=result.text, fenced=True, kind="shell",
+                           duration_ms=result.duration_ms, metadata=metadata, shell=result)
+
+
+class SkillHandler:
+    """A skill returns its guidance text (unfenced: it is the operator's own)."""
+
+    def __init__(self, name: str, skill_file: Path) -> None:
+        self._file = skill_file
+        text = _read_text(skill_file)
+        first_line = next((line.strip() for line in text.splitlines() if line.strip()), name)
+        self.spec = ToolSpec(name, first_line, dict(EMPTY_SCHEMA), "skill")
+
+    def call(self, call: ToolCall, cancel: threading.Event) -> ToolOutcome:
+        started = time.perf_counter()
+        try:
+            text = self._file.read_text(encoding="utf-8")
+        except OSError as exc:
+            return refusal(f"error: skill {self.spec.name}: cannot read {self._file}: {exc}",
+                           "skill", _ms_since(started))
+        return ToolOutcome(status="passed", text=text, fenced=False, kind="skill",
+                           duration_ms=_ms_since(started))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _ms_since(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+@dataclass
+class ToolTable:
+    """Every tool of a session, by dispatch order; built once per session."""
+
+    shell: dict[str, ToolHandler] = field(default_factory=dict)
+    skills: dict[str, ToolHandler] = field(default_factory=dict)
+    wasm: dict[str, ToolHandler] = field(default_factory=dict)
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def handlers(self) -> Iterable[ToolHandler]:
+        seen: set[str] = set()
+        for table in (self.shell, self.skills, self.wasm):
+            for name, handler in table.items():
+                if name not in seen:
+                    seen.add(name)
+                    yield handler
+
+    def specs(self) -> list[ToolSpec]:
+        """The model-visible tools, sorted by name (prompt-cache stability)."""
+        return sorted((handler.spec for handler in self.handlers()), key=lambda s: s.name)
+
+    def resolve(self, name: str) -> ToolHandler | None:
+        for table in (self.shell, self.skills, self.wasm):
+            if name in table:
+                return table[name]
+        return None
+
+    def close(self) -> None:
+        for close in self.closers:
+            close()
