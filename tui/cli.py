@@ -86,13 +86,14 @@ def launch(args: argparse.Namespace) -> int:
 
 
 def _run_headless(capsule: object, args: argparse.Namespace) -> int:
+    from tui.core.cancel import CancelToken
     from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
     from tui.core.manifest import Capsule
     from tui.core.session import LaunchOptions, Session
 
     assert isinstance(capsule, Capsule)
     printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
-    cancel = threading.Event()
+    cancel = CancelToken()
     session = Session(
         capsule,
         LaunchOptions(task=args.task, task_file=args.task_file, context_id=args.context_id,

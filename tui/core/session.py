@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from typing import Any
 from tui.core import events as ev
 from tui.core import ids, paths, tokens
 from tui.core.asking import InputResponder, NoAnswer
+from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
 from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
@@ -79,6 +79,8 @@ class _Task:
     task_id: str
     started: float
     messages: list[Message]
+    ids: list[str] = field(default_factory=list)  # parallel to messages
+    payload: list[Message] = field(default_factory=list)  # messages as the driver sees them
     turns: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -117,7 +119,7 @@ class Session:
         options: LaunchOptions | None = None,
         sinks: Sequence[ev.EventSink] = (),
         responder: InputResponder | None = None,
-        cancel: threading.Event | None = None,
+        cancel: CancelToken | None = None,
         driver: Driver | None = None,
     ) -> None:
         options = options or LaunchOptions()
@@ -142,7 +144,7 @@ class Session:
         self.skills = resolve_skills(capsule, self.home)
         self.driver = driver or build_driver(capsule)
         self.responder = responder or _NoResponder()
-        self.cancel = cancel or threading.Event()
+        self.cancel = cancel or CancelToken()
         self._sinks = list(sinks)
         self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
                             if capsule.context.record else None)
@@ -150,7 +152,6 @@ class Session:
         self._record: RecordWriter | None = None
         self._stream: ev.EventStream | None = None
         self._trace: TraceWriter | None = None
-        self._payload: dict[str, Message] = {}
         self._shas: dict[str, str] = {}
 
     # -- the session ------------------------------------------------------------------------
@@ -263,7 +264,8 @@ class Session:
             history = [_role_first(m) for m in self.reader.messages(self.record_path)]
             if self._record is not None:
                 self._record.mark_recorded([str(m["id"]) for m in history])
-            task.messages.extend(history)
+            for message in history:
+                self._append(task, message, record=False)
         self._emit(ev.TaskStarted, task_id=task.task_id, context_id=self.context_id,
                    text=self.task_text, message_parts_bytes=len(self.task_text.encode()))
         self._append(task, user_message(self.task_text))
@@ -310,8 +312,8 @@ class Session:
 
     def _turn(self, task: _Task, tools: ToolTable, turn: int) -> _Outcome | None:
         """One driver call and what follows; an outcome ends the task, None goes on."""
-        message_ids = [str(m["id"]) for m in task.messages]
-        payload_messages = [self._payload_form(m) for m in task.messages]
+        message_ids = list(task.ids)
+        payload_messages = list(task.payload)
         input_tokens = self.counter.count(payload_messages, message_ids)
         task.turns += 1
         task.input_tokens += input_tokens
@@ -416,23 +418,26 @@ class Session:
         )
 
     # -- context and files ------------------------------------------------------------------
-    def _append(self, task: _Task, message: Message) -> None:
+    def _append(self, task: _Task, message: Message, record: bool = True) -> None:
+        """Add a message to the context (and, unless reloaded from it, to the record)."""
         task.messages.append(message)
-        if self._record is not None:
+        task.ids.append(str(message["id"]))
+        task.payload.append(for_payload(message))
+        if record and self._record is not None:
             self._record.append(message)
 
-    def _payload_form(self, message: Message) -> Message:
-        key = str(message["id"])
-        cached = self._payload.get(key)
-        if cached is None:
-            cached = self._payload[key] = for_payload(message)
-        return cached
-
-    def message_sha(self, message_id: str) -> str:
-        sha = self._shas.get(message_id)
-        if sha is None:
-            sha = self._shas[message_id] = _sha(compact_json(self._payload[message_id]))
-        return sha
+    def message_shas(self, task: _Task) -> tuple[str, ...]:
+        """sha256 of each payload message (trace `message_shas`, written under capture
+        content), computed once per message."""
+        if self.capsule.trace.capture != "content":
+            return ()
+        shas = []
+        for message_id, message in zip(task.ids, task.payload, strict=True):
+            sha = self._shas.get(message_id)
+            if sha is None:
+                sha = self._shas[message_id] = _sha(compact_json(message))
+            shas.append(sha)
+        return tuple(shas)
 
     def _warn_record(self, text: str) -> None:
         self._log_bootstrap(text)
@@ -483,7 +488,7 @@ class _TurnReport:
             input_tokens=self._input_tokens, model=session.inference.model,
             message_ids=tuple(self._message_ids), system_sha=session.system_sha,
             tools_sha=session.tools_sha,
-            message_shas=tuple(session.message_sha(i) for i in self._message_ids), **values,
+            message_shas=session.message_shas(self._task), **values,
         )
 
     def failed(self, error: str, output_tokens: int | None = None,

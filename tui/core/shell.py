@@ -17,12 +17,12 @@ import shlex
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui.core.cancel import CancelToken
 from tui.core.manifest import INTERPRETERS
 
 CAP_BYTES = 16 * 1024
@@ -93,6 +93,12 @@ class ShellTool:
         self._env.update(extra_env or {})
         self._env["HOME"] = str(self.home)
         self._resolved: dict[str, str] = {}
+        self._home_made = False
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The environment every command gets (a copy)."""
+        return dict(self._env)
 
     def resolve(self, binary: str) -> str:
         """The absolute path the name runs, or the bare name when nothing resolves."""
@@ -109,7 +115,7 @@ class ShellTool:
         except ValueError as exc:
             raise ShellRefused(f"cannot split the command into arguments: {exc}") from None
 
-    def run(self, binary: str, data: str | None, cancel: threading.Event | None = None
+    def run(self, binary: str, data: str | None, cancel: CancelToken | None = None
             ) -> ShellResult:
         """Run one call. `data` is the tool input JSON. Raises ShellRefused if nothing ran."""
         if binary not in self.allow:
@@ -117,7 +123,9 @@ class ShellTool:
         command = _command_of(data)
         argv = self.argv(binary, command)
         resolved = self.resolve(binary)
-        self.home.mkdir(parents=True, exist_ok=True)
+        if not self._home_made:
+            self.home.mkdir(parents=True, exist_ok=True)
+            self._home_made = True
         started = time.perf_counter()
         try:
             process = subprocess.Popen(
@@ -175,19 +183,21 @@ def _command_of(data: str | None) -> str:
     return command.strip()
 
 
-def _communicate(process: subprocess.Popen[bytes], cancel: threading.Event | None
+def _communicate(process: subprocess.Popen[bytes], cancel: CancelToken | None
                  ) -> tuple[bytes, bytes]:
-    """Wait for the child; kill its whole process group if `cancel` is set meanwhile."""
+    """Wait for the child; if `cancel` is set meanwhile, kill its whole process group."""
     if cancel is None:
         return process.communicate()
-    while True:
-        try:
-            return process.communicate(timeout=0.1)
-        except subprocess.TimeoutExpired:
-            if cancel.is_set():
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                return process.communicate()
+
+    def kill() -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    unsubscribe = cancel.subscribe(kill)
+    try:
+        return process.communicate()
+    finally:
+        unsubscribe()
 
 
 def _cut(data: bytes) -> str:

@@ -63,21 +63,30 @@ class PayloadCounter:
         self._head_tokens = count(self.head_text + '[{"')
         self._empty_tokens = count(self.head_text + "[]}")
         self._inner: dict[str, int] = {}  # id -> tokens of `role":…},{"`
+        self._prefix_ids: list[str] = []  # the ids whose inner pieces `_prefix_sum` holds
+        self._prefix_sum = 0
 
     def count(self, messages: Sequence[dict[str, Any]], ids: Sequence[str]) -> int:
-        """Tokens of the payload holding `messages` (whose record ids are `ids`)."""
+        """Tokens of the payload holding `messages` (whose record ids are `ids`).
+
+        When `ids` extends the previous call's list (the usual turn), only the new messages
+        are looked at, so a turn costs O(new messages) rather than O(context).
+        """
         if not messages:
             return self._empty_tokens
-        total = self._head_tokens
         last = len(messages) - 1
-        for index in range(last):
+        known = len(self._prefix_ids)
+        if known > last or list(ids[:known]) != self._prefix_ids:
+            self._prefix_ids, self._prefix_sum, known = [], 0, 0
+        for index in range(known, last):
             key = ids[index]
             cached = self._inner.get(key)
             if cached is None:
                 cached = count(_body(messages[index]) + ',{"')
                 self._inner[key] = cached
-            total += cached
-        return total + count(_body(messages[last]) + "]}")
+            self._prefix_sum += cached
+            self._prefix_ids.append(key)
+        return self._head_tokens + self._prefix_sum + count(_body(messages[last]) + "]}")
 
     def forget(self, keep: set[str]) -> None:
         """Drop cached pieces of messages no longer in the context (after a compaction)."""

@@ -8,13 +8,13 @@ any other name is an error result naming the allowlist.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tui.core.cancel import CancelToken
 from tui.core.shell import (
     INPUT_SCHEMA,
     ShellRefused,
@@ -90,7 +90,7 @@ def refusal(text: str, kind: str, duration_ms: int = 0) -> ToolOutcome:
 class ToolHandler(Protocol):
     spec: ToolSpec
 
-    def call(self, call: ToolCall, cancel: threading.Event) -> ToolOutcome: ...
+    def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome: ...
 
 
 class ShellHandler:
@@ -98,7 +98,7 @@ class ShellHandler:
         self.spec = ToolSpec(binary, tool_description(binary), dict(INPUT_SCHEMA), "shell")
         self._shell = shell
 
-    def call(self, call: ToolCall, cancel: threading.Event) -> ToolOutcome:
+    def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome:
         started = time.perf_counter()
         try:
             result = self._shell.run(self.spec.name, call.data, cancel)
@@ -120,7 +120,7 @@ class SkillHandler:
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), name)
         self.spec = ToolSpec(name, first_line, dict(EMPTY_SCHEMA), "skill")
 
-    def call(self, call: ToolCall, cancel: threading.Event) -> ToolOutcome:
+    def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome:
         started = time.perf_counter()
         try:
             text = self._file.read_text(encoding="utf-8")

@@ -36,6 +36,8 @@ class TraceWriter:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
             raise TraceWriteError(f"cannot open trace {path}: {exc}") from exc
+        self._ids_written: list[str] = []  # the message_ids of the last inference line
+        self._ids_json = ""  # ... as JSON array items, reused while the context only grows
         self._session_node: str | None = None
         self._task_node: str | None = None
         self._turn_node: str | None = None
@@ -52,7 +54,9 @@ class TraceWriter:
             handler(self, event)
 
     def write(self, event_type: str, parent: str | None, timestamp: int,
-              fields: dict[str, Any], session_id: str) -> str:
+              fields: dict[str, Any], session_id: str, tail: str = "") -> str:
+        """Append one line: the envelope, `fields`, then `tail` (pre-encoded `,"key":value`
+        members)."""
         event_id = ids.event_id()
         line: dict[str, Any] = {
             "event_type": event_type,
@@ -62,7 +66,10 @@ class TraceWriter:
             "timestamp": timestamp,
         }
         line.update(fields)
-        data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        text = json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+        if tail:
+            text = text[:-1] + tail + "}"
+        data = (text + "\n").encode()
         try:
             view = memoryview(data)
             while view:
@@ -132,7 +139,6 @@ class TraceWriter:
         if event.origin is not None:
             fields["origin"] = event.origin
             fields["model"] = event.model
-        fields["message_ids"] = list(event.message_ids)
         if self.capture != "none":
             for key in ("system_sha", "tools_sha", "response_sha"):
                 value = getattr(event, key)
@@ -144,9 +150,24 @@ class TraceWriter:
             fields["error_code"] = event.error_code
         if event.error is not None:
             fields["error"] = _bounded(event.error)
-        node = self.write("inference", self._task_node, event.ts_ms, fields, event.session_id)
+        tail = f',"message_ids":[{self._message_ids_json(event.message_ids)}]'
+        node = self.write("inference", self._task_node, event.ts_ms, fields, event.session_id,
+                          tail)
         if event.origin is None:
             self._turn_node = node
+
+    def _message_ids_json(self, message_ids: tuple[str, ...]) -> str:
+        """The items of the `message_ids` array. Each turn's list usually extends the last
+        one, so only the new ids are encoded (the array is written on every turn)."""
+        known = len(self._ids_written)
+        if known > len(message_ids) or list(message_ids[:known]) != self._ids_written:
+            self._ids_written, self._ids_json, known = [], "", 0
+        fresh = message_ids[known:]
+        if fresh:
+            encoded = ",".join(json.dumps(item, ensure_ascii=False) for item in fresh)
+            self._ids_json = f"{self._ids_json},{encoded}" if self._ids_json else encoded
+            self._ids_written.extend(fresh)
+        return self._ids_json
 
     def _tool_call(self, event: ev.ToolCallFinished) -> None:
         if event.kind == "skill":

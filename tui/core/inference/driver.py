@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from tui.core.cancel import CancelToken
 
 
 class StreamSink(Protocol):
@@ -62,6 +63,6 @@ class Driver(Protocol):
     name: str
 
     def complete(self, request: dict[str, Any], stream: StreamSink,
-                 cancel: threading.Event) -> DriverReply: ...
+                 cancel: CancelToken) -> DriverReply: ...
 
     def close(self) -> None: ...

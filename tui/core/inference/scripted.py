@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
 from tui.core.messages import compact_json
@@ -56,7 +57,7 @@ class ScriptedDriver:
         return len(self._responses) - self._next
 
     def complete(self, request: dict[str, Any], stream: StreamSink,
-                 cancel: threading.Event) -> DriverReply:
+                 cancel: CancelToken) -> DriverReply:
         with self._lock:
             index = self._next
             if index >= len(self._responses):
@@ -73,7 +74,7 @@ class ScriptedDriver:
                 self._stream(str(block.get("text", "")), stream.thinking, cancel)
         return DriverReply(status="passed", data=self._encoded[index])
 
-    def _stream(self, text: str, send: Any, cancel: threading.Event) -> None:
+    def _stream(self, text: str, send: Any, cancel: CancelToken) -> None:
         for start in range(0, len(text), self._chunk):
             if cancel.is_set():
                 raise InferenceCanceled()
