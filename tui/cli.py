@@ -72,8 +72,8 @@ def launch(args: argparse.Namespace) -> int:
     if args.task is not None and args.task_file is not None:
         return _error("give --task or --task-file, not both")
     if not args.headless:
-        return _error("the supervisor screen is not available in this version; run "
-                      "`murmur-tui launch --headless` (add --json for JSON lines)")
+        sys.stderr.write("murmur-tui: this version has no supervisor screen yet; running "
+                         "headless (--headless says so explicitly, --json prints JSON lines)\n")
     target = args.capsule if args.capsule is not None else demo_capsule()
     try:
         capsule = load_capsule(target)
