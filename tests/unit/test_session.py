@@ -302,3 +302,20 @@ def test_a_missing_skill_is_bad_input_naming_where_it_looked(
     (root / "murmur.yaml").write_text(manifest)
     with pytest.raises(LaunchError, match=r"skill 'gone': no skill.md found \(looked in: "):
         Session(load_capsule(root), LaunchOptions(task="t"))
+
+
+def test_a_failed_trace_write_ends_the_session_and_says_why(
+        make_capsule: CapsuleFactory) -> None:
+    root = make_capsule([tool_response("echo x"), text_response("never")])
+    sink = Collect()
+    session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[sink])
+    session.paths.session.mkdir(parents=True)
+    session.paths.trace.symlink_to("/dev/full")  # every write fails: no space left
+    result = session.run()
+    assert result.exit_status == "failed"
+    assert "E-RUN-007" in result.paths.result.read_text()
+    assert "cannot write trace" in result.paths.bootstrap_log.read_text()
+    kinds = [e.event_type for e in sink.events]
+    assert kinds[0] == "SessionStarted" and kinds[-1] == "SessionEnded"
+    assert any(w.code == "E-RUN-007" for w in sink.of(ev.Warning))
+    assert sink.of(ev.SessionEnded)[0].exit_status == "failed"

@@ -312,11 +312,17 @@ class EventStream:
             self._seq += 1
             event = cls(session_id=self.session_id, seq=self._seq,
                         ts_ms=time.time_ns() // 1_000_000, **values)
+            failure: Exception | None = None
             if self._primary is not None:
-                self._primary.emit(event)
+                try:
+                    self._primary.emit(event)
+                except Exception as exc:  # raised below, once every sink has the event
+                    failure = exc
             for sink in self._sinks:
                 try:
                     sink.emit(event)
                 except Exception as exc:  # a broken printer or bridge must not end the session
                     self.sink_errors.append(exc)
+            if failure is not None:
+                raise failure
         return event

@@ -153,15 +153,16 @@ class Session:
         self._stream: ev.EventStream | None = None
         self._trace: TraceWriter | None = None
         self._shas: dict[str, str] = {}
+        self._session_started = False
 
     # -- the session ------------------------------------------------------------------------
     def run(self) -> SessionResult:
         started = time.monotonic()
-        self.paths.create()
         try:
+            self.paths.create()
             self._trace = TraceWriter(self.paths.trace, self.capsule.trace.capture)
-        except TraceWriteError as exc:
-            raise LaunchError(str(exc)) from None
+        except (OSError, TraceWriteError) as exc:
+            raise LaunchError(f"cannot create the session workdir: {exc}") from None
         self._stream = ev.EventStream(self.session_id, self._sinks, primary=self._trace)
         if self.record_path is not None:
             self._record = RecordWriter(self.home, self.record_path, self._warn_record)
@@ -174,6 +175,10 @@ class Session:
             outcome = self._run_task(tools, totals)
         except TraceWriteError as exc:
             outcome = self._trace_failed(exc)
+        except Exception as exc:  # setup failed (the disk, or a bug): still finish the files
+            self._log_bootstrap("session setup failed:\n" + traceback.format_exc())
+            outcome = _Outcome("failed", f"error: session setup failed: {exc}", "runtime_error")
+            write_result(self.paths, outcome.result)
         finally:
             tools.close()
             self.driver.close()
@@ -211,6 +216,7 @@ class Session:
         self.system_sha = _sha(self.system)
         self.tools_sha = _sha(compact_json(self.tool_payload))
         kinds = ("shell",) if self.capsule.capabilities.shell_allow else ()
+        self._session_started = True
         self._emit(
             ev.SessionStarted,
             capsule_name=self.capsule.name, capsule_version=self.capsule.version,
@@ -228,7 +234,8 @@ class Session:
         )
 
     def _end(self, outcome: _Outcome, totals: _Totals, started: float) -> None:
-        if self._stream is None:
+        if self._stream is None or not self._session_started:
+            self._close_files()
             return
         try:
             self._emit(
@@ -240,18 +247,21 @@ class Session:
             )
         except TraceWriteError as exc:
             self._trace_failed(exc)
+        self._close_files()
+
+    def _close_files(self) -> None:
         if self._record is not None:
             self._record.close()
         if self._trace is not None:
             self._trace.close()
 
     def _trace_failed(self, exc: TraceWriteError) -> _Outcome:
-        """A failed trace write ends the session: stop writing the trace, say why."""
+        """A failed trace write ends the session: the trace stops, the reason is kept."""
         if self._trace is not None:
             self._trace.close()
-            self._trace.emit = lambda event: None  # type: ignore[method-assign]
         reason = f"error: {exc} [E-RUN-007]"
         self._log_bootstrap(reason)
+        self._emit(ev.Warning, code="E-RUN-007", text=reason.removeprefix("error: "))
         write_result(self.paths, reason)
         return _Outcome("failed", reason, "runtime_error")
 

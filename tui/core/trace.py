@@ -43,12 +43,15 @@ class TraceWriter:
         self._turn_node: str | None = None
 
     def close(self) -> None:
+        """Close the file; later events are not written (after a failed write, too)."""
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
 
     # -- the sink ---------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
+        if self._fd < 0:
+            return
         handler = _HANDLERS.get(type(event))
         if handler is not None:
             handler(self, event)
