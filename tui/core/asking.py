@@ -7,6 +7,7 @@ cannot get an answer raises `NoAnswer`; a wait past `timeout_secs` raises `Input
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -17,6 +18,7 @@ class InputRequest:
     prompt: str
     tool_name: str
     timeout_secs: float | None = None
+    cancel: threading.Event | None = None  # set when the session is canceled meanwhile
 
 
 class NoAnswer(Exception):

@@ -251,6 +251,7 @@ class HookFault(Event):
     arm: str | None = None
     error: str | None = None
     task_id: str | None = None
+    traced: bool = True  # a blocking hook's fault, not on-stage: a hook_dispatch_error line
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,6 +268,13 @@ class CompactionDeclined(Event):
     turn: int
     tokens: int
     reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Progress(Event):
+    """Something slow is under way (compiling a large component)."""
+
+    text: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -306,6 +314,10 @@ class EventStream:
 
     def add(self, sink: EventSink) -> None:
         self._sinks.append(sink)
+
+    def set_primary(self, sink: EventSink) -> None:
+        with self._lock:
+            self._primary = sink
 
     def emit(self, cls: type[E], **values: Any) -> E:
         with self._lock:

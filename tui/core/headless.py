@@ -7,6 +7,7 @@ import json
 import queue
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from typing import TextIO
@@ -85,10 +86,15 @@ def describe(event: ev.Event) -> str | None:
             return f"  $ {event.command}  [exit {event.exit_code} · {event.duration_ms} ms{cut}]"
         case ev.InputRequested():
             return f"? {event.tool_name} asks: {event.prompt}"
+        case ev.Progress():
+            return f"… {event.text}"
+        case ev.TaskReopened():
+            return f"↻ task reopened by {event.hook_name} ({event.reopen_number}): {event.reason}"
         case ev.InputAnswered():
             return f"  answered: {event.answer}"
         case ev.HookFault():
-            return f"! hook {event.hook} {event.handler}: {event.arm or event.error}"
+            what = f"returned {event.arm}: {event.error}" if event.arm else event.error
+            return f"! hook {event.hook} {event.handler}: {what}"
         case ev.TaskFailed():
             return f"✗ task failed ({event.cause}): {event.reason}"
         case ev.TaskEnded():
@@ -124,14 +130,27 @@ class HeadlessResponder:
             raise NoAnswer("no --answer left and stdin is closed")
         self._err.write(f"? {request.tool_name} asks: {request.prompt}\n> ")
         self._err.flush()
-        try:
-            line = self._next_line().get(timeout=request.timeout_secs)
-        except queue.Empty:
-            raise InputTimeout(f"no answer within {request.timeout_secs:g} s") from None
+        line = self._wait(request)
         if line is None:
             self._closed = True
             raise NoAnswer("no --answer left and stdin is closed")
         return line.rstrip("\n")
+
+    def _wait(self, request: InputRequest) -> str | None:
+        """The next stdin line; gives up at the request's timeout or when it is canceled."""
+        lines = self._next_line()
+        deadline = (time.monotonic() + request.timeout_secs
+                    if request.timeout_secs is not None else None)
+        while True:
+            step = 0.1 if deadline is None else min(0.1, max(0.0, deadline - time.monotonic()))
+            try:
+                return lines.get(timeout=step)
+            except queue.Empty:
+                if request.cancel is not None and request.cancel.is_set():
+                    raise NoAnswer("the session was canceled") from None
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise InputTimeout(f"no answer within {request.timeout_secs:g} s"
+                                       ) from None
 
     def _next_line(self) -> queue.Queue[str | None]:
         """Lines of stdin, read by one daemon thread so a wait can time out."""

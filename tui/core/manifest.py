@@ -63,6 +63,7 @@ class Capabilities:
     shell_allow: tuple[str, ...] = ()
     env_allow: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    limits_declared: bool = False  # an entry without a limits block inherits the capsule's
     conversation_read: bool = False
     task_io_read: bool = False
 
@@ -339,6 +340,7 @@ def _read_capabilities(
     return Capabilities(
         network_allow=network_allow, filesystem_scope=scope, filesystem_read_only=read_only,
         shell_allow=shell_allow, env_allow=env_allow, limits=limits,
+        limits_declared=section.has("limits"),
         conversation_read=conversation_read, task_io_read=task_io_read,
     )
 

@@ -25,12 +25,13 @@ def assistant_message(content: list[dict[str, Any]]) -> Message:
     return {"role": "assistant", "content": content, "id": ids.message_id()}
 
 
-def tool_message(call_id: str, is_error: bool, text: str, fence: str | None) -> Message:
+def tool_message(call_id: str, is_error: bool, text: str, fence: str | None,
+                 images: tuple[dict[str, Any], ...] = ()) -> Message:
     message: Message = {
         "role": "tool",
         "tool_call_id": call_id,
         "is_error": is_error,
-        "content": [{"type": "text", "text": text}],
+        "content": [{"type": "text", "text": text}, *images],
         "id": ids.message_id(),
     }
     if fence is not None:
@@ -80,3 +81,50 @@ def wit_content(message: Message) -> str:
             "body": message.get("content"),
         })
     return compact_json(message.get("content"))
+
+
+def from_wit_message(wit: dict[str, Any], keep_ids: bool = True) -> Message | None:
+    """A message a hook handed back (`replace-context`, `seed-context`, `run-inference`) as
+    the runtime holds it (spec §3.3). A tool message must carry the envelope with a non-empty
+    `tool_call_id`, else it is dropped (None). With `keep_ids`, it gets a fresh id and keeps
+    its `source_id`."""
+    role = str(wit.get("role", ""))
+    raw = wit.get("content", "")
+    if role == "tool":
+        try:
+            envelope = json.loads(raw)
+        except (TypeError, ValueError):
+            return None
+        if not (isinstance(envelope, dict) and envelope.get("__murmur_tool_msg__") is True
+                and isinstance(envelope.get("tool_call_id"), str)
+                and envelope["tool_call_id"]):
+            return None
+        body = envelope.get("body")
+        message: Message = {
+            "role": "tool", "tool_call_id": envelope["tool_call_id"],
+            "is_error": bool(envelope.get("is_error")),
+            "content": body if isinstance(body, list) else _as_blocks(body),
+        }
+    else:
+        message = {"role": role, "content": _content_from_json(raw)}
+    if keep_ids:
+        message["id"] = ids.message_id()
+        if isinstance(wit.get("source_id"), str):
+            message["source_id"] = wit["source_id"]
+    return message
+
+
+def _content_from_json(raw: Any) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return [{"type": "text", "text": str(raw)}]
+    if isinstance(value, list):
+        return value
+    return _as_blocks(value)
+
+
+def _as_blocks(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    return [{"type": "text", "text": compact_json(value)}]

@@ -9,6 +9,7 @@ through an `InputResponder`, writes the conversation record as the context grows
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
 import traceback
@@ -19,7 +20,8 @@ from typing import Any
 
 from tui.core import events as ev
 from tui.core import ids, paths, tokens
-from tui.core.asking import InputResponder, NoAnswer
+from tui.core.asking import InputResponder, InputTimeout, NoAnswer
+from tui.core.attachments import AttachmentStore
 from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
@@ -35,15 +37,25 @@ from tui.core.messages import (
 )
 from tui.core.record import RecordReader, RecordWriter, record_path
 from tui.core.segments import check_segment
+from tui.core.session_hooks import SessionHooks
+from tui.core.session_host import SessionHost
 from tui.core.session_setup import (
     build_driver,
     build_tools,
+    needs_wasm,
     read_task,
-    resolve_skills,
+    script_component,
     system_block,
+    write_tool_manifests,
 )
 from tui.core.tools import ToolCall, ToolOutcome, ToolTable, refusal
 from tui.core.trace import TraceWriteError, TraceWriter
+from tui.core.wasm.cache import ComponentLoadError
+from tui.core.wasm.guest import GuestFailure
+from tui.core.wasm.runtime import WasmRuntime
+from tui.core.wasm.script import ScriptCapsule
+from tui.core.wasm.values import record
+from tui.core.wasm.versions import IncompatibleComponent
 from tui.core.workdir import SessionPaths, session_paths, write_result
 
 
@@ -86,6 +98,7 @@ class _Task:
     output_tokens: int = 0
     tool_calls: int = 0
     shell_calls: int = 0
+    reopens: int = 0
 
 
 @dataclass(frozen=True)
@@ -98,6 +111,26 @@ class _Outcome:
 
 class _Canceled(Exception):
     pass
+
+
+class _InputTimedOut(Exception):
+    def __init__(self, text: str, turn: int) -> None:
+        super().__init__(text)
+        self.turn = turn
+
+
+@dataclass
+class _NoDriver:
+    """A script capsule without an inference block: hooks asking for inference get an error."""
+
+    name = "none"
+
+    def complete(self, request: Any, stream: Any, cancel: Any) -> Any:
+        raise DriverError("this capsule declares no inference: block (inference.driver."
+                          "artifact), so run-inference has no driver")
+
+    def close(self) -> None:
+        return None
 
 
 @dataclass
@@ -123,12 +156,13 @@ class Session:
         driver: Driver | None = None,
     ) -> None:
         options = options or LaunchOptions()
-        if capsule.inference is None:
+        script = script_component(capsule)
+        if capsule.inference is None and script is None:
             raise LaunchError(f"{capsule.manifest_path}: the capsule declares no inference: "
-                              "block, so there is no model to run (add inference.model and "
-                              "inference.driver.artifact)")
+                              "block and has no capsule.wasm, so there is nothing to run (add "
+                              "inference.model and inference.driver.artifact)")
         self.capsule = capsule
-        self.inference: Inference = capsule.inference
+        self.inference: Inference = capsule.inference or Inference(model="", driver_artifact="")
         self.home = (options.home or paths.murmur_home()).resolve()
         try:
             self.context_id = check_segment(options.context_id, "--context") \
@@ -141,19 +175,53 @@ class Session:
         self.task_text = read_task(options.task, options.task_file, self.paths.accessible,
                                    capsule.root)
         self._write_task_file = options.task is not None or options.task_file is not None
-        self.skills = resolve_skills(capsule, self.home)
-        self.driver = driver or build_driver(capsule)
         self.responder = responder or _NoResponder()
         self.cancel = cancel or CancelToken()
-        self._sinks = list(sinks)
         self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
                             if capsule.context.record else None)
         self.reader = RecordReader(on_skipped=self._log_bootstrap)
+        self.attachments = AttachmentStore(
+            (self.record_path.parent if self.record_path else self.paths.session)
+            / "attachments")
         self._record: RecordWriter | None = None
-        self._stream: ev.EventStream | None = None
+        self._stream = ev.EventStream(self.session_id, sinks)
         self._trace: TraceWriter | None = None
         self._shas: dict[str, str] = {}
         self._session_started = False
+        self.current_task: str | None = None  # while a task runs: its id (the record scope)
+        self.current_turn = 0
+        self._invocations = 0
+        self.host = SessionHost(self)
+        self.runtime = WasmRuntime(self.home / "cache" / "compiled", self._progress) \
+            if needs_wasm(capsule) else None
+        component_env = {"MURMUR_SESSION_ID": self.session_id,
+                         "MURMUR_CONTEXT_ID": self.context_id}
+        self.script: ScriptCapsule | None = None
+        try:
+            if script is not None:
+                assert self.runtime is not None
+                self.script = ScriptCapsule(self.runtime, script, capsule,
+                                            self.paths.accessible, self.paths.logs,
+                                            component_env)
+            self.driver: Driver = driver or (
+                build_driver(capsule, self.runtime, self.paths, self.home, component_env)
+                if capsule.inference is not None else _NoDriver())
+            self.tools = build_tools(capsule, self.paths, self.home, self.runtime, self.host,
+                                     self.attachments, component_env, self.host.tool_stream)
+            self.hooks = SessionHooks(self, component_env)
+        except (ComponentLoadError, IncompatibleComponent) as exc:
+            self.close_runtime()
+            raise LaunchError(str(exc)) from None
+        except BaseException:
+            self.close_runtime()
+            raise
+
+    def close_runtime(self) -> None:
+        if self.runtime is not None:
+            self.runtime.close()
+
+    def _progress(self, text: str) -> None:
+        self._stream.emit(ev.Progress, text=text)
 
     # -- the session ------------------------------------------------------------------------
     def run(self) -> SessionResult:
@@ -162,15 +230,17 @@ class Session:
             self.paths.create()
             self._trace = TraceWriter(self.paths.trace, self.capsule.trace.capture)
         except (OSError, TraceWriteError) as exc:
+            self.close_runtime()
             raise LaunchError(f"cannot create the session workdir: {exc}") from None
-        self._stream = ev.EventStream(self.session_id, self._sinks, primary=self._trace)
+        self._stream.set_primary(self._trace)
         if self.record_path is not None:
             self._record = RecordWriter(self.home, self.record_path, self._warn_record)
         totals = _Totals()
         outcome = _Outcome("failed", "error: the session did not start")
-        tools = ToolTable()
+        tools = self.tools
         try:
-            tools = build_tools(self.capsule, self.paths, self.skills, self._log_bootstrap)
+            write_tool_manifests(tools, self.paths)
+            self.hooks.stage()
             self._start(tools)
             outcome = self._run_task(tools, totals)
         except TraceWriteError as exc:
@@ -183,11 +253,11 @@ class Session:
             tools.close()
             self.driver.close()
         self._end(outcome, totals, started)
+        self.close_runtime()
         return SessionResult(self.session_id, outcome.exit_status, outcome.result, self.paths,
                              self.record_path)
 
     def _emit(self, cls: type[ev.E], **values: Any) -> ev.E:
-        assert self._stream is not None
         return self._stream.emit(cls, **values)
 
     def _start(self, tools: ToolTable) -> None:
@@ -232,15 +302,23 @@ class Session:
             else None,
             credential_source="none", context_max_tokens=self.capsule.context.max_tokens,
         )
+        self.hooks.session_start(kinds)
 
     def _end(self, outcome: _Outcome, totals: _Totals, started: float) -> None:
-        if self._stream is None or not self._session_started:
+        if not self._session_started:
+            self.hooks.close()
             self._close_files()
             return
+        duration_ms = int((time.monotonic() - started) * 1000)
+        self.hooks.session_end(
+            total_turns=totals.turns, total_input_tokens=totals.input_tokens,
+            total_output_tokens=totals.output_tokens, total_tool_calls=totals.tool_calls,
+            total_shell_calls=totals.shell_calls, duration_ms=duration_ms,
+            exit_status=outcome.exit_status)
+        self.hooks.close()
         try:
             self._emit(
-                ev.SessionEnded, exit_status=outcome.exit_status,
-                duration_ms=int((time.monotonic() - started) * 1000),
+                ev.SessionEnded, exit_status=outcome.exit_status, duration_ms=duration_ms,
                 total_turns=totals.turns, total_input_tokens=totals.input_tokens,
                 total_output_tokens=totals.output_tokens, total_tool_calls=totals.tool_calls,
                 total_shell_calls=totals.shell_calls,
@@ -278,25 +356,38 @@ class Session:
                 self._append(task, message, record=False)
         self._emit(ev.TaskStarted, task_id=task.task_id, context_id=self.context_id,
                    text=self.task_text, message_parts_bytes=len(self.task_text.encode()))
-        self._append(task, user_message(self.task_text))
-        try:
-            outcome = self._turns(task, tools)
-        except _Canceled:
-            outcome = _Outcome("canceled", "error: canceled by the user")
-        except TraceWriteError:
-            raise
-        except Exception as exc:  # a bug here must still leave complete files behind
-            self._log_bootstrap("internal error:\n" + traceback.format_exc())
-            outcome = _Outcome("failed", f"error: internal error: {exc!r}", "runtime_error")
-        if outcome.cause is not None:
-            self._emit(ev.TaskFailed, task_id=task.task_id, cause=outcome.cause,
-                       reason=outcome.result.removeprefix("error: "), turn=outcome.turn)
-        write_result(self.paths, outcome.result, task.task_id if threaded else None)
+        self.current_task = task.task_id
+        self._script_task = task
+        if self.script is None:
+            self._append(task, user_message(self.task_text))
+        if self.hooks.bound("on-task-start"):
+            prior = self.counter.count(task.payload[:-1], task.ids[:-1]) if len(task.ids) > 1 \
+                else 0
+            self.hooks.task_start(task.task_id, len(self.task_text.encode()), prior)
+        while True:
+            outcome = self._attempt(task, tools)
+            if outcome.cause is not None:
+                self._emit(ev.TaskFailed, task_id=task.task_id, cause=outcome.cause,
+                           reason=outcome.result.removeprefix("error: "), turn=outcome.turn)
+            commit = next(iter(self.hooks.task_end(task.task_id, outcome.exit_status)), None)
+            if commit is None or self.script is not None:
+                break
+            reopened = self._reopen(task, commit[0].name, str(commit[1].payload))
+            if reopened is not None:
+                outcome = reopened
+                break
+        self.current_task = None
+        # a script capsule writes its own result; murmur-tui writes it for a failure, or copies
+        # it where the session's result belongs when --workdir separates the two folders
+        if self.script is None or outcome.exit_status != "ok" or \
+                self.paths.result != self.paths.accessible / "out" / "result.txt":
+            write_result(self.paths, outcome.result, task.task_id if threaded else None)
         self._emit(
             ev.TaskEnded, task_id=task.task_id, exit_status=outcome.exit_status,
             result=outcome.result, duration_ms=int((time.monotonic() - task.started) * 1000),
             turns=task.turns, input_tokens=task.input_tokens, output_tokens=task.output_tokens,
-            tool_calls=task.tool_calls, shell_calls=task.shell_calls, reopen_count=0,
+            tool_calls=task.tool_calls, shell_calls=task.shell_calls,
+            reopen_count=task.reopens,
         )
         totals.turns += task.turns
         totals.input_tokens += task.input_tokens
@@ -305,10 +396,41 @@ class Session:
         totals.shell_calls += task.shell_calls
         return outcome
 
+    def _attempt(self, task: _Task, tools: ToolTable) -> _Outcome:
+        """One attempt at the task (a reopen makes another); never raises but for the trace."""
+        try:
+            return self._turns(task, tools) if self.script is None else self._run_script()
+        except _Canceled:
+            return _Outcome("canceled", "error: canceled by the user")
+        except _InputTimedOut as timed_out:
+            return _Outcome("failed", f"error: input-timeout: {timed_out}", "input_timeout",
+                            timed_out.turn)
+        except TraceWriteError:
+            raise
+        except Exception as exc:  # a bug here must still leave complete files behind
+            self._log_bootstrap("internal error:\n" + traceback.format_exc())
+            return _Outcome("failed", f"error: internal error: {exc!r}", "runtime_error")
+
+    def _reopen(self, task: _Task, hook: str, reason: str) -> _Outcome | None:
+        """A hook sent the task back (on-task-end `reopen-task`): go on with the reason as a new
+        user message, within lifecycle.max_task_reopens and the task's max_turns."""
+        budget = self.capsule.lifecycle.max_task_reopens
+        remaining = self.inference.max_turns - task.turns
+        if task.reopens >= budget or remaining <= 0:
+            why = (f"lifecycle.max_task_reopens ({budget}) is used up" if task.reopens >= budget
+                   else f"no turns are left of inference.max_turns ({self.inference.max_turns})")
+            return _Outcome("reopen_budget_exhausted", f"error: a hook asked to reopen the task "
+                            f"but {why}", "reopen_budget_exhausted")
+        task.reopens += 1
+        self._emit(ev.TaskReopened, task_id=task.task_id, hook_name=hook,
+                   reason=reason, reopen_number=task.reopens, turns_remaining=remaining)
+        self._append(task, user_message(reason))
+        return None
+
     def _turns(self, task: _Task, tools: ToolTable) -> _Outcome:
         max_turns = self.inference.max_turns
         ceiling = self.inference.max_session_tokens
-        for turn in range(max_turns):
+        for turn in range(task.turns, max_turns):
             if self.cancel.is_set():
                 raise _Canceled()
             spent = task.input_tokens + task.output_tokens
@@ -327,6 +449,7 @@ class Session:
         input_tokens = self.counter.count(payload_messages, message_ids)
         task.turns += 1
         task.input_tokens += input_tokens
+        self.current_turn = turn
         self._emit(ev.TurnStarted, task_id=task.task_id, turn=turn,
                    max_turns=self.inference.max_turns, input_tokens=input_tokens)
         request = {**self.head, "messages": payload_messages}
@@ -353,7 +476,12 @@ class Session:
         except MalformedResponse as exc:
             completed.failed(str(exc), output_tokens, code="malformed_response")
             return _Outcome("failed", f"error: {exc}", "malformed_response", turn)
-        completed.done(response, output_tokens, _sha(raw))
+        decision = completed.done(response, output_tokens, _sha(raw))
+        if self.hooks.bound("on-inference"):
+            calls = response.tool_calls
+            self.hooks.inference(turn, input_tokens, output_tokens, decision,
+                                 str(calls[0]["name"]) if calls else None, payload_messages,
+                                 response.content, self.tool_payload)
         return self._after_response(task, tools, turn, response)
 
     def _after_response(self, task: _Task, tools: ToolTable, turn: int,
@@ -382,6 +510,44 @@ class Session:
         return _Outcome("failed", f"error: unsupported stop_reason '{stop}'",
                         "malformed_response", turn)
 
+    # -- script capsules -------------------------------------------------------------------
+    def _run_script(self) -> _Outcome:
+        assert self.script is not None
+        if self._write_task_file is False and not (self.paths.accessible / "task.md").exists():
+            (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
+        try:
+            self.script.run(self.host, self.cancel)
+        except GuestFailure as failure:
+            if self.cancel.is_set():
+                raise _Canceled() from None
+            return _Outcome("failed", f"error: {failure.reason}", "runtime_error")
+        except InputTimeout as exc:
+            raise _InputTimedOut(str(exc), 0) from None
+        written = self.paths.accessible / "out" / "result.txt"
+        try:
+            text = written.read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        return _Outcome("ok", text)
+
+    def invoke_from_script(self, name: str, data: str | None) -> Any:
+        """`tool-registry.invoke` from a script capsule: a declared WebAssembly tool only."""
+        if name not in self.tools.wasm:
+            return f"tool '{name}' is not declared in manifest allowlist"
+        task = self._script_task
+        self._invocations += 1
+        try:
+            parsed = json.loads(data) if data else {}
+        except ValueError:
+            parsed = None
+        call = ToolCall(f"inv_{self._invocations}", name,
+                        parsed if isinstance(parsed, dict) else {"data": data}, 0,
+                        task.task_id, raw=data)
+        outcome, _ = self._dispatch(task, self.tools, call)
+        return record(status=outcome.status if outcome.status in ("passed", "failed", "error")
+                      else "error", summary=None, data=outcome.text, data_path=None,
+                      truncated=False, metadata=list(outcome.metadata))
+
     # -- tools ------------------------------------------------------------------------------
     def _call_tool(self, task: _Task, tools: ToolTable, turn: int,
                    block: dict[str, Any]) -> Message:
@@ -390,15 +556,27 @@ class Session:
         raw_input = block.get("input")
         call = ToolCall(str(block["id"]), str(block["name"]),
                         raw_input if isinstance(raw_input, dict) else {}, turn, task.task_id)
+        outcome, text = self._dispatch(task, tools, call)
+        return tool_message(call.call_id, not outcome.ok, text,
+                            f"tool:{call.name}" if outcome.fenced else None, outcome.images)
+
+    def _dispatch(self, task: _Task, tools: ToolTable, call: ToolCall
+                  ) -> tuple[ToolOutcome, str]:
+        """Run one call in §5.3 order, with its events; returns the outcome and the text the
+        model reads (fenced unless a skill or a refusal)."""
         handler = tools.resolve(call.name)
         kind = handler.spec.kind if handler else "unknown"
+        turn = call.turn
         self._emit(ev.ToolCallStarted, task_id=task.task_id, turn=turn, call_id=call.call_id,
                    tool_name=call.name, kind=kind, input=call.input)
         if handler is None:
             outcome = refusal(f"error: tool '{call.name}' is not declared in manifest "
                               "allowlist", kind)
         else:
-            outcome = handler.call(call, self.cancel)
+            try:
+                outcome = handler.call(call, self.cancel)
+            except InputTimeout as exc:
+                raise _InputTimedOut(f"{call.name} asked and {exc}", turn) from None
         text = outcome.message_text(call.name)
         if kind != "skill":
             task.tool_calls += 1
@@ -410,11 +588,13 @@ class Session:
             output_bytes=len(text.encode()), state_effect=outcome.meta("state_effect"),
             resource_id=outcome.meta("resource_id"), attachments=outcome.attachments,
         )
+        self.hooks.tool_call(turn, call.name, len(call.data.encode()), len(text.encode()),
+                             outcome.duration_ms, "ok" if outcome.ok else "error")
         if outcome.shell is not None:
             task.shell_calls += 1
             self._emit_shell(task, turn, call, outcome)
-        return tool_message(call.call_id, not outcome.ok, text,
-                            f"tool:{call.name}" if outcome.fenced else None)
+            self.hooks.shell(turn, outcome.shell)
+        return outcome, text
 
     def _emit_shell(self, task: _Task, turn: int, call: ToolCall, outcome: ToolOutcome) -> None:
         shell = outcome.shell
@@ -432,7 +612,12 @@ class Session:
         """Add a message to the context (and, unless reloaded from it, to the record)."""
         task.messages.append(message)
         task.ids.append(str(message["id"]))
-        task.payload.append(for_payload(message))
+        payload = for_payload(message)
+        if message.get("role") == "tool" and len(payload["content"]) > 1:
+            payload["content"] = [self.attachments.payload_block(block)
+                                  if block.get("type") == "image" else block
+                                  for block in payload["content"]]
+        task.payload.append(payload)
         if record and self._record is not None:
             self._record.append(message)
 
@@ -451,8 +636,7 @@ class Session:
 
     def _warn_record(self, text: str) -> None:
         self._log_bootstrap(text)
-        if self._stream is not None:
-            self._emit(ev.Warning, code="W-RECORD", text=text)
+        self._emit(ev.Warning, code="W-RECORD", text=text)
 
     def _log_bootstrap(self, line: str) -> None:
         self.paths.logs.mkdir(parents=True, exist_ok=True)
@@ -506,7 +690,7 @@ class _TurnReport:
         self._emit(output_tokens=output_tokens, decision="error", stop_reason="error",
                    tool_name=None, error=error, error_code=code)
 
-    def done(self, response: ModelResponse, output_tokens: int, response_sha: str) -> None:
+    def done(self, response: ModelResponse, output_tokens: int, response_sha: str) -> str:
         calls = response.tool_calls
         decision = {"tool_call": "tool_call", "end_turn": "end_turn",
                     "max_tokens": "text"}.get(response.stop_reason, "error")
@@ -517,6 +701,7 @@ class _TurnReport:
             error=response.error if response.stop_reason == "error" else None,
             response_sha=response_sha,
         )
+        return decision
 
 
 def _sha(text: str) -> str:

@@ -1,18 +1,25 @@
-"""What a session builds once before its first turn: the task text, the system block, the
-driver, and the tool table (with Murmur's synthetic tool manifests in `tools/`)."""
+"""What a session builds before its first turn: the task text, the system block, the driver and
+the tool table. Everything that can refuse a launch (a missing component, a component built
+against another interface version) is found here, before any file is written."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
+from tui.core.artifacts import resolve_skill, resolve_wasm
+from tui.core.attachments import AttachmentStore
 from tui.core.errors import LaunchError
-from tui.core.inference.driver import Driver
+from tui.core.inference.driver import Driver, StreamSink
 from tui.core.inference.scripted import ScriptedDriver
-from tui.core.manifest import Artifact, Capsule
+from tui.core.manifest import Capsule
 from tui.core.messages import compact_json
 from tui.core.shell import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
+from tui.core.wasm.cache import ComponentLoadError
+from tui.core.wasm.calls import HostServices
+from tui.core.wasm.runtime import WasmRuntime
+from tui.core.wasm.versions import IncompatibleComponent
 from tui.core.workdir import SessionPaths
 
 TRUST_NOTICE = ("Trust: the task comes from the operator who launched this capsule; follow it "
@@ -51,62 +58,77 @@ def read_task(task: str | None, task_file: Path | None, accessible: Path,
     return ""
 
 
-def build_driver(capsule: Capsule) -> Driver:
+def needs_wasm(capsule: Capsule) -> bool:
+    driver = capsule.driver
+    return (any(e.runtime in ("tool", "hook") for e in capsule.artifacts)
+            or (driver is not None and driver.builtin is None)
+            or script_component(capsule) is not None)
+
+
+def script_component(capsule: Capsule) -> Path | None:
+    """`capsule.wasm` beside `murmur.yaml` makes the capsule a script capsule."""
+    path = capsule.root / "capsule.wasm"
+    return path if path.is_file() else None
+
+
+def component_error(exc: Exception) -> LaunchError:
+    return LaunchError(str(exc))
+
+
+def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionPaths,
+                 home: Path, extra_env: Mapping[str, str]) -> Driver:
     entry = capsule.driver
     if entry is None:  # the manifest check makes this unreachable for a loaded capsule
         raise LaunchError(f"{capsule.manifest_path}: inference.driver.artifact names no entry")
     if entry.builtin == "scripted":
         return ScriptedDriver.from_config(entry.name, entry.config, capsule.root)
-    raise LaunchError(
-        f"{capsule.manifest_path}: driver {entry.name!r} is a WebAssembly driver; this "
-        "murmur-tui runs the built-in scripted driver only (builtin: scripted)")
+    assert runtime is not None
+    from tui.core.inference.wasm_driver import WasmDriver
+
+    resolved = resolve_wasm(capsule, entry, home)
+    try:
+        return WasmDriver(runtime, resolved, capsule, target.accessible, target.logs,
+                          dict(extra_env))
+    except (ComponentLoadError, IncompatibleComponent) as exc:
+        raise component_error(exc) from None
 
 
-def resolve_skills(capsule: Capsule, home: Path) -> dict[str, Path]:
-    """The skill.md of every skill entry; LaunchError names a missing one and where it looked."""
-    return {entry.name: resolve_skill(capsule, entry, home)
-            for entry in capsule.artifacts if entry.runtime == "skill"}
-
-
-def build_tools(capsule: Capsule, target: SessionPaths, skills: dict[str, Path],
-                log: Callable[[str], None]) -> ToolTable:
+def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
+                runtime: WasmRuntime | None, services: HostServices,
+                attachments: AttachmentStore, extra_env: Mapping[str, str],
+                stream: StreamSink) -> ToolTable:
+    """Every tool, in dispatch order; writes nothing."""
     table = ToolTable()
     allow = capsule.capabilities.shell_allow
     if allow:
-        extra_env: dict[str, str] = {}
+        shell_env: dict[str, str] = {}
         if capsule.inference and capsule.inference.driver_config:
-            extra_env["MURMUR_INFERENCE_DRIVER_CONFIG"] = compact_json(
+            shell_env["MURMUR_INFERENCE_DRIVER_CONFIG"] = compact_json(
                 dict(capsule.inference.driver_config))
-        shell = ShellTool(allow, target.accessible, target.shell_logs, extra_env)
+        shell = ShellTool(allow, target.accessible, target.shell_logs, shell_env)
         for binary in allow:
             table.shell[binary] = ShellHandler(binary, shell)
-            folder = target.tools / binary
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "murmur.yaml").write_text(synthetic_manifest(binary), encoding="utf-8")
     for entry in capsule.artifacts:
         if entry.runtime == "skill":
-            table.skills[entry.name] = SkillHandler(entry.name, skills[entry.name])
+            table.skills[entry.name] = SkillHandler(entry.name,
+                                                    resolve_skill(capsule, entry, home))
         elif entry.runtime == "tool":
-            log(f"artifact {entry.name!r}: WebAssembly tools are not run by this murmur-tui; "
-                "calls to it get an error result")
+            assert runtime is not None
+            from tui.core.wasm.tool import WasmToolHandler
+
+            resolved = resolve_wasm(capsule, entry, home)
+            try:
+                table.wasm[entry.name] = WasmToolHandler(
+                    runtime, resolved, capsule, target.accessible, target.logs, services,
+                    attachments, extra_env, stream)
+            except (ComponentLoadError, IncompatibleComponent) as exc:
+                raise component_error(exc) from None
     return table
 
 
-def artifact_candidates(capsule: Capsule, entry: Artifact, home: Path) -> list[Path]:
-    """Where an artifact may live, in resolution order (ARCHITECTURE §7)."""
-    places: list[Path] = []
-    if entry.source:
-        places.append((capsule.root / entry.source).resolve())
-    if entry.version:
-        places.append(capsule.root / ".murmur" / "artifacts" / entry.name / entry.version)
-        places.append(home / "artifacts" / entry.name / entry.version)
-    return places
-
-
-def resolve_skill(capsule: Capsule, entry: Artifact, home: Path) -> Path:
-    for place in artifact_candidates(capsule, entry, home):
-        candidate = place / "skill.md" if place.is_dir() else place
-        if candidate.is_file():
-            return candidate
-    looked = ", ".join(str(p) for p in artifact_candidates(capsule, entry, home)) or "nowhere"
-    raise LaunchError(f"skill {entry.name!r}: no skill.md found (looked in: {looked})")
+def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
+    """Murmur's synthetic `tools/<binary>/murmur.yaml` for every allowed shell binary."""
+    for binary in table.shell:
+        folder = target.tools / binary
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "murmur.yaml").write_text(synthetic_manifest(binary), encoding="utf-8")

@@ -48,9 +48,12 @@ class ToolCall:
     input: dict[str, Any]
     turn: int
     task_id: str
+    raw: str | None = None  # the input exactly as a script capsule passed it
 
     @property
     def data(self) -> str:
+        if self.raw is not None:
+            return self.raw
         return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -64,7 +67,8 @@ class ToolOutcome:
     kind: str
     duration_ms: int
     metadata: tuple[tuple[str, str], ...] = ()
-    attachments: tuple[dict[str, Any], ...] = ()
+    attachments: tuple[dict[str, Any], ...] = ()  # accepted: media_type, path, sha256, bytes
+    images: tuple[dict[str, Any], ...] = ()  # their image blocks, as the record keeps them
     shell: ShellResult | None = None
 
     @property

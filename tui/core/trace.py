@@ -42,6 +42,14 @@ class TraceWriter:
         self._task_node: str | None = None
         self._turn_node: str | None = None
 
+    @property
+    def session_node(self) -> str | None:
+        return self._session_node
+
+    @property
+    def task_node(self) -> str | None:
+        return self._task_node
+
     def close(self) -> None:
         """Close the file; later events are not written (after a failed write, too)."""
         if self._fd >= 0:
@@ -179,7 +187,8 @@ class TraceWriter:
                 "output_bytes": event.output_bytes, "duration_ms": event.duration_ms,
                 "status": event.status, "origin": "operator", "trust": "trusted",
             }
-            self.write("skill_call", self._turn_node, event.ts_ms, fields, event.session_id)
+            self.write("skill_call", self._turn_node or self._task_node, event.ts_ms, fields,
+                       event.session_id)
             return
         fields = {
             "turn": event.turn,
@@ -200,7 +209,8 @@ class TraceWriter:
             fields["state_effect"] = event.state_effect
         if event.resource_id:
             fields["resource_id"] = event.resource_id
-        self.write("tool_call", self._turn_node, event.ts_ms, fields, event.session_id)
+        self.write("tool_call", self._turn_node or self._task_node, event.ts_ms, fields,
+                   event.session_id)
 
     def _shell(self, event: ev.ShellExecuted) -> None:
         fields = {
@@ -213,7 +223,8 @@ class TraceWriter:
             "stderr_bytes": event.stderr_bytes,
             "duration_ms": event.duration_ms,
         }
-        self.write("shell", self._turn_node, event.ts_ms, fields, event.session_id)
+        self.write("shell", self._turn_node or self._task_node, event.ts_ms, fields,
+                   event.session_id)
 
     def _task_failed(self, event: ev.TaskFailed) -> None:
         fields: dict[str, Any] = {"task_id": event.task_id}
@@ -252,7 +263,27 @@ class TraceWriter:
         self.write("session_end", self._session_node, event.ts_ms, fields, event.session_id)
 
 
+def _hook_fault(writer: TraceWriter, event: ev.HookFault) -> None:
+    if not event.traced:
+        return
+    fields: dict[str, Any] = {"hook_name": event.hook, "event": event.handler,
+                              "arm": event.arm or "error"}
+    if event.error:
+        fields["error"] = _bounded(event.error)
+    writer.write("hook_dispatch_error", writer.session_node, event.ts_ms, fields,
+                 event.session_id)
+
+
+def _task_reopened(writer: TraceWriter, event: ev.TaskReopened) -> None:
+    fields = {"task_id": event.task_id, "hook_name": event.hook_name, "reason": event.reason,
+              "reopen_number": event.reopen_number, "attempt_context": "continued",
+              "turns_remaining": event.turns_remaining}
+    writer.write("task_reopened", writer.task_node, event.ts_ms, fields, event.session_id)
+
+
 _HANDLERS: dict[type[ev.Event], Any] = {
+    ev.HookFault: _hook_fault,
+    ev.TaskReopened: _task_reopened,
     ev.SessionStarted: TraceWriter._session_start,
     ev.TaskStarted: TraceWriter._task_start,
     ev.TurnCompleted: TraceWriter._inference,

@@ -1,0 +1,100 @@
+"""Who is calling: the per-thread context host imports answer to, and trap-safe host functions.
+
+A component call runs on the calling thread, and so do the host imports it makes. The guest
+wrapper pushes a `CallContext` for the duration of each call; a host import reads the innermost
+one (calls nest: a hook's `run-inference` calls the driver).
+
+wasmtime-py parks a Python exception raised in a host function in a module global, which races
+between threads (wasm-hosting §7, gotcha 3). `host_function` instead parks it per thread and
+raises `WasmtimeError`; the guest wrapper re-raises the original when the export call fails.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import wasmtime
+
+from tui.core.inference.driver import StreamSink
+
+
+class HostServices(Protocol):
+    """What a running session offers components (implemented by the session)."""
+
+    def ask(self, tool_name: str, prompt: str) -> str: ...
+
+    def run_inference(self, hook_name: str, messages: list[dict[str, Any]],
+                      system_prompt: str | None, model: str | None
+                      ) -> tuple[str, str, int, int]: ...
+
+    def read_messages(self, cursor: str | None, limit: int) -> Any: ...
+
+    def invoke_tool(self, name: str, data: str | None) -> Any: ...
+
+
+@dataclass
+class CallContext:
+    artifact: str
+    kind: str  # tool | driver | hook | capsule
+    services: HostServices | None = None
+    stream: StreamSink | None = None
+    conversation_read: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class HostTrap(Exception):
+    """Raised by a host import to stop the guest with a message (the guest traps)."""
+
+
+_local = threading.local()
+
+
+def _stack() -> list[CallContext]:
+    stack: list[CallContext] | None = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def current() -> CallContext:
+    stack = _stack()
+    if not stack:
+        raise HostTrap("a murmur host import was called outside a component call")
+    return stack[-1]
+
+
+def push(context: CallContext) -> None:
+    _stack().append(context)
+
+
+def pop() -> None:
+    _stack().pop()
+
+
+def take_parked() -> BaseException | None:
+    parked: BaseException | None = getattr(_local, "parked", None)
+    _local.parked = None
+    return parked
+
+
+def clear_parked() -> None:
+    _local.parked = None
+
+
+def host_function(implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap `implementation(*args)` as a host function `(store, *args)` that never lets a
+    Python exception reach wasmtime's shared global."""
+
+    def call(store: Any, *args: Any) -> Any:
+        try:
+            return implementation(*args)
+        except wasmtime.WasmtimeError:
+            raise
+        except BaseException as exc:
+            _local.parked = exc
+            raise wasmtime.WasmtimeError(f"host import failed: {exc}") from None
+
+    return call

@@ -1,0 +1,181 @@
+"""A guest: one store and one instance of a component, with its sandbox and its limits.
+
+Every store gets WASI set (without it the process aborts on the first WASI call, gotcha 1), a
+memory limit, and a fresh epoch deadline before instantiation and before every call (gotcha 2).
+A trap poisons the instance (gotcha 4): the caller discards the guest. `close()` drops the store
+at once (gotcha 5). The component's stdout and stderr are appended to its log file.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import wasmtime
+from wasmtime.component import Func, Instance
+
+from tui.core.wasm import calls
+from tui.core.wasm.cache import LoadedComponent
+from tui.core.wasm.runtime import WasmRuntime
+
+_MEMORY_MARKERS = ("MemoryError", "memory allocation of", "out of memory", "Out of memory")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """What a component may touch and how long and how large it may run."""
+
+    log_path: Path
+    memory_bytes: int
+    deadline_seconds: float
+    limits_key: str  # where the limits come from, for messages: "capabilities.limits"
+    preopen: Path | None = None  # mounted as "."
+    read_only: bool = False
+    env: Mapping[str, str] = field(default_factory=dict)
+    http: bool = False
+
+
+class GuestFailure(Exception):
+    """The component trapped, ran out of time or memory, or could not start."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind  # deadline | memory | trap | start | canceled
+        self.reason = reason
+
+
+class _Log:
+    """Appends a component's output to its log file; keeps the tail of stderr."""
+
+    def __init__(self, path: Path, artifact: str) -> None:
+        self.path = path
+        self.artifact = artifact
+        self.stderr_tail = ""
+        self._lock = threading.Lock()
+
+    def _write(self, stream: str, data: bytes) -> None:
+        text = data.decode("utf-8", errors="replace")
+        with self._lock:
+            if stream == "stderr":
+                self.stderr_tail = (self.stderr_tail + text)[-4000:]
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError:
+                pass  # a log that cannot be written must not fail the component
+
+    def stdout(self, data: bytes) -> None:
+        self._write("stdout", data)
+
+    def stderr(self, data: bytes) -> None:
+        self._write("stderr", data)
+
+
+class Guest:
+    def __init__(self, runtime: WasmRuntime, loaded: LoadedComponent, export: str,
+                 sandbox: Sandbox, artifact: str) -> None:
+        self.runtime = runtime
+        self.export = export
+        self.sandbox = sandbox
+        self.artifact = artifact
+        self._log = _Log(sandbox.log_path, artifact)
+        self._lock = threading.Lock()
+        self._funcs: dict[str, Func | None] = {}
+        self.poisoned = False
+        store = wasmtime.Store(runtime.engine)
+        wasi = wasmtime.WasiConfig()
+        wasi.env = list(sandbox.env.items())
+        wasi.stdout_custom = self._log.stdout
+        wasi.stderr_custom = self._log.stderr
+        if sandbox.preopen is not None:
+            wasi.preopen_dir(str(sandbox.preopen), ".", not sandbox.read_only)
+        store.set_wasi(wasi)
+        if sandbox.http:
+            store.set_wasi_http()
+        store.set_limits(memory_size=sandbox.memory_bytes)
+        store.set_epoch_deadline(runtime.ticks(sandbox.deadline_seconds))
+        self.store: wasmtime.Store | None = store
+        try:
+            self.instance: Instance | None = runtime.linker(sandbox.http).instantiate(
+                store, loaded.component)
+        except wasmtime.WasmtimeError as exc:
+            self.close()
+            raise self._failure(exc, starting=True) from None
+        self._export_index = self.instance.get_export_index(store, export)
+
+    def has(self, name: str) -> bool:
+        return self._func(name) is not None
+
+    def _func(self, name: str) -> Func | None:
+        if name not in self._funcs:
+            found: Func | None = None
+            if self.instance is not None and self.store is not None:
+                index = self.instance.get_export_index(self.store, name, self._export_index)
+                if index is not None:
+                    found = self.instance.get_func(self.store, index)
+            self._funcs[name] = found
+        return self._funcs[name]
+
+    def call(self, name: str, *args: Any, context: calls.CallContext,
+             deadline_seconds: float | None = None) -> Any:
+        """Call an export of the interface. Raises the host import's own exception if one
+        stopped the guest, else GuestFailure; either way the guest is then poisoned."""
+        function = self._func(name)
+        if function is None or self.store is None:
+            raise GuestFailure("start", f"{self.artifact} does not export {self.export}#{name}")
+        with self._lock:
+            if self.poisoned:
+                raise GuestFailure("trap", f"{self.artifact} trapped earlier and was discarded")
+            seconds = deadline_seconds or self.sandbox.deadline_seconds
+            self.store.set_epoch_deadline(self.runtime.ticks(seconds))
+            calls.clear_parked()
+            calls.push(context)
+            try:
+                return function(self.store, *args)
+            except wasmtime.WasmtimeError as exc:
+                self.poisoned = True
+                parked = calls.take_parked()
+                if parked is not None:
+                    raise parked from None
+                raise self._failure(exc) from None
+            finally:
+                calls.pop()
+
+    def _failure(self, exc: wasmtime.WasmtimeError, starting: bool = False) -> GuestFailure:
+        message = str(exc)
+        lines = [line.strip() for line in message.splitlines() if line.strip()]
+        trap = next((line for line in reversed(lines) if line.startswith("wasm trap:")),
+                    lines[-1] if lines else "trap")
+        if "interrupt" in trap:
+            return GuestFailure("deadline", f"out of time: {self.artifact} ran past its "
+                                f"{self.sandbox.deadline_seconds:g} s deadline "
+                                f"({self.sandbox.limits_key}.deadline_seconds)")
+        tail = self._log.stderr_tail
+        if any(marker in message or marker in tail for marker in _MEMORY_MARKERS) or \
+                "exceeds memory limits" in message:
+            return GuestFailure("memory", f"out of memory: {self.artifact} hit its "
+                                f"{_size(self.sandbox.memory_bytes)} limit "
+                                f"({self.sandbox.limits_key}.memory_bytes)")
+        if starting:
+            first = lines[0] if lines else message
+            return GuestFailure("start", f"{self.artifact} could not start: {first}")
+        detail = trap.removeprefix("wasm trap: ")
+        last = next((line for line in reversed(tail.splitlines()) if line.strip()), "")
+        suffix = f" — stderr: {last.strip()}" if last else ""
+        return GuestFailure("trap", f"{self.artifact} trapped: {detail}{suffix}")
+
+    def close(self) -> None:
+        self._funcs.clear()
+        self.instance = None
+        self.store = None
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale and count % scale == 0:
+            return f"{count // scale} {unit}"
+    return f"{count} bytes"

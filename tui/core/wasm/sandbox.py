@@ -1,0 +1,62 @@
+"""A component's sandbox from the manifest: folder, environment, memory and deadline.
+
+- A tool's only preopened folder is its session workdir; a driver gets none; a hook gets none
+  unless its entry grants `filesystem.scope` (that folder under the workdir, as `.`).
+- The environment holds only the `MURMUR_*` variables murmur-tui sets and the host variables
+  named in `capabilities.env.allow` (the entry's, else the capsule's).
+- Memory: `capabilities.limits.memory_bytes` (entry, else capsule; 512 MiB). Deadline:
+  `capabilities.limits.deadline_seconds` (entry, else capsule; 600 s, hooks 30 s).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from tui.core.manifest import Artifact, Capsule
+from tui.core.messages import compact_json
+from tui.core.wasm.guest import Sandbox
+
+DEFAULT_DEADLINE = 600.0
+HOOK_DEADLINE = 30.0
+
+
+def environment(capsule: Capsule, entry: Artifact, extra: Mapping[str, str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    allow = (entry.capabilities.env_allow if entry.capabilities and entry.capabilities.env_allow
+             else capsule.capabilities.env_allow)
+    for name in allow:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    if entry.config:
+        env["MURMUR_ARTIFACT_CONFIG"] = compact_json(dict(entry.config))
+    if capsule.inference and capsule.inference.driver_config:
+        env["MURMUR_INFERENCE_DRIVER_CONFIG"] = compact_json(dict(capsule.inference.driver_config))
+    env.update(extra)
+    return env
+
+
+def sandbox(capsule: Capsule, entry: Artifact, *, workdir: Path, logs: Path,
+            extra_env: Mapping[str, str]) -> Sandbox:
+    own = entry.capabilities
+    declared = own is not None and own.limits_declared
+    where = f"artifacts[{entry.name}].capabilities.limits" if declared else "capabilities.limits"
+    limits = own.limits if own is not None and declared else capsule.capabilities.limits
+    default = HOOK_DEADLINE if entry.runtime == "hook" else DEFAULT_DEADLINE
+    deadline = limits.deadline_seconds or default
+    preopen: Path | None = None
+    if entry.runtime == "tool":
+        preopen = workdir
+    elif entry.runtime == "hook" and own and own.filesystem_scope:
+        preopen = workdir / own.filesystem_scope
+        preopen.mkdir(parents=True, exist_ok=True)
+    return Sandbox(
+        log_path=logs / f"{entry.name}.log",
+        memory_bytes=limits.memory_bytes,
+        deadline_seconds=float(deadline),
+        limits_key=where,
+        preopen=preopen,
+        env=environment(capsule, entry, extra_env),
+        http=entry.runtime == "driver",
+    )
