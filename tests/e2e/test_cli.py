@@ -11,14 +11,18 @@ from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, t
 
 
 def test_demo_runs_headless_json_and_leaves_murmur_files(murmur_home: Path) -> None:
-    result = run_cli("launch", "--headless", "--json")
+    result = run_cli("launch", "--headless", "--json", "--answer", "yes")
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [e["event"] for e in events]
     assert kinds[0] == "SessionStarted" and kinds[-1] == "SessionEnded"
     for needed in ("TaskStarted", "TextDelta", "ThinkingDelta", "ToolCallFinished",
-                   "ShellExecuted", "TaskEnded"):
+                   "ShellExecuted", "InputRequested", "InputAnswered", "HookFault", "TaskEnded"):
         assert needed in kinds
+    asked = next(e for e in events if e["event"] == "InputRequested")
+    assert asked["tool_name"] == "ask-user" and "shall it list the workdir" in asked["prompt"]
+    tool = next(e for e in events if e["event"] == "ToolCallFinished")
+    assert "The user answered: yes" in tool["output"]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     start, end = events[0], events[-1]
     assert end["exit_status"] == "ok"
@@ -33,7 +37,8 @@ def test_demo_runs_headless_json_and_leaves_murmur_files(murmur_home: Path) -> N
     record = Path(start["record_path"])
     assert record.is_relative_to(murmur_home / "conversations" / "murmur-demo")
     messages = read_jsonl(record)
-    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool",
+                                             "assistant"]
     assert all(re.fullmatch(r"msg_[0-9a-f]{32}", m["id"]) for m in messages)
     assert stat.S_IMODE(record.parent.stat().st_mode) == 0o700
     # result: §5.7, the final answer's text
@@ -43,10 +48,22 @@ def test_demo_runs_headless_json_and_leaves_murmur_files(murmur_home: Path) -> N
 
 
 def test_demo_human_output(murmur_home: Path) -> None:
-    result = run_cli("launch", "--headless", "--task", "Say what is here.")
+    result = run_cli("launch", "--headless", "--task", "Say what is here.", "--answer", "no")
     assert result.returncode == 0, result.stderr
     assert "task tsk_" in result.stdout and ": Say what is here." in result.stdout
+    assert "? ask-user asks: The demo tool would like to know" in result.stdout
+    assert "answered: no" in result.stdout
+    assert "! hook noisy-hook on-tool-call: returned artifact" in result.stdout
     assert "→ bash" in result.stdout and "session ok" in result.stdout
+
+
+def test_demo_asks_on_stdin_when_no_answer_is_given(murmur_home: Path) -> None:
+    result = run_cli("launch", "--headless", "--json", input_text="sure\n")
+    assert result.returncode == 0, result.stderr
+    assert "ask-user asks: The demo tool would like to know" in result.stderr
+    answered = [json.loads(line) for line in result.stdout.splitlines()
+                if '"InputAnswered"' in line]
+    assert answered[0]["answer"] == "sure"
 
 
 def test_broken_manifest_exits_2_naming_file_key_and_line(tmp_path: Path) -> None:

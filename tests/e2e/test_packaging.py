@@ -20,6 +20,9 @@ def test_wheel_ships_demo_wit_and_themes_and_runs_the_demo(tmp_path: Path,
     (wheel,) = wheels.glob("murmur_tui-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("tui/demo/murmur.yaml", "tui/demo/script.yaml", "tui/demo/task.md",
+                   "tui/demo/components/ask-user/ask-user.wasm",
+                   "tui/demo/components/ask-user/murmur.yaml",
+                   "tui/demo/components/noisy-hook/noisy-hook.wasm",
                    "tui/_bundled/wit/worlds.wit", "tui/_bundled/wit/deps/tool/run.wit",
                    "tui/_bundled/themes/murmur-dark.yaml"):
         assert needed in names, needed
@@ -33,7 +36,8 @@ def test_wheel_ships_demo_wit_and_themes_and_runs_the_demo(tmp_path: Path,
     where = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
                            capture_output=True, text=True, check=True).stdout.split()
     assert all(Path(path).is_relative_to(target) for path in where)
-    result = subprocess.run([sys.executable, "-m", "tui", "launch", "--headless", "--json"],
+    result = subprocess.run([sys.executable, "-m", "tui", "launch", "--headless", "--json",
+                             "--answer", "yes"],
                             env=env, cwd=tmp_path, capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr

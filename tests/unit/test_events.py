@@ -88,14 +88,16 @@ def test_headless_responder_uses_answers_in_order_then_stdin() -> None:
 
 
 def test_headless_responder_times_out() -> None:
-    read_end, write_end = __import__("os").pipe()
-    stdin = open(read_end)  # noqa: SIM115 - a pipe nobody writes to
+    import os
+
+    read_end, write_end = os.pipe()
+    stdin = os.fdopen(read_end)  # a pipe nobody writes to
     try:
         responder = HeadlessResponder([], stdin=stdin, err=io.StringIO())
         with pytest.raises(InputTimeout):
             responder.ask(InputRequest("r", "q?", "t", timeout_secs=0.2))
     finally:
-        __import__("os").close(write_end)
+        os.close(write_end)
 
 
 def test_cancel_token_calls_back_subscribers_once_and_late_ones_at_once() -> None:

@@ -69,7 +69,7 @@ def resolve_wasm(capsule: Capsule, entry: Artifact, home: Path) -> ResolvedArtif
     places = candidates(capsule, entry, home)
     for place in places:
         if place.is_file() and place.suffix == ".wasm":
-            return ResolvedArtifact(entry, place, _artifact_manifest(place.parent, entry.name))
+            return ResolvedArtifact(entry, place)  # a bare component carries no manifest
         wasm = place / f"{entry.name}.wasm"
         if place.is_dir() and wasm.is_file():
             return ResolvedArtifact(entry, wasm, _artifact_manifest(place, entry.name))

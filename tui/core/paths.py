@@ -16,6 +16,13 @@ def murmur_home() -> Path:
     return Path.home() / ".murmur"
 
 
+def compiled_cache(home: Path) -> Path:
+    """Where compiled components are cached: `$MURMUR_COMPILED_CACHE`, else
+    `$MURMUR_HOME/cache/compiled` (several homes — or test runs — may share one cache)."""
+    value = os.environ.get("MURMUR_COMPILED_CACHE")
+    return Path(value).expanduser() if value else home / "cache" / "compiled"
+
+
 def bundled(name: str) -> Path:
     """A folder shipped with murmur-tui: `wit` or `themes`.
 

@@ -8,6 +8,7 @@ through an `InputResponder`, writes the conversation record as the context grows
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import shutil
@@ -192,7 +193,7 @@ class Session:
         self.current_turn = 0
         self._invocations = 0
         self.host = SessionHost(self)
-        self.runtime = WasmRuntime(self.home / "cache" / "compiled", self._progress) \
+        self.runtime = WasmRuntime(paths.compiled_cache(self.home), self._progress) \
             if needs_wasm(capsule) else None
         component_env = {"MURMUR_SESSION_ID": self.session_id,
                          "MURMUR_CONTEXT_ID": self.context_id}
@@ -219,6 +220,7 @@ class Session:
     def close_runtime(self) -> None:
         if self.runtime is not None:
             self.runtime.close()
+            gc.collect()  # no Store may outlive the session (wasm-hosting §7, gotcha 5)
 
     def _progress(self, text: str) -> None:
         self._stream.emit(ev.Progress, text=text)
@@ -588,11 +590,12 @@ class Session:
             output_bytes=len(text.encode()), state_effect=outcome.meta("state_effect"),
             resource_id=outcome.meta("resource_id"), attachments=outcome.attachments,
         )
-        self.hooks.tool_call(turn, call.name, len(call.data.encode()), len(text.encode()),
-                             outcome.duration_ms, "ok" if outcome.ok else "error")
         if outcome.shell is not None:
             task.shell_calls += 1
             self._emit_shell(task, turn, call, outcome)
+        self.hooks.tool_call(turn, call.name, len(call.data.encode()), len(text.encode()),
+                             outcome.duration_ms, "ok" if outcome.ok else "error")
+        if outcome.shell is not None:
             self.hooks.shell(turn, outcome.shell)
         return outcome, text
 

@@ -103,9 +103,14 @@ class Guest:
             self.instance: Instance | None = runtime.linker(sandbox.http).instantiate(
                 store, loaded.component)
         except wasmtime.WasmtimeError as exc:
+            message = str(exc)
+            exc.__traceback__ = None
             self.close()
-            raise self._failure(exc, starting=True) from None
-        self._export_index = self.instance.get_export_index(store, export)
+            del store  # the failure's traceback must not keep the Store alive
+        else:
+            self._export_index = self.instance.get_export_index(store, export)
+            return
+        raise self._failure(message, starting=True)
 
     def has(self, name: str) -> bool:
         return self._func(name) is not None
@@ -135,18 +140,24 @@ class Guest:
             calls.clear_parked()
             calls.push(context)
             try:
-                return function(self.store, *args)
-            except wasmtime.WasmtimeError as exc:
-                self.poisoned = True
-                parked = calls.take_parked()
+                try:
+                    return function(self.store, *args)
+                except wasmtime.WasmtimeError as exc:
+                    self.poisoned = True
+                    parked = calls.take_parked()
+                    message = str(exc)
+                    # the traceback's frames hold the Store: a Store alive at interpreter exit
+                    # makes wasmtime's I/O threads abort the process (gotcha 5)
+                    exc.__traceback__ = None
+                # raised outside the except clause, so no exception chain keeps it alive either
                 if parked is not None:
-                    raise parked from None
-                raise self._failure(exc) from None
+                    parked.__context__ = None
+                    raise parked
+                raise self._failure(message)
             finally:
                 calls.pop()
 
-    def _failure(self, exc: wasmtime.WasmtimeError, starting: bool = False) -> GuestFailure:
-        message = str(exc)
+    def _failure(self, message: str, starting: bool = False) -> GuestFailure:
         lines = [line.strip() for line in message.splitlines() if line.strip()]
         trap = next((line for line in reversed(lines) if line.startswith("wasm trap:")),
                     lines[-1] if lines else "trap")

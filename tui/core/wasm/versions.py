@@ -16,6 +16,8 @@ ROLE_EXPORTS: dict[str, tuple[str, ...]] = {
     "hook": ("murmur:hook/lifecycle@0.8.0",),
     "capsule": ("murmur:capsule/run@0.1.0",),
 }
+# interfaces a component may import for their types only (tool-registry uses tool/run's)
+TYPES_ONLY = frozenset({"murmur:tool/run@0.1.0", "murmur:tool/run@0.2.0"})
 REBUILD = ("rebuild it against the WIT that murmur-tui ships (the wit/ folder; "
            "docs/wit.md shows how)")
 
@@ -49,7 +51,7 @@ def check(path: Path, role: str, imports: frozenset[str], exports: frozenset[str
         raise IncompatibleComponent(
             f"{path.name} is not a {role}: it exports {shown}, not {_accepted(wanted)}")
     for name in sorted(imports):
-        if name.startswith("murmur:") and name not in PROVIDED:
+        if name.startswith("murmur:") and name not in PROVIDED and name not in TYPES_ONLY:
             same = sorted(p for p in PROVIDED if _package(p) == _package(name))
             accepted = f"; murmur-tui provides {same[0]}" if same else \
                 "; murmur-tui does not provide that interface"

@@ -1,0 +1,100 @@
+"""Test guest: a murmur tool in Python (componentize-py, world `tool`).
+
+Built by tests/guests/build.py (`build_guest("py_tool")`); never committed as a binary.
+`tool-input.data` is JSON `{"op": ...}`:
+
+* echo   -> passed, data = the input JSON (keys sorted), metadata [("log_path", ...)]
+* ask    -> request-input(input["prompt"]); passed, data = the answer
+* write  -> writes input["text"] to input["path"] under the preopened "."; passed,
+            metadata [("state_effect", "mutate"), ("resource_id", path)]
+* read   -> passed, data = the file's text,
+            metadata [("state_effect", "read"), ("resource_id", path)]
+* fail   -> failed, data "asked to fail"
+* crash  -> uncaught exception: the guest traps
+* stream -> emit-chunk("py "), emit-chunk("chunk"); passed
+* env    -> passed, data = JSON of the environment the guest sees
+* hog    -> allocates 1 MiB blocks until the memory limit: MemoryError, the guest traps
+* other  -> error, with a message
+
+Every call prints "tool_py stdout" to stdout and "tool_py stderr" to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import wit_world
+import wit_world.exports
+from wit_world.exports import run
+from wit_world.imports import chunks, task
+
+
+def _result(
+    status: run.Status,
+    data: str | None,
+    summary: str | None = None,
+    metadata: list[tuple[str, str]] | None = None,
+) -> run.ToolResult:
+    return run.ToolResult(
+        status=status,
+        summary=summary,
+        data=data,
+        data_path=None,
+        truncated=False,
+        metadata=metadata or [],
+        attachments=[],
+    )
+
+
+def _error(message: str) -> run.ToolResult:
+    return _result(run.Status.ERROR, message, summary=message)
+
+
+class Run(wit_world.exports.Run):
+    def run(self, input: run.ToolInput) -> run.ToolResult:  # noqa: A002 (WIT name)
+        print("tool_py stdout", flush=True)
+        print("tool_py stderr", file=sys.stderr, flush=True)
+        try:
+            args = json.loads(input.data or "")
+        except ValueError as exc:
+            return _error(f"input is not JSON: {exc}")
+        if not isinstance(args, dict):
+            return _error("input is not a JSON object")
+        op = args.get("op")
+
+        if op == "env":
+            import os
+
+            return _result(run.Status.PASSED, json.dumps(dict(os.environ), sort_keys=True))
+        if op == "hog":
+            blocks = []
+            while True:
+                blocks.append(bytearray(1 << 20))
+        if op == "echo":
+            return _result(run.Status.PASSED, json.dumps(args, sort_keys=True), summary="echo",
+                           metadata=[("log_path", input.log_path or "")])
+        if op == "ask":
+            answer = task.request_input(str(args.get("prompt", "")))
+            return _result(run.Status.PASSED, answer, summary="asked")
+        if op == "write":
+            path = str(args["path"])
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(str(args.get("text", "")))
+            return _result(run.Status.PASSED, None, summary=f"wrote {path}",
+                           metadata=[("state_effect", "mutate"), ("resource_id", path)])
+        if op == "read":
+            path = str(args["path"])
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            return _result(run.Status.PASSED, text, summary=f"read {path}",
+                           metadata=[("state_effect", "read"), ("resource_id", path)])
+        if op == "fail":
+            return _result(run.Status.FAILED, "asked to fail", summary="failed")
+        if op == "crash":
+            raise RuntimeError("tool_py asked to crash")
+        if op == "stream":
+            chunks.emit_chunk("py ")
+            chunks.emit_chunk("chunk")
+            return _result(run.Status.PASSED, "streamed", summary="streamed")
+        return _error(f"unknown op: {op!r}")
