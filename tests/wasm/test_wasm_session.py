@@ -373,3 +373,44 @@ def test_a_script_capsule_invokes_declared_tools(wasm_capsule: WasmCapsule) -> N
     trace = read_jsonl(result.paths.trace)
     assert [x["event_type"] for x in trace] == ["session_start", "task_start", "tool_call",
                                                 "task_end", "session_end"]
+
+
+def test_a_hook_runs_inference_through_the_sessions_driver(wasm_capsule: WasmCapsule,
+                                                           tmp_path: Path) -> None:
+    from tui.core import hook_events  # noqa: F401 - the records handlers receive
+    from tui.core.wasm.values import plain, record
+
+    hook = hook_entry("summariser", "all_hook", contract="binding: on-compaction\n"
+                      "commit_policy: replace-context\n", tmp=tmp_path)
+    root = wasm_capsule([answer("a short summary")], hook)
+    sink = Collect()
+    session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[sink])
+    try:
+        assert session.hooks.runner is not None
+        event = record(messages=[], session_tokens=10, threshold=0.99, model=None,
+                       system_prompt=None)
+        committed = session.hooks.runner.dispatch("on-compaction", event)
+    finally:
+        session.hooks.close()
+        session.close_runtime()
+    assert len(committed) == 1
+    replacement = plain(committed[0][1])
+    assert replacement["tag"] == "replace-context"
+    assert replacement["payload"][0]["content"] == "a short summary"
+    turn = sink.of(ev.TurnCompleted)[0]
+    assert turn.origin == "hook:summariser" and turn.model == "test-model"
+    assert turn.output_tokens and turn.input_tokens > 0
+
+
+def test_hook_inference_lines_carry_their_origin_in_the_trace(tmp_path: Path) -> None:
+    from tui.core.trace import TraceWriter
+
+    writer = TraceWriter(tmp_path / "trace.jsonl")
+    stream = ev.EventStream("ses_x", primary=writer)
+    stream.emit(ev.TurnCompleted, task_id="tsk_1", turn=2, input_tokens=5, output_tokens=3,
+                decision="end_turn", stop_reason="end_turn", tool_name=None, model="small",
+                origin="hook:summariser")
+    writer.close()
+    line = read_jsonl(tmp_path / "trace.jsonl")[0]
+    assert (line["event_type"], line["origin"], line["model"]) == ("inference",
+                                                                  "hook:summariser", "small")
