@@ -75,6 +75,7 @@ def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 def test_python_tool_and_hook_run_a_whole_session(tmp_path: Path, murmur_home: Path) -> None:
     tool, hook = guest("py_tool"), guest("py_hook")
     entries = (f"  - name: pytool\n    runtime: tool\n    source: {tool}\n"
+               "    config: {greeting: hi}\n"
                "    capabilities:\n      env: {allow: [GUEST_VISIBLE]}\n"
                "      limits: {memory_bytes: 67108864}\n"
                f"  - name: pyhook\n    runtime: hook\n    source: {hook}\n"
@@ -85,10 +86,15 @@ def test_python_tool_and_hook_run_a_whole_session(tmp_path: Path, murmur_home: P
              step("pytool", {"op": "read", "path": "note.txt"}, "d"),
              step("pytool", {"op": "stream"}, "e"),
              step("pytool", {"op": "env"}, "f"),
+             step("pytool", {"op": "report", "path": "report.md", "text": "# Report"}, "r"),
              step("pytool", {"op": "crash"}, "g"),
              step("pytool", {"op": "hog"}, "h"),
              done("all exercised")]
-    root = capsule(tmp_path / "py", steps, entries)
+    root = capsule(tmp_path / "py", steps, entries,
+                   extra="")
+    manifest = (root / "murmur.yaml").read_text().replace(
+        "  driver: {artifact: drv}\n", "  driver: {artifact: drv, config: {temperature: 0}}\n")
+    (root / "murmur.yaml").write_text(manifest)
     os.environ["GUEST_VISIBLE"] = "yes"
     os.environ["GUEST_HIDDEN"] = "secret"
     try:
@@ -108,6 +114,9 @@ def test_python_tool_and_hook_run_a_whole_session(tmp_path: Path, murmur_home: P
     seen_env = json.loads(finished["f"]["output"].split("\n")[1])
     assert seen_env.get("GUEST_VISIBLE") == "yes" and "GUEST_HIDDEN" not in seen_env
     assert all(k.startswith("MURMUR_") or k == "GUEST_VISIBLE" for k in seen_env)
+    assert seen_env["MURMUR_ARTIFACT_CONFIG"] == '{"greeting":"hi"}'
+    assert seen_env["MURMUR_INFERENCE_DRIVER_CONFIG"] == '{"temperature":0}'
+    assert "# Report" in finished["r"]["output"]  # read from the data-path file
     assert finished["g"]["status"] == "error" and "pytool trapped" in finished["g"]["output"]
     assert finished["h"]["status"] == "error"
     assert "out of memory: pytool hit its 64 MiB limit" in finished["h"]["output"]

@@ -13,6 +13,7 @@ Built by tests/guests/build.py (`build_guest("py_tool")`); never committed as a 
 * crash  -> uncaught exception: the guest traps
 * stream -> emit-chunk("py "), emit-chunk("chunk"); passed
 * env    -> passed, data = JSON of the environment the guest sees
+* report -> writes input["text"] to input["path"] and returns it as data-path (no data)
 * hog    -> allocates 1 MiB blocks until the memory limit: MemoryError, the guest traps
 * other  -> error, with a message
 
@@ -63,6 +64,13 @@ class Run(wit_world.exports.Run):
             return _error("input is not a JSON object")
         op = args.get("op")
 
+        if op == "report":
+            path = str(args["path"])
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(str(args.get("text", "")))
+            return run.ToolResult(status=run.Status.PASSED, summary="see data-path", data=None,
+                                  data_path=path, truncated=False, metadata=[],
+                                  attachments=[])
         if op == "env":
             import os
 
