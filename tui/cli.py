@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--answer", action="append", default=[], metavar="TEXT",
                         help="with --headless: an answer to request-input (repeatable, used "
                              "in order; then stdin)")
-    launch.add_argument("--theme", help="the screen's theme")
+    launch.add_argument("--theme", help="the screen's theme (murmur-dark, murmur-light, "
+                        "murmur-high-contrast, or one of yours in $MURMUR_HOME/tui/themes)")
     return parser
 
 
@@ -71,18 +72,48 @@ def launch(args: argparse.Namespace) -> int:
 
     if args.task is not None and args.task_file is not None:
         return _error("give --task or --task-file, not both")
-    if not args.headless:
-        sys.stderr.write("murmur-tui: this version has no supervisor screen yet; running "
-                         "headless (--headless says so explicitly, --json prints JSON lines)\n")
     target = args.capsule if args.capsule is not None else demo_capsule()
     try:
         capsule = load_capsule(target)
     except ManifestError as exc:
         return _error(f"the manifest was refused:\n{exc}")
+    headless = args.headless
+    if not headless and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        sys.stderr.write("murmur-tui: not a terminal; running headless (--headless says so "
+                         "explicitly, --json prints JSON lines)\n")
+        headless = True
     try:
-        return _run_headless(capsule, args)
+        return _run_headless(capsule, args) if headless else _run_screen(capsule, args)
     except LaunchError as exc:
         return _error(str(exc))
+
+
+def _run_screen(capsule: object, args: argparse.Namespace) -> int:
+    from tui.app.app import SupervisorApp
+    from tui.app.themes import DEFAULT_THEME, load_all
+    from tui.core.manifest import Capsule
+    from tui.core.paths import murmur_home
+    from tui.core.session import LaunchOptions, Session
+
+    assert isinstance(capsule, Capsule)
+    home = murmur_home()
+    if args.theme:
+        names = {item.theme.name for item in load_all(home)[0]}
+        if args.theme not in names:
+            return _error(f"--theme {args.theme!r} is not a theme here (themes: "
+                          f"{', '.join(sorted(names)) or DEFAULT_THEME})")
+    app = SupervisorApp(home, theme=args.theme)
+    session = Session(
+        capsule,
+        LaunchOptions(task=args.task, task_file=args.task_file, context_id=args.context_id,
+                      workdir=args.workdir),
+        sinks=[app.bridge], responder=app.responder, cancel=app.cancel,
+    )
+    app.attach(session)
+    code = app.run()
+    if app.running:  # the app went away while the session ran: let it finish its files
+        app.cancel.set()
+    return code if isinstance(code, int) else EXIT_NOT_OK
 
 
 def _run_headless(capsule: object, args: argparse.Namespace) -> int:

@@ -1,0 +1,277 @@
+"""`murmur-tui launch`: the Textual app that supervises one session.
+
+The session runs in a thread worker and reports through the bridge; questions from tools come
+through the screen responder and open the dialog. The app's return code is the launch's exit
+status: 0 when the task ended ok, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
+from tui.app.responder import Question, ScreenResponder
+from tui.app.screens.ask import AskScreen
+from tui.app.screens.confirm import ConfirmScreen
+from tui.app.screens.help import HelpScreen
+from tui.app.screens.supervisor import SupervisorScreen
+from tui.app.state import SessionState
+from tui.app.themes import DEFAULT_THEME, ThemeError, load_all, load_theme, user_theme_dir
+from tui.core import events as ev
+from tui.core.cancel import CancelToken
+from tui.core.session import Session, SessionResult
+
+ESC_WINDOW = 1.5
+TITLE = "murmur-tui"
+
+
+class SupervisorApp(App[int]):
+    TITLE = TITLE
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel (Esc Esc)"),
+        Binding("a", "answer", "Answer"),
+        Binding("y", "copy_result", "Copy result"),
+        Binding("f1", "help", "Help"),
+        Binding("q", "quit_app", "Quit"),
+    ]
+
+    def __init__(self, home: Path, theme: str | None = None,
+                 bridge: CoalescingBridge | ImmediateBridge | None = None) -> None:
+        super().__init__()
+        self.home = home
+        self.requested_theme = theme or DEFAULT_THEME
+        self.bridge = bridge if bridge is not None else CoalescingBridge()
+        self.cancel = CancelToken()
+        self.responder = ScreenResponder(self)
+        self.state = SessionState()
+        self.questions: list[Question] = []
+        self.session: Session | None = None
+        self.result: SessionResult | None = None
+        self.dialog: AskScreen | None = None
+        self.supervisor = SupervisorScreen(self.state)
+        self._last_escape = 0.0
+        self._quitting = False
+        self.theme_files: dict[Path, str] = {}
+        self._apply_lock = asyncio.Lock()
+
+    # -- start --------------------------------------------------------------------------------
+    def attach(self, session: Session) -> None:
+        """The session to run (built by the command line, which reported bad input)."""
+        self.session = session
+
+    def on_mount(self) -> None:
+        self._register_themes()
+        self.push_screen(self.supervisor)
+        self.bridge.start(self, self._deliver)
+        if self.session is not None:
+            self.run_worker(self._run_session, thread=True, exit_on_error=False,
+                            group="session", name="session")
+        self.run_worker(self._watch_themes(), exit_on_error=False, group="themes",
+                        name="theme-watcher")
+
+    def _deliver(self, batch: list[ev.Event]) -> None:
+        self.run_worker(self._apply_in_order(batch), group="deliver", exit_on_error=False)
+
+    async def _apply_in_order(self, batch: list[ev.Event]) -> None:
+        async with self._apply_lock:  # FIFO: batches reach the screen in the order they came
+            await self.supervisor.apply(batch)
+
+    async def on_events_arrived(self, message: EventsArrived) -> None:
+        await self.supervisor.apply(message.events)
+
+    def _run_session(self) -> SessionResult:
+        assert self.session is not None
+        return self.session.run()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "session":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.result = event.worker.result
+        elif event.state == WorkerState.ERROR:
+            self.notify(f"The session stopped: {event.worker.error}", severity="error",
+                        timeout=30)
+        else:
+            return
+        self.bridge.flush_now()
+        self._close_questions("the session ended")
+        if self._quitting:
+            self.exit(self.return_status)
+
+    @property
+    def running(self) -> bool:
+        return self.session is not None and self.result is None and \
+            self.state.exit_status is None
+
+    @property
+    def return_status(self) -> int:
+        status = self.result.exit_status if self.result else self.state.exit_status
+        return 0 if status == "ok" else 1
+
+    # -- questions ----------------------------------------------------------------------------
+    def question_arrived(self, question: Question) -> None:
+        self.questions.append(question)
+        self.state.questions = len(self.questions)
+        self.bell()
+        self.title = f"? {question.request.tool_name} asks — {TITLE}"
+        if self.dialog is None:
+            self._open_dialog()
+        else:
+            self.dialog.set_waiting(len(self.questions) - 1)
+        self.supervisor.refresh_status()
+
+    def question_withdrawn(self, question: Question) -> None:
+        if question in self.questions:
+            self.questions.remove(question)
+        self.state.questions = len(self.questions)
+        if self.dialog is not None and self.dialog.question is question:
+            self.dialog.dismiss(None)
+        self.notify(f"{question.request.tool_name}'s question was withdrawn (no answer in "
+                    "time, or the turn was canceled).", severity="warning", timeout=8)
+        self._after_question()
+
+    def _open_dialog(self) -> None:
+        if not self.questions:
+            return
+        question = self.questions[0]
+        self.dialog = AskScreen(question, waiting=len(self.questions) - 1)
+
+        def answered(answer: str | None) -> None:
+            self.dialog = None
+            if answer is None or question.future.done():
+                if question in self.questions and answer is None:
+                    self.notify("The question is waiting: press a to answer it.", timeout=6)
+                self._after_question()
+                return
+            question.future.set_result(answer)
+            if question in self.questions:
+                self.questions.remove(question)
+            self._after_question()
+            if self.questions:
+                self._open_dialog()
+
+        self.push_screen(self.dialog, answered)
+
+    def _after_question(self) -> None:
+        self.state.questions = len(self.questions)
+        if not self.questions:
+            self.title = TITLE
+        self.supervisor.refresh_status()
+
+    def _close_questions(self, why: str) -> None:
+        for question in list(self.questions):
+            if not question.future.done():
+                question.future.set_exception(RuntimeError(why))
+        self.questions.clear()
+        if self.dialog is not None:
+            self.dialog.dismiss(None)
+        self._after_question()
+
+    def action_answer(self) -> None:
+        if self.dialog is None and self.questions:
+            self._open_dialog()
+        elif not self.questions:
+            self.notify("No question is waiting.", timeout=3)
+
+    # -- control ------------------------------------------------------------------------------
+    def action_cancel_turn(self) -> None:
+        if not self.running:
+            return
+        now = time.monotonic()
+        if now - self._last_escape <= ESC_WINDOW:
+            self.cancel.set()
+            self.notify("Canceling the turn…", timeout=4)
+        else:
+            self._last_escape = now
+            self.notify("Press Esc again to cancel the running turn.", timeout=ESC_WINDOW)
+
+    def action_quit_app(self) -> None:
+        if not self.running:
+            self.exit(self.return_status)
+            return
+
+        def decided(yes: bool | None) -> None:
+            if yes:
+                self._quitting = True
+                self.cancel.set()
+                self._close_questions("murmur-tui is quitting")
+                self.notify("Canceling the session, then quitting…", timeout=10)
+
+        self.push_screen(ConfirmScreen("A session is running. Cancel it and quit? Its files "
+                                       "stay complete."), decided)
+
+    def action_copy_result(self) -> None:
+        text = self.state.result
+        if not text:
+            self.notify("There is no result yet; nothing was copied.", timeout=4)
+            return
+        self.copy_to_clipboard(text)
+        self.notify(f"Copied the result ({len(text)} characters).", timeout=3)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Cancel the running turn", "End the session as canceled",
+                            self._cancel_now)
+        yield SystemCommand("Answer the waiting question", "Reopen the question dialog",
+                            self.action_answer)
+        yield SystemCommand("Copy the result", "Copy the task's result to the clipboard",
+                            self.action_copy_result)
+        yield SystemCommand("Jump to latest", "Follow the newest output",
+                            self.supervisor.action_jump)
+        yield SystemCommand("Help", "Keys and what they do", self.action_help)
+        for name in sorted(self.available_themes):
+            if name.startswith("murmur-") or name in self.theme_files.values():
+                yield SystemCommand(f"Theme: {name}", "Switch to this theme",
+                                    lambda name=name: setattr(self, "theme", name))
+
+    def _cancel_now(self) -> None:
+        if self.running:
+            self.cancel.set()
+            self.notify("Canceling the turn…", timeout=4)
+
+    # -- themes -------------------------------------------------------------------------------
+    def _register_themes(self) -> None:
+        user_theme_dir(self.home).mkdir(parents=True, exist_ok=True)
+        found, problems = load_all(self.home)
+        for item in found:
+            self.register_theme(item.theme)
+            self.theme_files[item.path] = item.theme.name
+        for problem in problems:
+            self.notify(problem, title="Theme not loaded", severity="error", timeout=10)
+        if self.requested_theme in self.available_themes:
+            self.theme = self.requested_theme
+
+    async def _watch_themes(self) -> None:
+        from watchfiles import Change, awatch
+
+        folders = [str(path.parent) for path in self.theme_files] + \
+            [str(user_theme_dir(self.home))]
+        async for changes in awatch(*dict.fromkeys(folders), debounce=200, step=50):
+            for change, changed in changes:
+                if changed.endswith(".yaml") and change != Change.deleted:
+                    self.reload_theme(Path(changed))
+
+    def reload_theme(self, path: Path) -> None:
+        """A theme file changed: use it, or say why not and keep the current theme."""
+        try:
+            theme = load_theme(path)
+        except ThemeError as exc:
+            self.notify(f"{exc}. Keeping the theme {self.theme}.", title="Theme not loaded",
+                        severity="error", timeout=10)
+            return
+        self.register_theme(theme)
+        self.theme_files[path] = theme.name
+        if theme.name == self.theme:
+            self.refresh_css()
+            self.notify(f"Theme {theme.name} reloaded.", timeout=3)

@@ -1,0 +1,111 @@
+"""The request-input dialog: a tool's question, and the answer going back to it.
+
+Enter sends, Shift+Enter (or Ctrl+J) adds a line. Keys pressed in the first half second after
+it opens are ignored, so type-ahead meant for the main screen cannot answer by accident. Esc
+hides the dialog without dropping the question; `a` on the main screen brings it back.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Markdown, Static, TextArea
+
+from tui.app.responder import Question
+
+ARMING_SECONDS = 0.5
+
+
+class AnswerArea(TextArea):
+    """A multi-line answer field: Enter submits, Shift+Enter / Ctrl+J add a new line."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        screen = self.screen
+        if isinstance(screen, AskScreen) and not screen.armed:
+            event.prevent_default()
+            event.stop()
+            return
+        if event.key == "enter":
+            event.prevent_default()
+            event.stop()
+            if isinstance(screen, AskScreen):
+                screen.submit()
+            return
+        if event.key in ("shift+enter", "ctrl+j"):
+            event.prevent_default()
+            event.stop()
+            self.insert("\n")
+            return
+        await super()._on_key(event)
+
+
+class AskScreen(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    AskScreen { align: center middle; }
+    AskScreen > Vertical {
+        width: 80%; max-width: 100; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 1 2;
+    }
+    AskScreen #asker { color: $text-muted; }
+    AskScreen #question { height: auto; max-height: 20; margin: 1 0; }
+    AskScreen #countdown { color: $warning; }
+    AskScreen #waiting { color: $text-muted; }
+    AskScreen AnswerArea { height: 6; margin: 1 0 0 0; }
+    AskScreen #hint { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "hide", "Hide (keeps the question)")]
+
+    def __init__(self, question: Question, waiting: int) -> None:
+        super().__init__()
+        self.question = question
+        self.waiting = waiting
+        self.opened = time.monotonic()
+        self.answer = AnswerArea(id="answer", soft_wrap=True, show_line_numbers=False)
+
+    @property
+    def armed(self) -> bool:
+        return time.monotonic() - self.opened >= ARMING_SECONDS
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"{self.question.request.tool_name} asks:", id="asker", markup=False)
+            yield Markdown(self.question.request.prompt, id="question")
+            yield Static("", id="countdown")
+            yield Static(self._waiting_text(), id="waiting")
+            yield self.answer
+            yield Static("Enter sends · Shift+Enter (or Ctrl+J) new line · Esc hides",
+                         id="hint")
+
+    def _waiting_text(self) -> str:
+        if not self.waiting:
+            return ""
+        return f"{self.waiting} more question{'s' if self.waiting > 1 else ''} waiting"
+
+    def on_mount(self) -> None:
+        self.answer.focus()
+        self._tick()
+        self.set_interval(0.25, self._tick)
+
+    def set_waiting(self, waiting: int) -> None:
+        self.waiting = waiting
+        self.query_one("#waiting", Static).update(self._waiting_text())
+
+    def _tick(self) -> None:
+        deadline = self.question.deadline
+        if deadline is None:
+            return
+        left = max(0.0, deadline - time.monotonic())
+        self.query_one("#countdown", Static).update(f"answer within {left:.0f} s")
+
+    def submit(self) -> None:
+        if not self.armed:
+            return
+        self.dismiss(self.answer.text)
+
+    def action_hide(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,38 @@
+"""A yes/no question from the app itself (quitting while a session runs)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical {
+        width: 60; height: auto; border: thick $error; background: $surface; padding: 1 2;
+    }
+    ConfirmScreen Horizontal { height: auto; margin: 1 0 0 0; align-horizontal: right; }
+    ConfirmScreen Button { margin: 0 0 0 2; }
+    """
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question, markup=False)
+            with Horizontal():
+                yield Button("No", id="no")
+                yield Button("Yes", id="yes", variant="error")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)

@@ -1,0 +1,144 @@
+"""The supervisor screen: header, transcript, the tool / shell / hook-fault panes, status bar."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
+
+from tui.app.state import SessionState
+from tui.app.widgets.panes import HookFaultsPane, ShellPane, ToolCallsPane
+from tui.app.widgets.transcript import Transcript
+from tui.core import events as ev
+
+
+class SupervisorScreen(Screen[None]):
+    DEFAULT_CSS = """
+    SupervisorScreen { layout: vertical; }
+    #session-header { height: 1; background: $panel; color: $text; padding: 0 1; }
+    #body { height: 1fr; }
+    #left { width: 3fr; }
+    #transcript { height: 1fr; }
+    #jump { dock: bottom; width: 100%; height: 1; min-width: 0; border: none;
+            background: $primary; color: $background; display: none; }
+    #panes { width: 2fr; border-left: solid $panel; }
+    #status-bar { height: 1; background: $panel; color: $text; padding: 0 1; }
+    #status-bar.asking { background: $warning; color: $background; }
+    #status-bar.faulted { background: $error; color: $background; }
+    #status-bar.finished-ok { background: $success; color: $background; }
+    #status-bar.finished-bad { background: $error; color: $background; }
+    """
+    BINDINGS = [
+        Binding("1", "show_pane('tab-tools')", "Tools", show=False),
+        Binding("2", "show_pane('tab-shell')", "Shell", show=False),
+        Binding("3", "show_pane('tab-faults')", "Faults", show=False),
+        Binding("end", "jump", "Latest"),
+        Binding("ctrl+c", "copy_text", "Copy selection", show=False),
+    ]
+
+    def __init__(self, state: SessionState) -> None:
+        super().__init__()
+        self.state = state
+        self.header = Static("murmur-tui", id="session-header", markup=False)
+        self.transcript = Transcript(id="transcript")
+        self.tools = ToolCallsPane()
+        self.shell = ShellPane()
+        self.faults = HookFaultsPane()
+        self.status = Static("", id="status-bar", markup=False)
+        self.jump = Button("↓ new output below — jump to latest (End)", id="jump")
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                yield self.transcript
+                yield self.jump
+            with TabbedContent(id="panes", initial="tab-tools"):
+                with TabPane("Tool calls", id="tab-tools"):
+                    yield self.tools
+                with TabPane("Shell", id="tab-shell"):
+                    yield self.shell
+                with TabPane("Hook faults", id="tab-faults"):
+                    yield self.faults
+        yield self.status
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick)
+        self.refresh_status()
+
+    def _tick(self) -> None:
+        self.refresh_status()
+        self._update_jump()
+        transcript = self.transcript
+        if transcript.scroll_y <= 0 and transcript.hidden_older > transcript.dropped:
+            transcript.load_older()
+
+    # -- events -------------------------------------------------------------------------------
+    async def apply(self, events: list[ev.Event]) -> None:
+        """A batch from the bridge, in order."""
+        for event in events:
+            self.state.apply(event)
+            await self.transcript.apply(event)
+            match event:
+                case ev.SessionStarted():
+                    self.header.update(f"{event.capsule_name} {event.capsule_version}  ·  "
+                                       f"model {event.model}  ·  {event.session_id}")
+                case ev.ToolCallStarted():
+                    self.tools.started(event)
+                case ev.ToolCallFinished():
+                    self.tools.finished(event)
+                case ev.ShellExecuted():
+                    self.shell.executed(event)
+                case ev.HookFault():
+                    self.faults.fault(event)
+                    self.query_one(TabbedContent).get_tab("tab-faults").label = \
+                        f"Hook faults ({self.faults.count})"
+                case ev.Warning():
+                    self.notify(event.text, title=event.code, severity="warning", timeout=8)
+                case ev.Progress():
+                    self.notify(event.text, timeout=5)
+        self.after_batch()
+
+    def after_batch(self) -> None:
+        self.refresh_status()
+        transcript = self.transcript
+        if transcript.scroll_y <= 0 and transcript.hidden_older > transcript.dropped:
+            transcript.load_older()
+        self.call_after_refresh(self._update_jump)
+
+    def _update_jump(self) -> None:
+        """"Jump to latest" shows while the reader is away from the newest output."""
+        self.jump.display = not self.transcript.is_following
+
+    def refresh_status(self) -> None:
+        state = self.state
+        self.status.update(state.line())
+        status = state.status
+        cls = status
+        if status == "finished":
+            cls = "finished-ok" if state.exit_status == "ok" else "finished-bad"
+        self.status.set_classes(cls)
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_show_pane(self, pane: str) -> None:
+        self.query_one(TabbedContent).active = pane
+
+    def action_jump(self) -> None:
+        self.transcript.scroll_end(animate=False)
+        self.transcript.anchor()
+        self.jump.display = False
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "jump":
+            self.action_jump()
+
+    def action_copy_text(self) -> None:
+        selection = self.get_selected_text()
+        if not selection:
+            self.notify("Select text with the mouse first; nothing was copied.", timeout=4)
+            return
+        self.app.copy_to_clipboard(selection)
+        self.notify(f"Copied {len(selection)} characters.", timeout=3)

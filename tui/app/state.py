@@ -1,0 +1,115 @@
+"""What the status bar shows, derived from the event stream (no Textual here)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from tui.core import events as ev
+
+
+@dataclass
+class SessionState:
+    """busy / asking / idle / faulted / finished, and the numbers beside it."""
+
+    capsule: str = ""
+    version: str = ""
+    model: str = ""
+    session_id: str = ""
+    turn: int = 0  # 1-based turn in progress (or last)
+    max_turns: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    context_tokens: int = 0  # the last payload's size
+    context_max: int | None = None
+    started: float | None = None
+    ended: float | None = None
+    exit_status: str | None = None
+    result: str = ""
+    questions: int = 0
+    faults: int = 0
+    retries: int = 0
+    failed: bool = False  # a task attempt failed and the session has not ended yet
+    running_tools: set[str] = field(default_factory=set)
+
+    @property
+    def status(self) -> str:
+        if self.exit_status is not None:
+            return "finished"
+        if self.questions:
+            return "asking"
+        if self.failed:
+            return "faulted"
+        return "busy" if self.started is not None else "idle"
+
+    @property
+    def elapsed(self) -> float:
+        if self.started is None:
+            return 0.0
+        return (self.ended or time.monotonic()) - self.started
+
+    @property
+    def context_share(self) -> float | None:
+        if not self.context_max:
+            return None
+        return self.context_tokens / self.context_max
+
+    def apply(self, event: ev.Event) -> None:
+        match event:
+            case ev.SessionStarted():
+                self.capsule, self.version = event.capsule_name, event.capsule_version
+                self.model, self.session_id = event.model, event.session_id
+                self.max_turns = event.max_turns
+                self.context_max = event.context_max_tokens
+                self.started = time.monotonic()
+            case ev.TurnStarted():
+                self.turn = event.turn + 1
+                self.max_turns = event.max_turns
+                self.context_tokens = event.input_tokens
+            case ev.TurnCompleted():
+                self.tokens_in += event.input_tokens
+                self.tokens_out += event.output_tokens or 0
+            case ev.ToolCallStarted():
+                self.running_tools.add(event.call_id or event.tool_name)
+            case ev.ToolCallFinished():
+                self.running_tools.discard(event.call_id or event.tool_name)
+            case ev.HookFault():
+                self.faults += 1
+            case ev.TaskFailed():
+                self.failed = True
+            case ev.TaskReopened():
+                self.failed = False
+            case ev.TaskEnded():
+                self.result = event.result
+            case ev.SessionEnded():
+                self.exit_status = event.exit_status
+                self.ended = time.monotonic()
+
+    def line(self) -> str:
+        """The status bar's text."""
+        parts = [self.status if self.exit_status is None
+                 else f"finished {self.exit_status}"]
+        if self.questions:
+            parts[0] += f" ({self.questions} question{'s' if self.questions > 1 else ''})"
+        if self.max_turns:
+            parts.append(f"turn {self.turn}/{self.max_turns}")
+        parts.append(f"{_k(self.tokens_in)} in / {_k(self.tokens_out)} out")
+        share = self.context_share
+        if share is not None:
+            parts.append(f"context {share:.0%}")
+        parts.append(_clock(self.elapsed))
+        if self.faults:
+            parts.append(f"{self.faults} hook fault{'s' if self.faults > 1 else ''}")
+        if self.retries:
+            parts.append(f"{self.retries} retries")
+        return "  ·  ".join(parts)
+
+
+def _k(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 10_000 else str(count)
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
