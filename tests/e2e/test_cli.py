@@ -130,8 +130,8 @@ def test_warnings_reach_stderr_not_stdout_json(make_capsule: CapsuleFactory) -> 
     assert "warning:" in human.stderr and "mystery_key" in human.stderr
 
 
-def test_plain_launch_runs_the_demo_and_says_there_is_no_screen_yet(murmur_home: Path) -> None:
-    result = run_cli("launch", "--task", "hello")
+def test_launch_without_a_terminal_runs_headless_and_says_so(murmur_home: Path) -> None:
+    result = run_cli("launch", "--task", "hello", "--answer", "yes")
     assert result.returncode == 0, result.stderr
-    assert "no supervisor screen" in result.stderr
+    assert "not a terminal; running headless" in result.stderr
     assert "session ok" in result.stdout

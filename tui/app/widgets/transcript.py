@@ -223,9 +223,9 @@ class Transcript(VerticalScroll):
             case ev.TurnStarted():
                 await self._view(self._turn(event.task_id, event.turn))
             case ev.TurnCompleted() if event.origin is None:
-                view = self.views.get((event.task_id, event.turn))
-                if view is not None:
-                    await view.finish()
+                finished = self.views.get((event.task_id, event.turn))
+                if finished is not None:
+                    await finished.finish()
                 if event.decision == "error":
                     await self._line(event.task_id, event.turn, f"err{event.seq}",
                                f"✗ the model call failed: {_short(event.error or '', 300)}")
