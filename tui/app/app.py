@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
+from tui.app.gc_policy import GcPolicy
 from tui.app.responder import Question, ScreenResponder
 from tui.app.screens.ask import AskScreen
 from tui.app.screens.confirm import ConfirmScreen
@@ -61,6 +62,7 @@ class SupervisorApp(App[int]):
         self._quitting = False
         self.theme_files: dict[Path, str] = {}
         self._apply_lock = asyncio.Lock()
+        self.gc_policy = GcPolicy()
 
     # -- start --------------------------------------------------------------------------------
     def attach(self, session: Session) -> None:
@@ -70,6 +72,8 @@ class SupervisorApp(App[int]):
     def on_mount(self) -> None:
         self._register_themes()
         self.push_screen(self.supervisor)
+        self.call_after_refresh(self.gc_policy.start)
+        self.set_interval(1.0, self.gc_policy.tick, name="gc")
         self.bridge.start(self, self._deliver)
         if self.session is not None:
             self.run_worker(self._run_session, thread=True, exit_on_error=False,
@@ -81,11 +85,16 @@ class SupervisorApp(App[int]):
         self.run_worker(self._apply_in_order(batch), group="deliver", exit_on_error=False)
 
     async def _apply_in_order(self, batch: list[ev.Event]) -> None:
+        self.gc_policy.activity()
         async with self._apply_lock:  # FIFO: batches reach the screen in the order they came
             await self.supervisor.apply(batch)
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
+        self.gc_policy.activity()
         await self.supervisor.apply(message.events)
+
+    def on_unmount(self) -> None:
+        self.gc_policy.stop()
 
     def _run_session(self) -> SessionResult:
         assert self.session is not None
@@ -104,7 +113,12 @@ class SupervisorApp(App[int]):
         self.bridge.flush_now()
         self._close_questions("the session ended")
         if self._quitting:
-            self.exit(self.return_status)
+            self.exit(self.return_status, return_code=self.return_status)
+
+    @property
+    def idle(self) -> bool:
+        """No event waits to reach the screen (for tests and the benchmark)."""
+        return not self.bridge.pending and not self._apply_lock.locked()
 
     @property
     def running(self) -> bool:
@@ -195,7 +209,7 @@ class SupervisorApp(App[int]):
 
     def action_quit_app(self) -> None:
         if not self.running:
-            self.exit(self.return_status)
+            self.exit(self.return_status, return_code=self.return_status)
             return
 
         def decided(yes: bool | None) -> None:
@@ -251,6 +265,12 @@ class SupervisorApp(App[int]):
             self.notify(problem, title="Theme not loaded", severity="error", timeout=10)
         if self.requested_theme in self.available_themes:
             self.theme = self.requested_theme
+        else:
+            if self.requested_theme != DEFAULT_THEME:
+                self.notify(f"There is no theme {self.requested_theme!r}; using "
+                            f"{DEFAULT_THEME}.", severity="warning", timeout=8)
+            if DEFAULT_THEME in self.available_themes:
+                self.theme = DEFAULT_THEME
 
     async def _watch_themes(self) -> None:
         from watchfiles import Change, awatch

@@ -55,6 +55,10 @@ class CoalescingBridge:
     def emit(self, event: ev.Event) -> None:
         self._pending.append(event)  # deque appends are atomic: no lock on the hot path
 
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
     def start(self, app: App[Any], deliver: Callable[[list[ev.Event]], None]) -> None:
         def flush() -> None:
             batch = self.drain()
@@ -93,6 +97,8 @@ class ImmediateBridge:
         if self._app is not None:
             self.delivered += 1
             self._app.post_message(EventsArrived([event]))
+
+    pending = 0  # every event is posted as it comes
 
     def flush_now(self) -> None:
         return None

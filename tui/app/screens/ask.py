@@ -59,6 +59,7 @@ class AskScreen(ModalScreen[str | None]):
     AskScreen #hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape", "hide", "Hide (keeps the question)")]
+    arming_seconds = ARMING_SECONDS
 
     def __init__(self, question: Question, waiting: int) -> None:
         super().__init__()
@@ -66,17 +67,20 @@ class AskScreen(ModalScreen[str | None]):
         self.waiting = waiting
         self.opened = time.monotonic()
         self.answer = AnswerArea(id="answer", soft_wrap=True, show_line_numbers=False)
+        self.waiting_line = Static("", id="waiting")
+        self.countdown = Static("", id="countdown")
 
     @property
     def armed(self) -> bool:
-        return time.monotonic() - self.opened >= ARMING_SECONDS
+        return time.monotonic() - self.opened >= self.arming_seconds
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(f"{self.question.request.tool_name} asks:", id="asker", markup=False)
             yield Markdown(self.question.request.prompt, id="question")
-            yield Static("", id="countdown")
-            yield Static(self._waiting_text(), id="waiting")
+            yield self.countdown
+            self.waiting_line.update(self._waiting_text())
+            yield self.waiting_line
             yield self.answer
             yield Static("Enter sends · Shift+Enter (or Ctrl+J) new line · Esc hides",
                          id="hint")
@@ -87,20 +91,21 @@ class AskScreen(ModalScreen[str | None]):
         return f"{self.waiting} more question{'s' if self.waiting > 1 else ''} waiting"
 
     def on_mount(self) -> None:
+        self.opened = time.monotonic()  # the guard runs from when the dialog is on screen
         self.answer.focus()
         self._tick()
         self.set_interval(0.25, self._tick)
 
     def set_waiting(self, waiting: int) -> None:
         self.waiting = waiting
-        self.query_one("#waiting", Static).update(self._waiting_text())
+        self.waiting_line.update(self._waiting_text())
 
     def _tick(self) -> None:
         deadline = self.question.deadline
         if deadline is None:
             return
         left = max(0.0, deadline - time.monotonic())
-        self.query_one("#countdown", Static).update(f"answer within {left:.0f} s")
+        self.countdown.update(f"answer within {left:.0f} s")
 
     def submit(self) -> None:
         if not self.armed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -72,9 +73,7 @@ class SupervisorScreen(Screen[None]):
     def _tick(self) -> None:
         self.refresh_status()
         self._update_jump()
-        transcript = self.transcript
-        if transcript.scroll_y <= 0 and transcript.hidden_older > transcript.dropped:
-            transcript.load_older()
+        self._maybe_load_older()
 
     # -- events -------------------------------------------------------------------------------
     async def apply(self, events: list[ev.Event]) -> None:
@@ -103,11 +102,18 @@ class SupervisorScreen(Screen[None]):
         self.after_batch()
 
     def after_batch(self) -> None:
+        self.transcript.flush()
+        self.tools.flush()
         self.refresh_status()
-        transcript = self.transcript
-        if transcript.scroll_y <= 0 and transcript.hidden_older > transcript.dropped:
-            transcript.load_older()
+        self._maybe_load_older()
         self.call_after_refresh(self._update_jump)
+
+    def _maybe_load_older(self) -> None:
+        """The reader scrolled up to the top: bring earlier turns back."""
+        transcript = self.transcript
+        if not transcript.is_following and transcript.scroll_y <= 0 and \
+                transcript.hidden_older > transcript.dropped:
+            transcript.load_older()
 
     def _update_jump(self) -> None:
         """"Jump to latest" shows while the reader is away from the newest output."""
@@ -127,9 +133,15 @@ class SupervisorScreen(Screen[None]):
         self.query_one(TabbedContent).active = pane
 
     def action_jump(self) -> None:
-        self.transcript.scroll_end(animate=False)
-        self.transcript.anchor()
+        self.transcript.scroll_end(animate=False, immediate=True)
+        self.transcript.redraw()
         self.jump.display = False
+        self.transcript.focus()
+
+    async def on_click(self, event: events.Click) -> None:
+        """Clicking the status bar while a question waits brings the dialog back."""
+        if event.widget is self.status and self.state.questions:
+            await self.app.run_action("answer")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "jump":

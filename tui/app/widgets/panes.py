@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections import OrderedDict
 from typing import Any
 
-from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import DataTable, RichLog, Static
+from textual.widgets import Static
 
+from tui.app.widgets.row_list import RowList
 from tui.core import events as ev
 
 MAX_CALL_ROWS = 500
@@ -33,71 +32,68 @@ class ToolCallsPane(Vertical):
     highlighted row's input, output, metadata and attachments show below."""
 
     DEFAULT_CSS = """
-    ToolCallsPane DataTable { height: 1fr; }
+    ToolCallsPane .list-header { height: 1; color: $text-muted; text-style: bold; }
+    ToolCallsPane RowList { height: 1fr; }
     ToolCallsPane #call-detail-scroll { height: 1fr; border-top: solid $panel; }
     ToolCallsPane #call-detail { padding: 0 1; }
     """
-    COLUMNS = ("tool", "status", "ms", "in", "out", "effect", "resource")
+    COLUMNS = (("tool", 16), ("status", 8), ("ms", 6), ("in", 8), ("out", 8), ("effect", 6),
+               ("resource", 24))
 
     def __init__(self) -> None:
         super().__init__()
-        self.table: DataTable[str | Text] = DataTable(id="calls", cursor_type="row",
-                                                      zebra_stripes=True)
+        self.rows = RowList(self.COLUMNS, MAX_CALL_ROWS, id="calls")
         self.detail = Static("Select a call to see its input and output.", id="call-detail",
                              markup=False)
-        self.calls: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.calls: dict[str, dict[str, Any]] = {}
         self.total = 0
+        self._dirty_detail = False
+        self._shown: str | None = None
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield self.table
+        yield Static(self.rows.header(), classes="list-header", markup=False)
+        yield self.rows
         with VerticalScroll(id="call-detail-scroll"):
             yield self.detail
 
-    def on_mount(self) -> None:
-        for name in self.COLUMNS:
-            self.table.add_column(name, key=name)
-
     def started(self, event: ev.ToolCallStarted) -> None:
-        key = f"{event.seq}"
+        key = _call_id(event)
         self.total += 1
-        self.calls[_call_id(event)] = {"row": key, "started": event, "finished": None}
-        self.table.add_row(event.tool_name, "running…", "", "", "", "", "", key=key)
+        self.calls[key] = {"started": event, "finished": None}
         while len(self.calls) > MAX_CALL_ROWS:
-            _, old = self.calls.popitem(last=False)
-            self.table.remove_row(old["row"])
-        if self.table.cursor_row == self.table.row_count - 2 or self.table.row_count == 1:
-            self.table.move_cursor(row=self.table.row_count - 1)
+            self.calls.pop(next(iter(self.calls)))
+        self.rows.add(key, [event.tool_name, "running", "", "", "", "", ""], "cyan")
+        self._dirty_detail = True
 
     def finished(self, event: ev.ToolCallFinished) -> None:
-        entry = self.calls.get(_call_id(event))
+        key = _call_id(event)
+        entry = self.calls.get(key)
         if entry is None:
             return
         entry["finished"] = event
-        row = entry["row"]
-        status = Text("ok", style="green") if event.status == "ok" else Text("error", "red")
-        for column, value in (("status", status), ("ms", str(event.duration_ms)),
-                              ("in", _bytes(event.input_bytes)),
-                              ("out", _bytes(event.output_bytes)),
-                              ("effect", event.state_effect or ""),
-                              ("resource", event.resource_id or "")):
-            self.table.update_cell(row, column, value)
-        if self.table.row_count and self._highlighted_row() == row:
-            self._show(entry)
+        self.rows.update(key, [event.tool_name, event.status, str(event.duration_ms),
+                               _bytes(event.input_bytes), _bytes(event.output_bytes),
+                               event.state_effect or "", event.resource_id or ""],
+                         "" if event.status == "ok" else "red")
+        self._dirty_detail = True
 
-    def _highlighted_row(self) -> str | None:
-        try:
-            return str(self.table.coordinate_to_cell_key(self.table.cursor_coordinate).row_key
-                       .value)
-        except Exception:
-            return None
-
-    def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
-        key = message.row_key.value
-        entry = next((e for e in self.calls.values() if e["row"] == key), None)
+    def on_row_list_highlighted(self, message: RowList.Highlighted) -> None:
+        entry = self.calls.get(message.key)
         if entry is not None:
-            self._show(entry)
+            self._show(message.key, entry)
 
-    def _show(self, entry: dict[str, Any]) -> None:
+    def flush(self) -> None:
+        """After a batch: show the highlighted call (once, however many calls came in)."""
+        key = self.rows.highlighted
+        if key is None or (key == self._shown and not self._dirty_detail):
+            return
+        self._dirty_detail = False
+        entry = self.calls.get(key)
+        if entry is not None:
+            self._show(key, entry)
+
+    def _show(self, key: str, entry: dict[str, Any]) -> None:
+        self._shown = key
         started: ev.ToolCallStarted = entry["started"]
         finished: ev.ToolCallFinished | None = entry["finished"]
         parts = [f"{started.tool_name}  (call {started.call_id}, turn {started.turn + 1}, "
@@ -126,46 +122,51 @@ def _call_id(event: ev.ToolCallStarted | ev.ToolCallFinished) -> str:
     return f"{event.task_id}:{event.turn}:{event.call_id}:{event.tool_name}"
 
 
-class ShellPane(RichLog):
+class ShellPane(RowList):
     """Each shell command: the command line, exit code, duration, an excerpt of the output, and
-    a note when the output was truncated."""
-
-    DEFAULT_CSS = "ShellPane { padding: 0 1; }"
+    a note when the output was truncated. A bounded list of lines, drawn only where visible
+    (even while its tab is hidden nothing piles up)."""
 
     def __init__(self) -> None:
-        super().__init__(max_lines=MAX_SHELL_LINES, wrap=False, markup=False, highlight=False,
-                         id="shell-log")
+        super().__init__((("", 400),), MAX_SHELL_LINES, id="shell-log")
         self.count = 0
+        self._line = 0
+
+    def _add(self, text: str, style: str = "") -> None:
+        self._line += 1
+        self.add(str(self._line), [text], style)
 
     def executed(self, event: ev.ShellExecuted) -> None:
         self.count += 1
-        style = "green" if event.exit_code == 0 else "red"
-        head = Text.assemble(("$ ", "bold"), (event.command, "bold"),
-                             (f"   exit {event.exit_code}", style),
-                             (f" · {event.duration_ms} ms", "dim"))
-        self.write(head)
+        self._add(f"$ {event.command}   exit {event.exit_code} · {event.duration_ms} ms",
+                  "bold" if event.exit_code == 0 else "bold red")
         for label, text in (("", event.stdout), ("stderr: ", event.stderr)):
             lines = text.splitlines()
             for line in lines[:SHELL_EXCERPT_LINES]:
-                self.write(Text(f"  {label}{line}", style="dim" if label else ""))
+                self._add(f"  {label}{line}", "dim" if label else "")
             if len(lines) > SHELL_EXCERPT_LINES:
-                self.write(Text(f"  … {len(lines) - SHELL_EXCERPT_LINES} more lines",
-                                style="dim italic"))
+                self._add(f"  … {len(lines) - SHELL_EXCERPT_LINES} more lines", "dim italic")
         if event.truncated:
-            self.write(Text(f"  output truncated at 16 KiB; full output: "
-                            f"{event.full_output_path}", style="yellow"))
+            self._add(f"  output truncated at 16 KiB; full output: {event.full_output_path}",
+                      "yellow")
 
 
-class HookFaultsPane(DataTable[str]):
+class HookFaultsPane(Vertical):
     """hook, handler, arm or error, time."""
 
+    DEFAULT_CSS = """
+    HookFaultsPane .list-header { height: 1; color: $text-muted; text-style: bold; }
+    """
+    COLUMNS = (("time", 8), ("hook", 16), ("handler", 16), ("arm / error", 60))
+
     def __init__(self) -> None:
-        super().__init__(id="faults", cursor_type="row", zebra_stripes=True)
+        super().__init__()
+        self.rows = RowList(self.COLUMNS, MAX_FAULT_ROWS, id="faults")
         self.count = 0
 
-    def on_mount(self) -> None:
-        for name in ("time", "hook", "handler", "arm / error"):
-            self.add_column(name, key=name)
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(self.rows.header(), classes="list-header", markup=False)
+        yield self.rows
 
     def fault(self, event: ev.HookFault) -> None:
         self.count += 1
@@ -173,7 +174,4 @@ class HookFaultsPane(DataTable[str]):
         if event.arm and event.error:
             what = f"{event.arm}: {event.error}"
         stamp = time.strftime("%H:%M:%S", time.localtime(event.ts_ms / 1000))
-        self.add_row(stamp, event.hook, event.handler, what, key=str(event.seq))
-        while self.row_count > MAX_FAULT_ROWS:
-            first = next(iter(self.rows))
-            self.remove_row(first)
+        self.rows.add(str(event.seq), [stamp, event.hook, event.handler, what], "yellow")

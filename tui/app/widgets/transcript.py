@@ -1,28 +1,45 @@
-"""The transcript: the task, each model turn (thinking dimmed and collapsible, the answer
-streaming as Markdown, one line per tool call and question), and the result.
+"""The transcript: the task, each model turn (thinking dimmed, the answer as Markdown, one line
+per tool call and question) and the result — drawn with Textual's line API.
 
-It stays light on a session of thousands of turns: turn data is kept in a bounded model
-(`MODEL_TURNS`), at most `WINDOW` turns are mounted as widgets, older ones come back when the
-reader scrolls to the top, and the view follows new output only while the reader is at the
-bottom (the screen shows a "jump to latest" control otherwise). The whole session stays in the
-conversation record and the trace.
+A long session must not slow the screen down or grow it without bound, so the transcript is a
+single scrolling widget, not a widget per turn: each turn is rendered once to lines (again
+only while it streams, or when the width changes), the widget keeps the lines of a window of
+recent turns and draws only the ones on screen. Turn data is kept for the last `MODEL_TURNS`
+turns; scrolling to the top brings older turns back into the window; the whole session is in
+the conversation record and the trace. The view follows new output only while the reader is at
+the bottom.
 """
 
 from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets._markdown import MarkdownStream
+from rich.console import RenderableType
+from rich.markdown import Markdown
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
 
 from tui.core import events as ev
 
-WINDOW = 30  # turns mounted while following the output
+WINDOW = 40  # turns whose lines are kept while following the output
 MODEL_TURNS = 2000  # turns whose text is kept in memory
-LOAD_OLDER = 10  # turns mounted per step when scrolling back
+LOAD_OLDER = 10  # turns brought back per step when scrolling to the top
+
+DIM = Style(dim=True)
+THINKING = Style(dim=True, italic=True)
+TITLE = Style(bold=True, dim=True)
+ERROR = Style(color="red")
+ASK = Style(color="yellow")
+TASK = Style(bold=True)
 
 
 @dataclass
@@ -32,78 +49,22 @@ class TurnModel:
     thinking: str = ""
     text: str = ""
     lines: dict[str, str] = field(default_factory=dict)  # key -> line, in order
+    done: bool = False
+    version: int = 0  # bumped on every change: the rendered lines are stale
+    rendered: tuple[int, int, bool] | None = None  # (version, width, thinking) of `cache`
+    cache: list[Text] = field(default_factory=list)
+    strips: list[Strip | None] = field(default_factory=list)  # drawn lines, made on demand
+
+    def touch(self) -> None:
+        self.version += 1
 
 
-class TurnView(Vertical):
-    DEFAULT_CSS = """
-    TurnView { height: auto; margin: 0 0 1 0; }
-    TurnView .turn-title { color: $text-muted; text-style: bold; }
-    TurnView .thinking { color: $text-muted; text-style: italic; }
-    TurnView Collapsible { border: none; padding: 0; background: transparent; }
-    TurnView Markdown { margin: 0; padding: 0; background: transparent; }
-    TurnView .line { color: $text-muted; }
-    TurnView .line-error { color: $error; }
-    TurnView .line-ask { color: $warning; }
-    """
+@dataclass
+class _Segment:
+    """A run of window lines drawn from one source (the task, a turn, the result)."""
 
-    def __init__(self, model: TurnModel) -> None:
-        super().__init__()
-        self.model = model
-        self._thinking: Static | None = None
-        self._collapsible: Collapsible | None = None
-        self._markdown = Markdown(model.text)
-        self._stream: MarkdownStream | None = None
-        self._lines: dict[str, Static] = {}
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(f"turn {self.model.number}", classes="turn-title")
-        if self.model.thinking:
-            yield self._make_thinking()
-        yield self._markdown
-        for key, text in self.model.lines.items():
-            yield self._make_line(key, text)
-
-    def _make_thinking(self) -> Collapsible:
-        self._thinking = Static(self.model.thinking, classes="thinking")
-        self._collapsible = Collapsible(self._thinking, title="thinking", collapsed=False)
-        return self._collapsible
-
-    def _make_line(self, key: str, text: str) -> Static:
-        line = Static(text, classes=_line_class(text), markup=False)
-        self._lines[key] = line
-        return line
-
-    def add_thinking(self, text: str) -> None:
-        if self._thinking is None:
-            self.mount(self._make_thinking(), before=self._markdown)
-        else:
-            self._thinking.update(self.model.thinking)
-
-    async def add_text(self, text: str) -> None:
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self._markdown)
-        await self._stream.write(text)
-
-    def set_line(self, key: str, text: str) -> None:
-        line = self._lines.get(key)
-        if line is None:
-            self.mount(self._make_line(key, text))
-        else:
-            line.update(text)
-            line.set_classes(_line_class(text))
-
-    async def finish(self) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-
-
-def _line_class(text: str) -> str:
-    if text.startswith("✗"):
-        return "line line-error"
-    if text.startswith("?"):
-        return "line line-ask"
-    return "line"
+    key: object
+    count: int
 
 
 def _short(value: object, limit: int = 100) -> str:
@@ -112,30 +73,41 @@ def _short(value: object, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class Transcript(VerticalScroll):
-    DEFAULT_CSS = """
-    Transcript { padding: 0 1; }
-    Transcript .task { border-left: thick $primary; padding: 0 1; margin: 0 0 1 0; }
-    Transcript .older { color: $text-muted; text-align: center; }
-    Transcript .result { border: round $success; padding: 0 1; }
-    Transcript .result-failed { border: round $error; padding: 0 1; }
-    """
+def _line_style(text: str) -> Style:
+    if text.startswith("✗"):
+        return ERROR
+    if text.startswith("?"):
+        return ASK
+    return DIM
+
+
+class Transcript(ScrollView, can_focus=True):
+    DEFAULT_CSS = "Transcript { padding: 0 1; }"
+    BINDINGS = [
+        Binding("t", "toggle_thinking", "Thinking", show=False),
+        Binding("up", "scroll_up", show=False),
+        Binding("down", "scroll_down", show=False),
+        Binding("pageup", "page_up", show=False),
+        Binding("pagedown", "page_down", show=False),
+        Binding("home", "scroll_home", show=False),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
         self.turns: deque[TurnModel] = deque(maxlen=MODEL_TURNS)
-        self.views: dict[tuple[str, int], TurnView] = {}
         self.dropped = 0  # turns no longer in the model (older than MODEL_TURNS)
-        self._older = Static("", classes="older")
-        self._task_line = Static("", classes="task", markup=False)
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        self._older.display = False
-        yield self._older
-        yield self._task_line
-
-    def on_mount(self) -> None:
-        self.anchor()
+        self.task_text = ""
+        self.result: tuple[str, str] | None = None  # (title, body)
+        self.show_thinking = True
+        self._lines: list[Text] = []
+        self._segments: list[_Segment] = []
+        self._window: deque[TurnModel] = deque()  # the turns whose lines are in `_lines`
+        self._width = 0
+        self._line_strips: list[tuple[list[Strip | None], int]] = []
+        self._base: Style | None = None
+        self._dirty = False
+        self._drawn = 0  # lines at the last redraw
+        self._follow = True
 
     # -- the model ----------------------------------------------------------------------------
     def _turn(self, task_id: str, turn: int) -> TurnModel:
@@ -149,108 +121,100 @@ class Transcript(VerticalScroll):
             self.dropped += 1
         model = TurnModel(key, turn + 1)
         self.turns.append(model)
+        self._window.append(model)
         return model
 
-    async def _view(self, model: TurnModel) -> TurnView:
-        """The turn's widget, mounted (and composed) before anything streams into it."""
-        view = self.views.get(model.key)
-        if view is None:
-            view = TurnView(model)
-            self.views[model.key] = view
-            await self.mount(view)
-            self._trim()
-        return view
-
-    def _trim(self) -> None:
-        """Keep at most WINDOW turns mounted while the reader follows the output."""
-        if not self.is_following:
-            return
-        while len(self.views) > WINDOW:
-            key = next(iter(self.views))
-            self.views.pop(key).remove()
-        self._update_older()
-
     @property
-    def is_following(self) -> bool:
-        return self.scroll_y >= self.max_scroll_y - 1
+    def window_turns(self) -> list[TurnModel]:
+        return list(self._window)
 
     @property
     def hidden_older(self) -> int:
-        mounted = set(self.views)
-        return sum(1 for model in self.turns if model.key not in mounted) + self.dropped
+        first = self._window[0] if self._window else None
+        older = 0
+        for model in self.turns:
+            if model is first:
+                break
+            older += 1
+        return older + self.dropped
 
-    def _update_older(self) -> None:
-        hidden = self.hidden_older
-        self._older.display = hidden > 0
-        if hidden:
-            kept = hidden - self.dropped
-            more = f" ({self.dropped} more are in the conversation record)" \
-                if self.dropped else ""
-            self._older.update(f"▲ {kept} earlier turn{'s' if kept != 1 else ''} — scroll to "
-                               f"the top to show them{more}")
+    @property
+    def is_following(self) -> bool:
+        """The view sticks to the newest output until the reader scrolls up, and again once
+        they come back to the bottom."""
+        return self._follow
 
-    def load_older(self) -> int:
-        """Mount up to LOAD_OLDER turns above the mounted ones; returns how many."""
-        mounted = set(self.views)
-        older = [m for m in self.turns if m.key not in mounted]
-        batch = older[-LOAD_OLDER:]
-        if not batch:
-            return 0
-        first = next(iter(self.views.values()), None)
-        new_views = {model.key: TurnView(model) for model in batch}
-        if first is not None:
-            self.mount_all(list(new_views.values()), before=first)
-        else:
-            self.mount_all(list(new_views.values()))
-        self.views = {**new_views, **self.views}
-        self._update_older()
-        return len(batch)
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        bottom = max(0, self._drawn - self.scrollable_content_region.height)
+        if new_value < old_value and new_value < bottom - 1:
+            self._follow = False
+        elif new_value >= bottom - 1:
+            self._follow = True
 
     # -- events -------------------------------------------------------------------------------
     async def apply(self, event: ev.Event) -> None:
+        """Take in one event (kept async so callers can treat every pane the same)."""
+        self.take(event)
+
+    def take(self, event: ev.Event) -> None:
         match event:
             case ev.TaskStarted():
-                self._task_line.update(f"Task: {event.text.strip() or '(no task text)'}")
+                self.task_text = event.text.strip() or "(no task text)"
+                self._changed(None)
             case ev.TextDelta():
                 model = self._turn(event.task_id, event.turn)
                 model.text += event.text
-                view = await self._view(model)
-                await view.add_text(event.text)
+                self._changed(model)
             case ev.ThinkingDelta():
                 model = self._turn(event.task_id, event.turn)
                 model.thinking += event.text
-                (await self._view(model)).add_thinking(event.text)
+                self._changed(model)
             case ev.TurnStarted():
-                await self._view(self._turn(event.task_id, event.turn))
+                self._changed(self._turn(event.task_id, event.turn))
             case ev.TurnCompleted() if event.origin is None:
-                finished = self.views.get((event.task_id, event.turn))
-                if finished is not None:
-                    await finished.finish()
+                model = self._turn(event.task_id, event.turn)
+                model.done = True
                 if event.decision == "error":
-                    await self._line(event.task_id, event.turn, f"err{event.seq}",
-                               f"✗ the model call failed: {_short(event.error or '', 300)}")
+                    model.lines[f"err{event.seq}"] = \
+                        f"✗ the model call failed: {_short(event.error or '', 300)}"
+                self._changed(model)
             case ev.ToolCallStarted():
-                await self._line(event.task_id, event.turn, _call_key(event),
-                                 f"→ {event.tool_name} {_short(event.input)}")
+                self._line(event.task_id, event.turn, _call_key(event.call_id, event.tool_name,
+                                                                event.turn),
+                           f"→ {event.tool_name} {_short(event.input)}")
             case ev.ToolCallFinished():
                 mark = "✓" if event.status == "ok" else "✗"
-                await self._line(event.task_id, event.turn, _call_key(event),
-                                 f"{mark} {event.tool_name} {_short(event.input, 60)} · "
+                self._line(event.task_id, event.turn, _call_key(event.call_id, event.tool_name,
+                                                                event.turn),
+                           f"{mark} {event.tool_name} {_short(event.input, 60)} · "
                            f"{event.duration_ms} ms · {event.output_bytes} B")
+            case ev.ShellExecuted() if event.call_id:
+                mark = "✓" if event.exit_code == 0 else "✗"
+                cut = " · truncated" if event.truncated else ""
+                self._line(event.task_id, event.turn,
+                           _call_key(event.call_id, "", event.turn),
+                           f"{mark} $ {_short(event.command, 80)} · exit {event.exit_code} · "
+                           f"{event.duration_ms} ms{cut}")
             case ev.InputRequested() if event.task_id:
-                await self._line(event.task_id, self._current_turn(event.task_id),
-                                 f"ask{event.request_id}", f"? {event.tool_name} asks: "
-                           f"{_short(event.prompt, 200)}")
+                self._line(event.task_id, self._current_turn(event.task_id),
+                           f"ask{event.request_id}",
+                           f"? {event.tool_name} asks: {_short(event.prompt, 200)}")
             case ev.InputAnswered() if event.task_id:
-                await self._line(event.task_id, self._current_turn(event.task_id),
-                                 f"ans{event.request_id}",
-                                 f"  you answered: {_short(event.answer)}")
+                self._line(event.task_id, self._current_turn(event.task_id),
+                           f"ans{event.request_id}", f"  you answered: {_short(event.answer)}")
             case ev.TaskReopened():
-                await self._line(event.task_id, self._current_turn(event.task_id),
-                                 f"reopen{event.seq}", f"↻ reopened by {event.hook_name}: "
-                           f"{_short(event.reason)}")
+                self._line(event.task_id, self._current_turn(event.task_id),
+                           f"reopen{event.seq}",
+                           f"↻ reopened by {event.hook_name}: {_short(event.reason)}")
             case ev.TaskEnded():
-                await self._result(event)
+                ok = event.exit_status == "ok"
+                title = (f"{'✓' if ok else '✗'} task {event.exit_status} · {event.turns} turns "
+                         f"· {event.tool_calls} tool calls")
+                self.result = (title, "" if ok else event.result)
+                for model in self._window:
+                    model.done = True
+                self._changed(None)
 
     def _current_turn(self, task_id: str) -> int:
         for model in reversed(self.turns):
@@ -258,21 +222,188 @@ class Transcript(VerticalScroll):
                 return model.key[1]
         return 0
 
-    async def _line(self, task_id: str, turn: int, key: str, text: str) -> None:
+    def _line(self, task_id: str, turn: int, key: str, text: str) -> None:
         model = self._turn(task_id, turn)
         model.lines[key] = text
-        (await self._view(model)).set_line(key, text)
+        self._changed(model)
 
-    async def _result(self, event: ev.TaskEnded) -> None:
-        for view in self.views.values():
-            await view.finish()
-        ok = event.exit_status == "ok"
-        title = f"{'✓' if ok else '✗'} task {event.exit_status} · {event.turns} turns · " \
-                f"{event.tool_calls} tool calls"
-        body = title if ok else f"{title}\n{event.result}"
-        result = Static(body, classes="result" if ok else "result-failed", markup=False)
-        await self.mount(result)
+    # -- lines --------------------------------------------------------------------------------
+    def _changed(self, model: TurnModel | None) -> None:
+        if model is not None:
+            model.touch()
+        self._dirty = True
+
+    def flush(self) -> None:
+        """After a batch of events: re-render once what changed."""
+        if self._dirty:
+            self._dirty = False
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Re-render what changed (usually only the turn that streams) and redraw."""
+        width = max(10, self.scrollable_content_region.width or self.size.width or 80)
+        following = self.is_following
+        if width != self._width:
+            self._width = width
+            for model in self._window:
+                model.rendered = None
+        self._trim(following)
+        self._rebuild()
+        self._drawn = len(self._lines)
+        self.virtual_size = Size(width, self._drawn)
+        if following:
+            self.call_after_refresh(self._to_end)
+        self.refresh()
+
+    def _to_end(self) -> None:
+        self.scroll_to(y=max(0, self._drawn - self.scrollable_content_region.height),
+                       animate=False, immediate=True)
+
+    def _trim(self, following: bool) -> None:
+        if not following:
+            return
+        while len(self._window) > WINDOW and self._window[0].done:
+            self._window.popleft()
+
+    def _rebuild(self) -> None:
+        """Lay the window's lines out again, reusing every turn whose render is current."""
+        lines: list[Text] = []
+        strips: list[list[Strip | None]] = []  # the turns' own lists: drawn lines survive
+        segments: list[_Segment] = []
+        older = self.hidden_older
+        if older:
+            kept = older - self.dropped
+            more = f" ({self.dropped} more are in the conversation record)" \
+                if self.dropped else ""
+            note = Text(f"▲ {kept} earlier turn{'s' if kept != 1 else ''} — scroll to the top "
+                        f"to show them{more}", style=DIM, justify="center")
+            lines += [note, Text("")]
+            strips.append([None, None])
+            segments.append(_Segment("older", 2))
+        if self.task_text:
+            task = self._to_lines(Text(f"Task: {self.task_text}", style=TASK))
+            lines += [*task, Text("")]
+            strips.append([None] * (len(task) + 1))
+            segments.append(_Segment("task", len(task) + 1))
+        for model in self._window:
+            rendered = self._turn_lines(model)
+            lines += rendered
+            strips.append(model.strips)
+            segments.append(_Segment(model.key, len(rendered)))
+        if self.result is not None:
+            title, body = self.result
+            block = [Text(title, style="bold green" if not body else "bold red")]
+            if body:
+                block += self._to_lines(Text(body))
+            lines += block
+            strips.append([None] * len(block))
+            segments.append(_Segment("result", len(block)))
+        self._lines = lines
+        self._segments = segments
+        self._line_strips = [(owner, offset) for owner in strips
+                             for offset in range(len(owner))]
+
+    def _turn_lines(self, model: TurnModel) -> list[Text]:
+        state = (model.version, self._width, self.show_thinking)
+        if model.rendered == state:
+            return model.cache
+        out = [Text(f"turn {model.number}", style=TITLE)]
+        if model.thinking:
+            if self.show_thinking:
+                out += self._to_lines(Text(model.thinking, style=THINKING))
+            else:
+                out.append(Text(f"  (thinking hidden: {len(model.thinking)} characters — "
+                                "press t)", style=THINKING))
+        if model.text:
+            out += self._to_lines(Markdown(model.text))
+        for text in model.lines.values():
+            out += self._to_lines(Text(text, style=_line_style(text)))
+        out.append(Text(""))
+        model.cache = out
+        model.strips = [None] * len(out)
+        model.rendered = state
+        return out
+
+    def _to_lines(self, renderable: RenderableType) -> list[Text]:
+        console = self.app.console
+        options = console.options.update_width(self._width)
+        return [Text.assemble(*((seg.text, seg.style or Style()) for seg in line
+                                if not seg.control))
+                for line in console.render_lines(renderable, options, pad=False)]
+
+    # -- drawing ------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = y + scroll_y
+        width = self.scrollable_content_region.width
+        base = self._base
+        if base is None:
+            base = self._base = self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, base)
+        selection = self.text_selection
+        owner, offset = self._line_strips[index]
+        strip = owner[offset] if selection is None else None
+        if strip is None:
+            line = self._lines[index]
+            if selection is not None and (span := selection.get_span(index)) is not None:
+                start, end = span
+                line = line.copy()
+                line.stylize(self.screen.get_component_rich_style("screen--selection"),
+                             start, len(line.plain) if end == -1 else end)
+            strip = Strip(list(Segment.apply_style(line.render(self.app.console), base)))
+            if selection is None:
+                owner[offset] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+    def notify_style_update(self) -> None:
+        """The theme or CSS changed: every drawn line is stale."""
+        super().notify_style_update()
+        self._base = None
+        for model in self._window:
+            model.strips = [None] * len(model.strips)
+        self._rebuild()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    # -- reading back -------------------------------------------------------------------------
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract("\n".join(line.plain for line in self._lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+    @property
+    def plain_lines(self) -> Iterable[str]:
+        return (line.plain for line in self._lines)
+
+    def load_older(self) -> int:
+        """Bring up to LOAD_OLDER earlier turns back into the window; returns how many."""
+        first = self._window[0] if self._window else None
+        older: list[TurnModel] = []
+        for model in self.turns:
+            if model is first:
+                break
+            older.append(model)
+        batch = older[-LOAD_OLDER:]
+        if not batch:
+            return 0
+        before = len(self._lines)
+        self._window.extendleft(reversed(batch))
+        self._rebuild()
+        added = len(self._lines) - before
+        self._drawn = len(self._lines)
+        self.virtual_size = Size(self._width, self._drawn)
+        self.scroll_to(y=self.scroll_y + max(0, added), animate=False, immediate=True)
+        self.refresh()
+        return len(batch)
+
+    def action_toggle_thinking(self) -> None:
+        self.show_thinking = not self.show_thinking
+        self.redraw()
 
 
-def _call_key(event: ev.ToolCallStarted | ev.ToolCallFinished) -> str:
-    return f"call:{event.call_id or event.tool_name}:{event.turn}"
+def _call_key(call_id: str | None, tool: str, turn: int) -> str:
+    return f"call:{call_id or tool}:{turn}"

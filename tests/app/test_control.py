@@ -1,0 +1,106 @@
+"""Cancel, quit, copy: the keys that control a running session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.app.conftest import settle, wait_for
+from tests.conftest import read_jsonl
+from tui.app.app import SupervisorApp
+from tui.app.screens.confirm import ConfirmScreen
+from tui.core.manifest import load_capsule
+from tui.core.session import LaunchOptions, Session
+
+
+def sleeping_capsule(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    steps = [{"stop_reason": "tool_call", "content": [
+        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": "sleep 30"}}]},
+        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "never"}]}]
+    (root / "script.json").write_text(json.dumps(steps))
+    (root / "murmur.yaml").write_text(
+        "name: sleeper\nversion: '1'\nartifacts:\n"
+        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
+        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
+        "inference:\n  model: m\n  driver: {artifact: drv}\n")
+    return root
+
+
+def start(app: SupervisorApp, root: Path) -> Session:
+    session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[app.bridge],
+                      responder=app.responder, cancel=app.cancel)
+    app.attach(session)
+    return session
+
+
+async def test_escape_twice_cancels_and_the_files_stay_complete(tmp_path: Path,
+                                                                murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    session = start(app, sleeping_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("escape")
+        assert not app.cancel.is_set()  # one Esc only warns
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.result is not None)
+        await settle(pilot)
+        assert app.result is not None and app.result.exit_status == "canceled"
+        assert str(app.supervisor.status.render()).startswith("finished canceled")
+        assert app.return_status == 1
+    trace = read_jsonl(session.paths.trace)
+    assert trace[-1]["event_type"] == "session_end" and trace[-1]["exit_status"] == "canceled"
+    assert session.paths.result.read_text() == "error: canceled by the user"
+
+
+async def test_q_asks_before_quitting_a_running_session(tmp_path: Path,
+                                                        murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    session = start(app, sleeping_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("q")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause(0.1)
+        assert app.running and not app.cancel.is_set()
+        await pilot.press("q")
+        await pilot.pause(0.1)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 1
+    assert read_jsonl(session.paths.trace)[-1]["exit_status"] == "canceled"
+
+
+async def test_after_the_session_the_screen_stays_and_q_quits(murmur_home: Path,
+                                                              make_capsule: object) -> None:
+    from tests.conftest import text_response
+
+    root = make_capsule([text_response("The answer is 42.")])  # type: ignore[operator]
+    app = SupervisorApp(murmur_home)
+    start(app, root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.result is not None)
+        await settle(pilot)
+        assert app.is_running and str(app.supervisor.status.render()).startswith("finished ok")
+        await pilot.press("y")  # copy the result
+        assert app.clipboard == "The answer is 42."
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 0
+
+
+async def test_copy_says_copied_only_when_something_was(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("y")
+        await pilot.pause(0.1)
+        assert app.clipboard == ""
+        notes = [n.message for n in app._notifications]
+        assert any("nothing was copied" in note for note in notes)
+        await pilot.press("ctrl+c")
+        await pilot.pause(0.1)
+        notes = [n.message for n in app._notifications]
+        assert any("Select text with the mouse first" in note for note in notes)
+        assert not any(note.startswith("Copied") for note in notes)

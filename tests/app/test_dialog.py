@@ -1,0 +1,182 @@
+"""The request-input dialog end to end: a real session, a real WebAssembly tool asking."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Markdown, Static
+
+from tests.app.conftest import settle, wait_for
+from tests.conftest import read_jsonl
+from tests.wasm.conftest import FIXTURES
+from tui.app.app import SupervisorApp
+from tui.app.screens.ask import AskScreen
+from tui.core.asking import InputRequest, InputTimeout
+from tui.core.manifest import load_capsule
+from tui.core.session import LaunchOptions, Session
+
+
+class BellCountingApp(SupervisorApp):
+    rang = 0
+
+    def bell(self) -> None:
+        self.rang += 1
+        super().bell()
+
+
+def asking_capsule(root: Path, prompt: str = "Which branch?", extra: str = "") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    steps: list[dict[str, Any]] = [
+        {"stop_reason": "tool_call", "content": [
+            {"type": "text", "text": "Let me ask."},
+            {"type": "tool_call", "id": "q1", "name": "ask", "input": {"p": prompt}}]},
+        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "Thanks."}]},
+    ]
+    (root / "script.json").write_text(json.dumps(steps))
+    (root / "murmur.yaml").write_text(
+        "name: asking\nversion: '1'\nartifacts:\n"
+        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
+        "    config: {script: script.json}\n"
+        f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
+        "inference:\n  model: m\n  driver: {artifact: drv}\n" + extra)
+    return root
+
+
+def start(app: SupervisorApp, root: Path) -> Session:
+    session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[app.bridge],
+                      responder=app.responder, cancel=app.cancel)
+    app.attach(session)
+    return session
+
+
+async def test_the_question_appears_and_the_answer_reaches_the_tool(
+        tmp_path: Path, murmur_home: Path) -> None:
+    app = BellCountingApp(murmur_home)
+    session = start(app, asking_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.dialog is not None)
+        dialog = app.dialog
+        assert isinstance(dialog, AskScreen)
+        assert str(dialog.query_one("#asker", Static).render()) == "ask asks:"
+        assert '{"p":"Which branch?"}' in dialog.query_one("#question", Markdown).source
+        assert app.rang == 1 and app.title.startswith("? ask asks")
+        assert "asking" in str(app.supervisor.status.render())
+        await pilot.pause(0.6)  # past the type-ahead guard
+        await pilot.press(*"main", "shift+enter", *"dev", "enter")
+        await wait_for(pilot, lambda: app.result is not None)
+        await settle(pilot)
+        assert app.result is not None and app.result.exit_status == "ok"
+        assert app.dialog is None and app.title == "murmur-tui"
+        assert session.record_path is not None
+        tool = read_jsonl(session.record_path)[2]
+        assert "main\ndev" in tool["content"][0]["text"]
+        lines = [line for t in app.supervisor.transcript.window_turns
+                 for line in t.lines.values()]
+        assert "  you answered: main dev" in lines
+        assert app.return_status == 0
+
+
+async def test_keys_right_after_it_opens_are_ignored(tmp_path: Path, murmur_home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # the guard is half a second; Pilot's presses are slower than a typist's, so the test
+    # widens it to be sure every key lands inside it
+    monkeypatch.setattr(AskScreen, "arming_seconds", 2.0)
+    app = SupervisorApp(murmur_home)
+    start(app, asking_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.dialog is not None)
+        dialog = app.dialog
+        assert dialog is not None
+        await pilot.press(*"oops", "enter")  # type-ahead meant for the main screen
+        assert app.dialog is dialog and dialog.answer.text == ""
+        await wait_for(pilot, lambda: dialog.armed)
+        await pilot.press(*"yes", "enter")
+        await wait_for(pilot, lambda: app.result is not None)
+        assert app.result is not None and app.result.exit_status == "ok"
+
+
+async def test_escape_hides_the_question_and_a_brings_it_back(tmp_path: Path,
+                                                              murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    start(app, asking_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.dialog is not None)
+        await pilot.pause(0.6)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert app.dialog is None and len(app.questions) == 1
+        assert "asking (1 question)" in str(app.supervisor.status.render())
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.dialog is not None)
+        await pilot.pause(0.6)
+        await pilot.press(*"later", "enter")
+        await wait_for(pilot, lambda: app.result is not None)
+        assert app.result is not None and app.result.exit_status == "ok"
+
+
+async def test_further_questions_wait_in_a_visible_queue(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    answers: dict[str, str] = {}
+
+    def asker(name: str) -> None:
+        answers[name] = app.responder.ask(InputRequest(name, f"question {name}", "tool"))
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        threads = [threading.Thread(target=asker, args=(n,)) for n in ("one", "two")]
+        for thread in threads:
+            thread.start()
+        await wait_for(pilot, lambda: len(app.questions) == 2 and app.dialog is not None)
+        dialog = app.dialog
+        assert dialog is not None
+        assert "1 more question waiting" in str(dialog.query_one("#waiting", Static).render())
+        first = dialog.question.request.request_id
+        await pilot.pause(0.6)
+        await pilot.press(*"A", "enter")
+        await wait_for(pilot, lambda: app.dialog is not None and app.dialog is not dialog)
+        await pilot.pause(0.6)
+        await pilot.press(*"B", "enter")
+        for thread in threads:
+            thread.join(timeout=5)
+        second = "two" if first == "one" else "one"
+        assert answers == {first: "A", second: "B"}
+        assert app.questions == []
+
+
+async def test_an_unanswered_question_times_out_and_the_task_fails(
+        tmp_path: Path, murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    start(app, asking_capsule(tmp_path / "c", extra="lifecycle:\n  input_timeout_secs: 1\n"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.dialog is not None and app.dialog.is_mounted)
+        await pilot.pause(0.3)
+        assert app.dialog is not None
+        assert str(app.dialog.countdown.render()).startswith("answer within")
+        await wait_for(pilot, lambda: app.result is not None)
+        await settle(pilot)
+        assert app.result is not None and app.result.exit_status == "failed"
+        assert app.dialog is None and app.questions == []
+        assert "input-timeout" in app.result.result
+        assert app.return_status == 1
+
+
+async def test_the_responder_times_out_without_the_app_answering(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    outcome: list[BaseException] = []
+
+    def asker() -> None:
+        try:
+            app.responder.ask(InputRequest("r", "q", "tool", timeout_secs=0.3))
+        except InputTimeout as exc:
+            outcome.append(exc)
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        thread = threading.Thread(target=asker)
+        thread.start()
+        await wait_for(pilot, lambda: bool(outcome))
+        thread.join(timeout=2)
+        await pilot.pause(0.1)
+        assert app.questions == [] and app.dialog is None

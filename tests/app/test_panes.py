@@ -1,0 +1,139 @@
+"""A recorded session fed into the app: what each pane shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import TabbedContent
+
+from tests.app.conftest import recorded, replay
+from tui.app.app import SupervisorApp
+from tui.core import events as ev
+
+
+async def test_recorded_session_fills_every_pane(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    events = recorded()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await replay(pilot, events)
+        screen = app.supervisor
+        started = next(e for e in events if isinstance(e, ev.SessionStarted))
+        header = str(screen.header.render())
+        assert "screen-fixture 1.0.0" in header and started.session_id in header
+        # the transcript: the task, the streamed text (coalesced), the tool and question lines
+        transcript = screen.transcript
+        assert transcript.task_text == "Look around, carefully."
+        turns = transcript.window_turns
+        assert [t.number for t in turns] == [1, 2, 3, 4]
+        assert turns[0].thinking == "I should ask before touching anything."
+        assert turns[1].text == "Running **two** commands."
+        assert "## Done" in turns[3].text
+        lines = "\n".join(line for t in turns for line in t.lines.values())
+        assert "? ask-user asks: The demo tool would like to know" in lines
+        assert "you answered: blue" in lines
+        assert "✓ $ echo hello from bash · exit 0" in lines
+        assert "✗ $ echo oops >&2; exit 3 · exit 3" in lines
+        assert "✓ $ seq 1 5000 · exit 0" in lines and "· truncated" in lines
+        drawn = "\n".join(transcript.plain_lines)
+        assert "Task: Look around, carefully." in drawn
+        assert "Running two commands." in drawn  # the Markdown, rendered
+        assert "Done" in drawn and "• asked a question" in drawn
+        # tool calls: one row per call with status, bytes, state effect and resource
+        rows = [row.cells for row in screen.tools.rows.rows]
+        assert [row[0] for row in rows] == ["ask-user", "bash", "bash", "bash"]
+        assert [row[1] for row in rows] == ["ok", "ok", "ok", "ok"]
+        assert rows[0][5:] == ["read", "demo:question"]
+        # shell: command, exit code, excerpt and truncation (rendered once the pane shows)
+        await pilot.press("2")
+        await pilot.pause(0.2)
+        shell = "\n".join(row.cells[0] for row in screen.shell.rows)
+        assert "$ echo hello from bash   exit 0" in shell
+        assert "exit 3" in shell and "stderr: oops" in shell
+        assert "more lines" in shell and "output truncated at 16 KiB" in shell
+        # hook faults: rows and the count on the tab
+        faults = screen.faults.rows
+        assert faults.row_count == 4
+        assert faults.rows[0].cells[2] == "on-tool-call"
+        tab = app.supervisor.query_one(TabbedContent).get_tab("tab-faults")
+        assert "Hook faults (4)" in str(tab.label)
+        # the status bar and the result
+        status = str(screen.status.render())
+        assert status.startswith("finished ok") and "turn 4/8" in status
+        assert "4 hook faults" in status and "context" in status
+        assert transcript.result is not None
+        assert transcript.result[0] == "✓ task ok · 4 turns · 4 tool calls"
+        assert "✓ task ok · 4 turns · 4 tool calls" in drawn
+
+
+async def test_selecting_a_call_shows_its_input_and_output(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await replay(pilot, recorded())
+        rows = app.supervisor.tools.rows
+        rows.focus()
+        await pilot.press("home", "down", "down")
+        await pilot.pause(0.1)
+        detail = str(app.supervisor.tools.detail.render())
+        assert "echo oops >&2; exit 3" in detail
+        assert "Exit code: 3" in detail and "status: ok" in detail
+
+
+async def test_text_deltas_are_coalesced_into_few_batches(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    events = recorded()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await replay(pilot, events)
+        assert app.bridge.delivered <= 3  # 51 events arrived in a burst: a batch or two
+        text = "".join(t.text for t in app.supervisor.transcript.window_turns)
+        streamed = "".join(e.text for e in events if isinstance(e, ev.TextDelta))
+        assert text == streamed
+
+
+async def test_long_sessions_keep_a_bounded_window(murmur_home: Path) -> None:
+    from tui.app.widgets import transcript as transcript_module
+
+    app = SupervisorApp(murmur_home)
+    stream = ev.EventStream("ses_long")
+    made: list[ev.Event] = []
+    stream.add(type("Sink", (), {"emit": lambda self, e: made.append(e)})())
+    turns = transcript_module.WINDOW * 3
+    for turn in range(turns):
+        stream.emit(ev.TurnStarted, task_id="t", turn=turn, max_turns=turns, input_tokens=1)
+        stream.emit(ev.TextDelta, task_id="t", turn=turn, text=f"answer {turn}")
+        stream.emit(ev.ToolCallStarted, task_id="t", turn=turn, call_id=f"c{turn}",
+                    tool_name="bash", kind="shell", input={})
+        stream.emit(ev.TurnCompleted, task_id="t", turn=turn, input_tokens=1, output_tokens=1,
+                    decision="tool_call", stop_reason="tool_call", tool_name="bash",
+                    model="m")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await replay(pilot, made)
+        transcript = app.supervisor.transcript
+        window = transcript.window_turns
+        assert len(window) == transcript_module.WINDOW
+        assert len(transcript.turns) == turns
+        assert transcript.hidden_older == turns - transcript_module.WINDOW
+        assert window[-1].text == f"answer {turns - 1}"
+        drawn = list(transcript.plain_lines)
+        assert drawn[0].strip().startswith(f"▲ {turns - transcript_module.WINDOW} earlier")
+        # scrolling to the top brings older turns back
+        transcript.scroll_home(animate=False)
+        await pilot.pause(0.1)
+        loaded = transcript.load_older()
+        assert loaded == transcript_module.LOAD_OLDER
+        assert transcript.window_turns[0].number == \
+            turns - transcript_module.WINDOW - loaded + 1
+        # memory stays bounded too: beyond MODEL_TURNS the oldest turns are let go
+        assert transcript.turns.maxlen == transcript_module.MODEL_TURNS
+
+
+async def test_thinking_can_be_hidden(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await replay(pilot, recorded())
+        transcript = app.supervisor.transcript
+        assert "I should ask before touching anything." in "\n".join(transcript.plain_lines)
+        transcript.focus()
+        await pilot.press("t")
+        drawn = "\n".join(transcript.plain_lines)
+        assert "I should ask before touching anything." not in drawn
+        assert "thinking hidden" in drawn

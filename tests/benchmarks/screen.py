@@ -1,0 +1,177 @@
+"""Benchmark: the supervisor screen on a long session.
+
+100,000 events — 1,000 model turns, each streaming 80 text deltas then making 5 shell tool
+calls (5,000 tool calls and 5,000 shell events in all) — are fed from a thread at 2,000
+events/s into the app under `run_test`, once through the coalescing
+bridge (drained every 50 ms) and once through a bridge that posts every event as it comes.
+Reported for each: the worst event-loop lag (drift of a 10 ms `set_interval` ticker), the
+mounted widget count and the process RSS at 10%, 50% and 100% of the stream, and how long the
+screen took to catch up after the last event. Goals (coalescing): worst lag under 50 ms;
+widgets and RSS flat from 10% to 100%.
+
+Run: python tests/benchmarks/screen.py [--events N]   (prints one JSON object; ~2 minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tui.app.app import SupervisorApp  # noqa: E402
+from tui.app.bridge import CoalescingBridge, ImmediateBridge  # noqa: E402
+from tui.core import events as ev  # noqa: E402
+
+RATE = 2000  # events per second
+DELTAS_PER_TURN = 80
+CALLS_PER_TURN = 5  # each: ToolCallStarted, ToolCallFinished, ShellExecuted
+
+
+def make_events(total: int) -> list[ev.Event]:
+    made: list[ev.Event] = []
+    stream = ev.EventStream("ses_bench")
+    stream.add(type("Collect", (), {"emit": lambda self, e: made.append(e)})())
+    turns = total // (DELTAS_PER_TURN + 2 + 3 * CALLS_PER_TURN)
+    stream.emit(ev.SessionStarted, capsule_name="bench", capsule_version="1", model="m",
+                workdir="/w", trace_path="/w/trace.jsonl", context_id="ctx", record_path=None,
+                max_turns=turns, tools=("bash",), context_max_tokens=100_000)
+    stream.emit(ev.TaskStarted, task_id="t", context_id="ctx", text="a long session")
+    for turn in range(turns):
+        stream.emit(ev.TurnStarted, task_id="t", turn=turn, max_turns=turns,
+                    input_tokens=1000 + turn)
+        for piece in range(DELTAS_PER_TURN):
+            stream.emit(ev.TextDelta, task_id="t", turn=turn,
+                        text=f"word{piece} " if piece % 20 else f"\n\nParagraph {turn}: ")
+        stream.emit(ev.TurnCompleted, task_id="t", turn=turn, input_tokens=1000 + turn,
+                    output_tokens=40, decision="tool_call", stop_reason="tool_call",
+                    tool_name="bash", model="m")
+        for number in range(CALLS_PER_TURN):
+            call_id = f"c{turn}.{number}"
+            call = {"task_id": "t", "turn": turn, "call_id": call_id, "tool_name": "bash"}
+            command = {"command": f"echo {turn}.{number}"}
+            stream.emit(ev.ToolCallStarted, kind="shell", input=command, **call)
+            stream.emit(ev.ToolCallFinished, kind="shell", status="ok", duration_ms=3,
+                        input=command, input_bytes=20,
+                        output="<untrusted-content>…</untrusted-content>", output_bytes=60,
+                        **call)
+            stream.emit(ev.ShellExecuted, task_id="t", turn=turn, call_id=call_id,
+                        binary="/usr/bin/bash", command=command["command"], exit_code=0,
+                        stdout=f"{turn}\n" * 3, stderr="", stdout_bytes=12, stderr_bytes=0,
+                        duration_ms=3, truncated=False)
+    return made
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        pages = int(handle.read().split()[1])
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 1e6, 1)
+
+
+async def run(bridge_kind: str, events: list[ev.Event], home: Path) -> dict[str, Any]:
+    bridge = CoalescingBridge() if bridge_kind == "coalescing" else ImmediateBridge()
+    app = SupervisorApp(home, bridge=bridge)
+    lags: list[float] = []
+    marks: dict[str, dict[str, float]] = {}
+    fed = [0]
+    done = threading.Event()
+
+    def feed() -> None:
+        started = time.perf_counter()
+        for index, event in enumerate(events):
+            due = started + index / RATE
+            delay = due - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            bridge.emit(event)
+            fed[0] = index + 1
+        done.set()
+
+    async with app.run_test(size=(160, 48)) as pilot:
+        last = [time.perf_counter()]
+
+        def tick() -> None:
+            now = time.perf_counter()
+            lags.append(now - last[0] - 0.01)
+            last[0] = now
+
+        app.set_interval(0.01, tick)
+        await pilot.pause(0.2)
+        lags.clear()
+        last[0] = time.perf_counter()
+        feeder = threading.Thread(target=feed, daemon=True)
+        started = time.perf_counter()
+        feeder.start()
+        checkpoints = [(10, len(events) // 10), (50, len(events) // 2), (100, len(events))]
+        for percent, count in checkpoints:
+            while fed[0] < count:  # noqa: ASYNC110 - the feeder is a thread
+                await asyncio.sleep(0.05)
+            marks[f"{percent}%"] = {
+                "widgets": len(list(app.supervisor.walk_children(with_self=False))),
+                "rss_mb": rss_mb(),
+                "worst_lag_ms_so_far": round(max(lags, default=0.0) * 1000, 1),
+            }
+        fed_at = time.perf_counter()
+        caught_up = True
+        while not app.idle or app._message_queue.qsize():
+            await asyncio.sleep(0.05)
+            if time.perf_counter() - fed_at > 300:
+                caught_up = False
+                break
+        catch_up = time.perf_counter() - fed_at
+        marks["after catch-up"] = {
+            "widgets": len(list(app.supervisor.walk_children(with_self=False))),
+            "rss_mb": rss_mb(),
+        }
+        feed_s = fed_at - started
+    return {
+        "bridge": bridge_kind,
+        "events": len(events),
+        "feed_s": round(feed_s, 2),
+        "catch_up_s": round(catch_up, 2),
+        "caught_up": caught_up,
+        "worst_lag_ms": round(max(lags, default=0.0) * 1000, 1),
+        "p99_lag_ms": round(sorted(lags)[int(len(lags) * 0.99)] * 1000, 1) if lags else 0.0,
+        "batches": bridge.delivered,
+        "checkpoints": marks,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=100_000)
+    args = parser.parse_args()
+    events = make_events(args.events)
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["MURMUR_HOME"] = home
+        coalescing = asyncio.run(run("coalescing", events, Path(home)))
+        immediate = asyncio.run(run("immediate", events, Path(home)))
+    first, last = coalescing["checkpoints"]["10%"], coalescing["checkpoints"]["100%"]
+    report = {
+        "benchmark": "screen",
+        "events": len(events),
+        "rate_per_s": RATE,
+        "coalescing": coalescing,
+        "immediate": immediate,
+        "worst_lag_ratio_immediate_to_coalescing": round(
+            immediate["worst_lag_ms"] / max(coalescing["worst_lag_ms"], 0.1), 1),
+        "goals": {
+            "worst_lag_under_50ms": coalescing["worst_lag_ms"] < 50,
+            "widgets_flat_10_to_100": last["widgets"] <= first["widgets"] * 1.1 + 10,
+            "rss_flat_10_to_100": last["rss_mb"] <= first["rss_mb"] * 1.15,
+        },
+    }
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
