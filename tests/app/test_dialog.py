@@ -180,3 +180,25 @@ async def test_the_responder_times_out_without_the_app_answering(murmur_home: Pa
         thread.join(timeout=2)
         await pilot.pause(0.1)
         assert app.questions == [] and app.dialog is None
+
+
+async def test_the_demo_capsule_end_to_end(murmur_home: Path) -> None:
+    """What `murmur-tui launch` does on a fresh clone: the demo streams, asks, finishes."""
+    from tui.core.paths import demo_capsule
+
+    app = SupervisorApp(murmur_home)
+    start(app, demo_capsule())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.dialog is not None, within=30)
+        assert app.dialog is not None
+        assert app.dialog.question.request.tool_name == "ask-user"
+        assert "thinking" not in app.supervisor.transcript.window_turns[0].lines
+        assert app.supervisor.transcript.window_turns[0].thinking  # streamed before asking
+        await wait_for(pilot, lambda: app.dialog is not None and app.dialog.armed)
+        await pilot.press(*"yes", "enter")
+        await wait_for(pilot, lambda: app.result is not None, within=60)
+        await settle(pilot)
+        assert app.result is not None and app.result.exit_status == "ok"
+        drawn = "\n".join(app.supervisor.transcript.plain_lines)
+        assert "you answered: yes" in drawn and "Here is what the workdir holds" in drawn
+        assert app.supervisor.faults.count == 2

@@ -61,7 +61,8 @@ class SupervisorApp(App[int]):
         self._last_escape = 0.0
         self._quitting = False
         self.theme_files: dict[Path, str] = {}
-        self._apply_lock = asyncio.Lock()
+        self._batches: asyncio.Queue[list[ev.Event]] = asyncio.Queue()
+        self._applying = False
         self.gc_policy = GcPolicy()
 
     # -- start --------------------------------------------------------------------------------
@@ -75,6 +76,7 @@ class SupervisorApp(App[int]):
         self.call_after_refresh(self.gc_policy.start)
         self.set_interval(1.0, self.gc_policy.tick, name="gc")
         self.bridge.start(self, self._deliver)
+        self.run_worker(self._consume(), group="deliver", name="deliver", exit_on_error=False)
         if self.session is not None:
             self.run_worker(self._run_session, thread=True, exit_on_error=False,
                             group="session", name="session")
@@ -82,12 +84,18 @@ class SupervisorApp(App[int]):
                         name="theme-watcher")
 
     def _deliver(self, batch: list[ev.Event]) -> None:
-        self.run_worker(self._apply_in_order(batch), group="deliver", exit_on_error=False)
+        self._batches.put_nowait(batch)
 
-    async def _apply_in_order(self, batch: list[ev.Event]) -> None:
-        self.gc_policy.activity()
-        async with self._apply_lock:  # FIFO: batches reach the screen in the order they came
-            await self.supervisor.apply(batch)
+    async def _consume(self) -> None:
+        """One long-lived consumer: batches reach the screen in order, one at a time."""
+        while True:
+            batch = await self._batches.get()
+            self._applying = True
+            self.gc_policy.activity()
+            try:
+                await self.supervisor.apply(batch)
+            finally:
+                self._applying = False
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
         self.gc_policy.activity()
@@ -118,7 +126,7 @@ class SupervisorApp(App[int]):
     @property
     def idle(self) -> bool:
         """No event waits to reach the screen (for tests and the benchmark)."""
-        return not self.bridge.pending and not self._apply_lock.locked()
+        return not self.bridge.pending and self._batches.empty() and not self._applying
 
     @property
     def running(self) -> bool:

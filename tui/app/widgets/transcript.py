@@ -53,7 +53,6 @@ class TurnModel:
     version: int = 0  # bumped on every change: the rendered lines are stale
     rendered: tuple[int, int, bool] | None = None  # (version, width, thinking) of `cache`
     cache: list[Text] = field(default_factory=list)
-    strips: list[Strip | None] = field(default_factory=list)  # drawn lines, made on demand
 
     def touch(self) -> None:
         self.version += 1
@@ -103,7 +102,6 @@ class Transcript(ScrollView, can_focus=True):
         self._segments: list[_Segment] = []
         self._window: deque[TurnModel] = deque()  # the turns whose lines are in `_lines`
         self._width = 0
-        self._line_strips: list[tuple[list[Strip | None], int]] = []
         self._base: Style | None = None
         self._dirty = False
         self._drawn = 0  # lines at the last redraw
@@ -263,12 +261,12 @@ class Transcript(ScrollView, can_focus=True):
         if not following:
             return
         while len(self._window) > WINDOW and self._window[0].done:
-            self._window.popleft()
+            gone = self._window.popleft()
+            gone.rendered, gone.cache = None, []  # rendered again if scrolled back to
 
     def _rebuild(self) -> None:
         """Lay the window's lines out again, reusing every turn whose render is current."""
         lines: list[Text] = []
-        strips: list[list[Strip | None]] = []  # the turns' own lists: drawn lines survive
         segments: list[_Segment] = []
         older = self.hidden_older
         if older:
@@ -278,17 +276,14 @@ class Transcript(ScrollView, can_focus=True):
             note = Text(f"▲ {kept} earlier turn{'s' if kept != 1 else ''} — scroll to the top "
                         f"to show them{more}", style=DIM, justify="center")
             lines += [note, Text("")]
-            strips.append([None, None])
             segments.append(_Segment("older", 2))
         if self.task_text:
             task = self._to_lines(Text(f"Task: {self.task_text}", style=TASK))
             lines += [*task, Text("")]
-            strips.append([None] * (len(task) + 1))
             segments.append(_Segment("task", len(task) + 1))
         for model in self._window:
             rendered = self._turn_lines(model)
             lines += rendered
-            strips.append(model.strips)
             segments.append(_Segment(model.key, len(rendered)))
         if self.result is not None:
             title, body = self.result
@@ -296,12 +291,9 @@ class Transcript(ScrollView, can_focus=True):
             if body:
                 block += self._to_lines(Text(body))
             lines += block
-            strips.append([None] * len(block))
             segments.append(_Segment("result", len(block)))
         self._lines = lines
         self._segments = segments
-        self._line_strips = [(owner, offset) for owner in strips
-                             for offset in range(len(owner))]
 
     def _turn_lines(self, model: TurnModel) -> list[Text]:
         state = (model.version, self._width, self.show_thinking)
@@ -320,7 +312,6 @@ class Transcript(ScrollView, can_focus=True):
             out += self._to_lines(Text(text, style=_line_style(text)))
         out.append(Text(""))
         model.cache = out
-        model.strips = [None] * len(out)
         model.rendered = state
         return out
 
@@ -341,28 +332,22 @@ class Transcript(ScrollView, can_focus=True):
             base = self._base = self.rich_style
         if index >= len(self._lines):
             return Strip.blank(width, base)
+        # drawn afresh each time: a Strip kept across frames refers to itself through its
+        # caches and would only be freed by a full garbage collection
+        line = self._lines[index]
         selection = self.text_selection
-        owner, offset = self._line_strips[index]
-        strip = owner[offset] if selection is None else None
-        if strip is None:
-            line = self._lines[index]
-            if selection is not None and (span := selection.get_span(index)) is not None:
-                start, end = span
-                line = line.copy()
-                line.stylize(self.screen.get_component_rich_style("screen--selection"),
-                             start, len(line.plain) if end == -1 else end)
-            strip = Strip(list(Segment.apply_style(line.render(self.app.console), base)))
-            if selection is None:
-                owner[offset] = strip
+        if selection is not None and (span := selection.get_span(index)) is not None:
+            start, end = span
+            line = line.copy()
+            line.stylize(self.screen.get_component_rich_style("screen--selection"),
+                         start, len(line.plain) if end == -1 else end)
+        strip = Strip(list(Segment.apply_style(line.render(self.app.console), base)))
         return strip.crop_extend(scroll_x, scroll_x + width, base)
 
     def notify_style_update(self) -> None:
-        """The theme or CSS changed: every drawn line is stale."""
+        """The theme or CSS changed: the base style is stale."""
         super().notify_style_update()
         self._base = None
-        for model in self._window:
-            model.strips = [None] * len(model.strips)
-        self._rebuild()
         self.refresh()
 
     def on_resize(self) -> None:
