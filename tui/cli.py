@@ -48,6 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--answer", action="append", default=[], metavar="TEXT",
                         help="with --headless: an answer to request-input (repeatable, used "
                              "in order; then stdin)")
+    browse = commands.add_parser(
+        "browse", help="page every conversation record, newest first",
+        description="The conversation browser: every record under $MURMUR_HOME/conversations, "
+                    "newest activity first; open one to page its messages newest first.")
+    browse.add_argument("--record", help="only this record store")
+    browse.add_argument("--context", dest="context_id", metavar="ID",
+                        help="open this conversation")
+    browse.add_argument("--theme", help="the screen's theme")
     launch.add_argument("--theme", help="the screen's theme (murmur-dark, murmur-light, "
                         "murmur-high-contrast, or one of yours in $MURMUR_HOME/tui/themes)")
     return parser
@@ -57,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "launch":
         return launch(args)
+    if args.command == "browse":
+        return browse(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse requires a command
 
 
@@ -114,6 +124,19 @@ def _run_screen(capsule: object, args: argparse.Namespace) -> int:
     if app.running:  # the app went away while the session ran: let it finish its files
         app.cancel.set()
     return code if isinstance(code, int) else EXIT_NOT_OK
+
+
+def browse(args: argparse.Namespace) -> int:
+    from tui.core.paths import murmur_home
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _error("browse needs a terminal")
+    from tui.app.browser.app import BrowserApp
+
+    app = BrowserApp(murmur_home(), record=args.record, context=args.context_id,
+                     theme=args.theme)
+    app.run()
+    return EXIT_OK
 
 
 def _run_headless(capsule: object, args: argparse.Namespace) -> int:

@@ -149,7 +149,7 @@ async def test_further_questions_wait_in_a_visible_queue(murmur_home: Path) -> N
 async def test_an_unanswered_question_times_out_and_the_task_fails(
         tmp_path: Path, murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
-    start(app, asking_capsule(tmp_path / "c", extra="lifecycle:\n  input_timeout_secs: 1\n"))
+    start(app, asking_capsule(tmp_path / "c", extra="lifecycle:\n  input_timeout_secs: 3\n"))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.dialog is not None and app.dialog.is_mounted)
         await pilot.pause(0.3)

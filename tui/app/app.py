@@ -40,6 +40,7 @@ class SupervisorApp(App[int]):
         Binding("escape", "cancel_turn", "Cancel (Esc Esc)"),
         Binding("a", "answer", "Answer"),
         Binding("y", "copy_result", "Copy result"),
+        Binding("b", "browse", "Browse"),
         Binding("f1", "help", "Help"),
         Binding("q", "quit_app", "Quit"),
     ]
@@ -241,6 +242,12 @@ class SupervisorApp(App[int]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def action_browse(self) -> None:
+        """The conversation browser, over this screen (Esc comes back)."""
+        from tui.app.browser.conversations import ConversationsScreen
+
+        self.push_screen(ConversationsScreen(self.home))
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Cancel the running turn", "End the session as canceled",
@@ -252,6 +259,8 @@ class SupervisorApp(App[int]):
         yield SystemCommand("Jump to latest", "Follow the newest output",
                             self.supervisor.action_jump)
         yield SystemCommand("Help", "Keys and what they do", self.action_help)
+        yield SystemCommand("Browse conversations", "Every conversation record, newest first",
+                            self.action_browse)
         for name in sorted(self.available_themes):
             if name.startswith("murmur-") or name in self.theme_files.values():
                 yield SystemCommand(f"Theme: {name}", "Switch to this theme",

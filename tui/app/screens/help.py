@@ -19,6 +19,7 @@ HELP = """\
 | `Tab` / `Shift+Tab` | move between the transcript and the panes |
 | `1` `2` `3` | show the tool calls, shell or hook faults pane |
 | `y` | copy the task's result |
+| `b` | browse every conversation record (Esc comes back) |
 | `Ctrl+C` | copy the selected text (select with the mouse) |
 | `Ctrl+P` | the command palette: every action, theme switching |
 | `F1` | this help |

@@ -14,20 +14,15 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from rich.console import RenderableType
 from rich.markdown import Markdown
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
-from textual.selection import Selection
-from textual.strip import Strip
 
+from tui.app.widgets.lines_view import LinesView
 from tui.core import events as ev
 
 WINDOW = 40  # turns whose lines are kept while following the output
@@ -80,7 +75,7 @@ def _line_style(text: str) -> Style:
     return DIM
 
 
-class Transcript(ScrollView, can_focus=True):
+class Transcript(LinesView):
     DEFAULT_CSS = "Transcript { padding: 0 1; }"
     BINDINGS = [
         Binding("t", "toggle_thinking", "Thinking", show=False),
@@ -98,11 +93,8 @@ class Transcript(ScrollView, can_focus=True):
         self.task_text = ""
         self.result: tuple[str, str] | None = None  # (title, body)
         self.show_thinking = True
-        self._lines: list[Text] = []
         self._segments: list[_Segment] = []
         self._window: deque[TurnModel] = deque()  # the turns whose lines are in `_lines`
-        self._width = 0
-        self._base: Style | None = None
         self._dirty = False
         self._drawn = 0  # lines at the last redraw
         self._follow = True
@@ -315,54 +307,8 @@ class Transcript(ScrollView, can_focus=True):
         model.rendered = state
         return out
 
-    def _to_lines(self, renderable: RenderableType) -> list[Text]:
-        console = self.app.console
-        options = console.options.update_width(self._width)
-        return [Text.assemble(*((seg.text, seg.style or Style()) for seg in line
-                                if not seg.control))
-                for line in console.render_lines(renderable, options, pad=False)]
-
-    # -- drawing ------------------------------------------------------------------------------
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        index = y + scroll_y
-        width = self.scrollable_content_region.width
-        base = self._base
-        if base is None:
-            base = self._base = self.rich_style
-        if index >= len(self._lines):
-            return Strip.blank(width, base)
-        # drawn afresh each time: a Strip kept across frames refers to itself through its
-        # caches and would only be freed by a full garbage collection
-        line = self._lines[index]
-        selection = self.text_selection
-        if selection is not None and (span := selection.get_span(index)) is not None:
-            start, end = span
-            line = line.copy()
-            line.stylize(self.screen.get_component_rich_style("screen--selection"),
-                         start, len(line.plain) if end == -1 else end)
-        strip = Strip(list(Segment.apply_style(line.render(self.app.console), base)))
-        return strip.crop_extend(scroll_x, scroll_x + width, base)
-
-    def notify_style_update(self) -> None:
-        """The theme or CSS changed: the base style is stale."""
-        super().notify_style_update()
-        self._base = None
-        self.refresh()
-
     def on_resize(self) -> None:
         self.redraw()
-
-    # -- reading back -------------------------------------------------------------------------
-    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        return selection.extract("\n".join(line.plain for line in self._lines)), "\n"
-
-    def selection_updated(self, selection: Selection | None) -> None:
-        self.refresh()
-
-    @property
-    def plain_lines(self) -> Iterable[str]:
-        return (line.plain for line in self._lines)
 
     def load_older(self) -> int:
         """Bring up to LOAD_OLDER earlier turns back into the window; returns how many."""

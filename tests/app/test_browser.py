@@ -1,0 +1,202 @@
+"""The conversation browser, driven with Pilot over real record files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.app.conftest import wait_for
+from tests.unit.test_conversations import make
+from tui.app.browser.app import BrowserApp
+from tui.app.browser.conversation import ConversationScreen
+from tui.app.browser.conversations import ConversationsScreen
+from tui.app.browser.search import SearchScreen
+from tui.core.messages import assistant_message, tool_message, user_message
+from tui.core.record import RecordWriter
+
+
+def texts(screen: ConversationScreen) -> str:
+    return "\n".join(screen.view.plain_lines)
+
+
+async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None:
+    make(murmur_home, "alpha", "ctx_a", [user_message("first task about cats")], mtime=1000)
+    make(murmur_home, "beta", "ctx_b", [user_message("second task about dogs")], mtime=2000)
+    app = BrowserApp(murmur_home)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationsScreen)
+        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        assert [r.cells[2] for r in screen.rows.rows] == ["ctx_b", "ctx_a"]
+        await wait_for(pilot, lambda: all(r.cells[3] == "1" for r in screen.rows.rows))
+        assert screen.rows.rows[0].cells[4] == "second task about dogs"
+        screen.filter_input.focus()
+        await pilot.press(*"cats")
+        await pilot.pause(0.1)
+        assert [r.cells[2] for r in screen.rows.rows] == ["ctx_a"]
+        assert str(screen.status.render()).startswith("1 of 2 conversations")
+        screen.rows.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        opened = app.screen
+        assert isinstance(opened, ConversationScreen)
+        assert "first task about cats" in texts(opened)
+
+
+async def test_a_conversation_pages_to_its_oldest_message(murmur_home: Path) -> None:
+    make(murmur_home, "r", "big", [user_message(f"message number {n}") for n in range(230)])
+    app = BrowserApp(murmur_home, record="r", context="big")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationScreen)
+        view = screen.view
+        assert len(view.entries) == 50
+        assert view.entries[0].message["content"][0]["text"] == "message number 229"
+        await wait_for(pilot, lambda: screen.total == (230, 0))
+        for _ in range(30):
+            view.scroll_end(animate=False, immediate=True)
+            await pilot.pause(0.6)
+            if view.complete:
+                break
+        assert view.complete and len(view.entries) == 230
+        assert view.entries[-1].message["content"][0]["text"] == "message number 0"
+        assert "— the start of the conversation —" in texts(screen)
+
+
+async def test_tool_results_attachments_and_bad_lines(murmur_home: Path) -> None:
+    path = make(murmur_home, "r", "c", [
+        user_message("go"),
+        assistant_message([{"type": "tool_call", "id": "t9", "name": "grep",
+                            "input": {"pattern": "x"}}]),
+        tool_message("t9", True, "<untrusted-content source=tool:grep>\nno match\n"
+                     "</untrusted-content>", "tool:grep",
+                     ({"type": "image", "source": {"type": "sha256",
+                                                   "media_type": "image/png",
+                                                   "sha256": "ab" * 32}},)),
+    ])
+    content = path.read_text()
+    path.write_text('{"type":"murmur.record","capsule":"x"}\n' + content +
+                    'not json\n{"role":"user","content":[{"ty')
+    app = BrowserApp(murmur_home, record="r", context="c")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationScreen)
+        await wait_for(pilot, lambda: screen.total is not None)
+        shown = texts(screen)
+        assert "result of grep  t9  ✗ error" in shown
+        assert "<untrusted-content source=tool:grep>" in shown and "no match" in shown
+        assert "[image image/png abababababab" in shown
+        assert "→ call grep  t9" in shown
+        header = str(screen.header.render())
+        assert "3 messages" in header and "3 lines skipped" in header
+
+
+async def test_messages_appended_while_open_appear_on_top(murmur_home: Path) -> None:
+    path = make(murmur_home, "r", "live", [user_message(f"m{n}") for n in range(5)])
+    app = BrowserApp(murmur_home, record="r", context="live")
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationScreen)
+        writer = RecordWriter(murmur_home, path, lambda _: None)
+        writer.append(user_message("appended by a running session"))
+        await wait_for(pilot, lambda: len(screen.view.entries) == 6, within=3)
+        assert screen.view.entries[0].message["content"][0]["text"] == \
+            "appended by a running session"
+        # scrolled away: a marker counts what arrived
+        for n in range(40):
+            writer.append(user_message(f"more {n}"))
+        await wait_for(pilot, lambda: len(screen.view.entries) == 46, within=3)
+        screen.view.scroll_end(animate=False, immediate=True)
+        await pilot.pause(0.2)
+        writer.append(user_message("while away"))
+        await wait_for(pilot, lambda: screen.view.unseen_new == 1, within=3)
+        await pilot.pause(0.6)
+        assert screen.marker.display and "1 new" in str(screen.marker.render())
+        writer.close()
+
+
+async def test_the_list_shows_a_new_record_within_a_second(murmur_home: Path) -> None:
+    make(murmur_home, "r", "first", [user_message("one")])
+    app = BrowserApp(murmur_home)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationsScreen)
+        await wait_for(pilot, lambda: screen.rows.row_count == 1)
+        await pilot.pause(0.5)  # the watcher is running
+        make(murmur_home, "r", "second", [user_message("two")])
+        await wait_for(pilot, lambda: screen.rows.row_count == 2, within=3)
+        assert screen.rows.rows[0].cells[2] == "second"
+
+
+async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: Path) -> None:
+    make(murmur_home, "r", "one", [user_message(f"filler {n}") for n in range(120)] +
+         [user_message("the needle is here")] + [user_message("after") for _ in range(5)],
+         mtime=2000)
+    make(murmur_home, "r", "two", [user_message("another needle")], mtime=1000)
+    app = BrowserApp(murmur_home)
+    async with app.run_test(size=(150, 40)) as pilot:
+        assert isinstance(app.screen, ConversationsScreen)
+        await pilot.press("slash")
+        search = app.screen
+        assert isinstance(search, SearchScreen)
+        await pilot.press(*"needle", "enter")
+        await wait_for(pilot, lambda: "matches for" in str(search.status.render()))
+        assert [r.cells[1] for r in search.hits.rows] == ["one", "two"]
+        search.hits.cursor = 0
+        search.open_highlighted()
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        opened = app.screen
+        assert isinstance(opened, ConversationScreen)
+        await wait_for(pilot, lambda: bool(opened.view.entries))
+        assert opened.view.anchored
+        assert opened.view.entries[0].message["content"][0]["text"] == "the needle is here"
+        await pilot.press("n")  # newer messages, read forwards from the hit
+        assert opened.view.entries[0].message["content"][0]["text"] == "after"
+        # the second scope: this conversation only
+        await pilot.press("slash")
+        inner = app.screen
+        assert isinstance(inner, SearchScreen) and inner.within is not None
+        await pilot.press(*"filler 7", "enter")
+        await wait_for(pilot, lambda: "matches for" in str(inner.status.render()))
+        assert {r.cells[1] for r in inner.hits.rows} == {"one"}
+        assert len(inner.hits.rows) == 11  # filler 7, 70..79
+
+
+async def test_export_to_markdown_and_jsonl(murmur_home: Path, tmp_path: Path) -> None:
+    make(murmur_home, "r", "c", [user_message("export me"),
+                                 assistant_message([{"type": "text", "text": "done"}])])
+    app = BrowserApp(murmur_home, record="r", context="c")
+    async with app.run_test(size=(120, 30)) as pilot:
+        for name in ("out.md", "out.jsonl"):
+            await pilot.press("e")
+            await pilot.pause(0.1)
+            field = app.screen.query_one("#export-path")
+            field.value = str(tmp_path / name)  # type: ignore[attr-defined]
+            await pilot.press("enter")
+            await pilot.pause(0.2)
+    assert "export me" in (tmp_path / "out.md").read_text()
+    lines = (tmp_path / "out.jsonl").read_text().splitlines()
+    assert [json.loads(line)["role"] for line in lines] == ["user", "assistant"]
+    assert {p.name for p in os.scandir(tmp_path)} == {"murmur-home", "out.jsonl", "out.md"}
+
+
+async def test_the_supervisor_opens_the_browser(murmur_home: Path) -> None:
+    from tui.app.app import SupervisorApp
+
+    make(murmur_home, "r", "c", [user_message("hello")])
+    app = SupervisorApp(murmur_home)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.press("b")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, ConversationsScreen)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert app.screen is app.supervisor
+
+
+def test_browse_refuses_without_a_terminal(murmur_home: Path) -> None:
+    from tests.conftest import run_cli
+
+    result = run_cli("browse", env={"MURMUR_HOME": str(murmur_home)})
+    assert result.returncode == 2 and "needs a terminal" in result.stderr

@@ -1,0 +1,40 @@
+"""`murmur-tui browse`: the conversation browser as an app of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from tui.app.browser.conversation import ConversationScreen
+from tui.app.browser.conversations import ConversationsScreen
+from tui.app.themes import DEFAULT_THEME, load_all
+from tui.core.conversations import scan
+
+
+class BrowserApp(App[int]):
+    TITLE = "murmur-tui browse"
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit")]
+
+    def __init__(self, home: Path, record: str | None = None, context: str | None = None,
+                 theme: str | None = None) -> None:
+        super().__init__()
+        self.home = home
+        self.record = record
+        self.context = context
+        self.requested_theme = theme or DEFAULT_THEME
+
+    def on_mount(self) -> None:
+        for item in load_all(self.home)[0]:
+            self.register_theme(item.theme)
+        if self.requested_theme in self.available_themes:
+            self.theme = self.requested_theme
+        self.push_screen(ConversationsScreen(self.home, self.record))
+        if self.context is not None:
+            match = [c for c in scan(self.home, self.record) if c.context_id == self.context]
+            if match:
+                self.push_screen(ConversationScreen(match[0]))
+            else:
+                self.notify(f"No conversation {self.context!r} under "
+                            f"{self.home / 'conversations'}.", severity="warning")

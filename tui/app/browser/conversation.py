@@ -1,0 +1,130 @@
+"""One conversation: its messages newest first, paged from the end of the record, live while a
+session appends, searchable (`/`), exportable (`e`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from tui.app.browser.export import ExportScreen
+from tui.app.browser.message_view import MessageView
+from tui.core.backward import Located, count_messages
+from tui.core.conversations import Conversation
+
+POLL_SECONDS = 0.5
+
+
+class ConversationScreen(Screen[None]):
+    DEFAULT_CSS = """
+    ConversationScreen #conversation-header { height: 1; background: $panel; padding: 0 1; }
+    ConversationScreen #new-marker { height: 1; background: $warning; color: $background;
+                                     padding: 0 1; display: none; }
+    ConversationScreen MessageView { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("escape,q", "back", "Back"),
+        Binding("slash", "search", "Search"),
+        Binding("e", "export", "Export"),
+        Binding("n", "newer", "Newer (from a search hit)"),
+        Binding("home", "top", "Newest", show=False),
+    ]
+
+    def __init__(self, conversation: Conversation, anchor: Located | None = None) -> None:
+        super().__init__()
+        self.conversation = conversation
+        self.view = MessageView(conversation, anchor)
+        self.header = Static("", id="conversation-header", markup=False)
+        self.marker = Static("", id="new-marker", markup=False)
+        self.total: tuple[int, int] | None = None
+        self._file_size = conversation.path.stat().st_size if conversation.path.exists() else 0
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+        yield self.marker
+        yield self.view
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.view.load_older()
+        self.view.focus()
+        self._update_header()
+        self._count()
+        self.set_interval(POLL_SECONDS, self._poll)
+
+    @work(thread=True, exclusive=True, group="count")
+    def _count(self) -> None:
+        """The total and the skipped lines: the whole file, off the screen's thread."""
+        counted = count_messages(self.conversation.path)
+        self.app.call_from_thread(self._counted, counted)
+
+    def _counted(self, counted: tuple[int, int]) -> None:
+        self.total = counted
+        self._update_header()
+
+    def _update_header(self) -> None:
+        c = self.conversation
+        parts = [f"{c.record} / {c.context_id}"]
+        if self.total is not None:
+            messages, skipped = self.total
+            parts.append(f"{messages} messages")
+            if skipped:
+                parts.append(f"{skipped} line{'s' if skipped > 1 else ''} skipped "
+                             "(not messages)")
+        else:
+            parts.append("counting…")
+        parts.append(f"showing {len(self.view.entries)}")
+        if self.view.anchored:
+            parts.append("from a search hit — n loads newer")
+        self.header.update("  ·  ".join(parts))
+
+    def _poll(self) -> None:
+        """New lines in the record (this app's session or another process): newest on top;
+        older pages as the reader nears the bottom."""
+        view = self.view
+        try:
+            size = os.path.getsize(self.conversation.path)
+        except OSError:
+            size = self._file_size
+        if size != self._file_size:
+            self._file_size = size
+            if view.take_appended():
+                self._count()
+        if view.unseen_new and view.scroll_y <= 0:
+            view.unseen_new = 0
+        self.marker.display = view.unseen_new > 0
+        if view.unseen_new:
+            self.marker.update(f"▲ {view.unseen_new} new — Home shows them")
+        if view.near_bottom and not view.complete:
+            view.load_older()
+        self._update_header()
+
+    def action_top(self) -> None:
+        self.view.scroll_home(animate=False)
+        self.view.unseen_new = 0
+        self.marker.display = False
+
+    def action_newer(self) -> None:
+        if self.view.anchored:
+            self.view.load_newer_anchored()
+            self._update_header()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_search(self) -> None:
+        from tui.app.browser.search import SearchScreen
+
+        self.app.push_screen(SearchScreen(self.app_home(), [self.conversation]))
+
+    def app_home(self) -> Path:
+        home = getattr(self.app, "home", None)
+        return home if isinstance(home, Path) else Path(self.conversation.path).parents[3]
+
+    def action_export(self) -> None:
+        self.app.push_screen(ExportScreen(self.conversation))

@@ -1,0 +1,68 @@
+"""`e`: write the open conversation to Markdown or JSON lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from tui.core.conversations import Conversation, export_jsonl, export_markdown
+
+
+def export(conversation: Conversation, target: Path) -> int:
+    """Markdown, or JSON lines when the name ends in .jsonl / .json; returns the message
+    count. Written to a temporary file first, so a failed export leaves nothing half-done."""
+    target = target.expanduser()
+    temporary = target.with_name(f".{target.name}.partial")
+    with temporary.open("w", encoding="utf-8") as out:
+        if target.suffix in (".jsonl", ".json"):
+            count = export_jsonl(conversation.path, out)
+        else:
+            count = export_markdown(conversation, out)
+    temporary.replace(target)
+    return count
+
+
+class ExportScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    ExportScreen { align: center middle; }
+    ExportScreen > Vertical { width: 80; height: auto; border: thick $primary;
+                              background: $surface; padding: 1 2; }
+    ExportScreen #export-note { color: $text-muted; margin: 1 0 0 0; }
+    """
+    BINDINGS = [Binding("escape", "close", "Cancel")]
+
+    def __init__(self, conversation: Conversation) -> None:
+        super().__init__()
+        self.conversation = conversation
+        default = Path.cwd() / f"{conversation.record}-{conversation.context_id}.md"
+        self.path_input = Input(str(default), id="export-path")
+        self.note = Static("Markdown, or JSON lines for a name ending in .jsonl. Enter writes.",
+                           id="export-note", markup=False)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"Export {self.conversation.record} / "
+                         f"{self.conversation.context_id} to:", markup=False)
+            yield self.path_input
+            yield self.note
+
+    def on_mount(self) -> None:
+        self.path_input.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        target = Path(event.value.strip())
+        try:
+            count = export(self.conversation, target)
+        except OSError as exc:
+            self.note.update(f"Could not write {target}: {exc.strerror or exc}")
+            return
+        self.app.notify(f"Exported {count} messages to {target}.", timeout=6)
+        self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

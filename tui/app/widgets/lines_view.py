@@ -1,0 +1,70 @@
+"""A scrolling widget that draws a list of pre-rendered `Text` lines with Textual's line API.
+
+The transcript and the browser's message view both keep their content as lines — rendered once
+per message or turn (again when the width changes) — and draw only those on screen, so their
+cost per frame does not grow with what they hold. Selecting text with the mouse works across
+the lines; the theme's base style is looked up once per style change.
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
+
+
+class LinesView(ScrollView, can_focus=True):
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self._lines: list[Text] = []
+        self._width = 0
+        self._base: Style | None = None
+
+    def _to_lines(self, renderable: RenderableType) -> list[Text]:
+        """`renderable` as lines of the current width."""
+        console = self.app.console
+        options = console.options.update_width(self._width)
+        return [Text.assemble(*((seg.text, seg.style or Style()) for seg in line
+                                if not seg.control))
+                for line in console.render_lines(renderable, options, pad=False)]
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = y + scroll_y
+        width = self.scrollable_content_region.width
+        base = self._base
+        if base is None:
+            base = self._base = self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, base)
+        # drawn afresh each time: a Strip kept across frames refers to itself through its
+        # caches and would only be freed by a full garbage collection
+        line = self._lines[index]
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(index)) is not None:
+            start, end = span
+            line = line.copy()
+            line.stylize(self.screen.get_component_rich_style("screen--selection"),
+                         start, len(line.plain) if end == -1 else end)
+        strip = Strip(list(Segment.apply_style(line.render(self.app.console), base)))
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+    def notify_style_update(self) -> None:
+        """The theme or CSS changed: the base style is stale."""
+        super().notify_style_update()
+        self._base = None
+        self.refresh()
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract("\n".join(line.plain for line in self._lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+    @property
+    def plain_lines(self) -> list[str]:
+        return [line.plain for line in self._lines]

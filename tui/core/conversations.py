@@ -1,0 +1,207 @@
+"""Every conversation record under `$MURMUR_HOME/conversations/`: listing, previews, search,
+export. No cap on how many: the list comes from directory entries and one `stat` each, sorted
+by last activity; the preview (the first user message) and the message count are read only
+for the records someone looks at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from tui.core.backward import Located, parse_line, read_forward
+from tui.core.record import RECORD_FILE, conversations_root
+
+PREVIEW_BYTES = 256 * 1024
+SNIPPET = 100
+
+
+@dataclass
+class Conversation:
+    record: str
+    context_id: str
+    path: Path
+    size: int
+    mtime: float
+    preview: str | None = None  # the first user message; None until read
+    count: int | None = None  # messages; None until counted
+    skipped: int | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.record}/{self.context_id}"
+
+    def label(self) -> str:
+        return f"{self.record} {self.context_id} {self.preview or ''}".lower()
+
+
+def scan(home: Path, record: str | None = None) -> list[Conversation]:
+    """Every record file, newest activity first."""
+    root = conversations_root(home)
+    found: list[Conversation] = []
+    try:
+        stores = list(os.scandir(root))
+    except FileNotFoundError:
+        return found
+    for store in stores:
+        if not store.is_dir() or (record is not None and store.name != record):
+            continue
+        try:
+            contexts = list(os.scandir(store.path))
+        except OSError:
+            continue
+        for context in contexts:
+            path = os.path.join(context.path, RECORD_FILE)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            found.append(Conversation(store.name, context.name, Path(path), info.st_size,
+                                      info.st_mtime))
+    found.sort(key=lambda c: c.mtime, reverse=True)
+    return found
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """A message's readable text: text and thinking blocks, tool call names and inputs."""
+    parts: list[str] = []
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind in ("text", "thinking"):
+            parts.append(str(block.get("text", "")))
+        elif kind == "tool_call":
+            parts.append(f"{block.get('name', '')} "
+                         f"{json.dumps(block.get('input', {}), ensure_ascii=False)}")
+    return "\n".join(part for part in parts if part)
+
+
+def read_preview(conversation: Conversation) -> str:
+    """The first user message's text (its first line, trimmed), read from the file's start."""
+    with conversation.path.open("rb") as handle:
+        data = handle.read(PREVIEW_BYTES)
+    for raw in data.split(b"\n"):
+        message = parse_line(raw)
+        if message is not None and message.get("role") == "user":
+            text = " ".join(text_of(message).split())
+            return text[:200]
+    return ""
+
+
+@dataclass(frozen=True)
+class Hit:
+    conversation: Conversation
+    located: Located
+    snippet: str
+
+
+def search_file(conversation: Conversation, query: str) -> Iterator[Hit]:
+    """Messages of one record whose text contains `query` (case-insensitive), oldest first."""
+    needle = query.lower()
+    raw_needle = needle.encode("utf-8")
+    position = 0
+    with conversation.path.open("rb") as handle:
+        for raw in handle:
+            line = raw.rstrip(b"\n")
+            start = position
+            position += len(raw)
+            if raw_needle not in line.lower() and not _escaped_match(line, needle):
+                continue
+            message = parse_line(line)
+            if message is None:
+                continue
+            text = text_of(message)
+            index = text.lower().find(needle)
+            if index < 0:
+                continue
+            yield Hit(conversation, Located(message, start, start + len(line)),
+                      _snippet(text, index, len(needle)))
+
+
+def _escaped_match(line: bytes, needle: str) -> bool:
+    """A needle with characters JSON escapes (quotes, non-ASCII written as \\u) might not
+    appear verbatim in the line: let those lines through to the parsed check."""
+    return not needle.isascii() or any(ch in needle for ch in '"\\\n\t')
+
+
+def _snippet(text: str, index: int, length: int) -> str:
+    start = max(0, index - SNIPPET // 2)
+    piece = " ".join(text[start:index + length + SNIPPET // 2].split())
+    return ("…" if start else "") + piece
+
+
+def search_all(conversations: list[Conversation], query: str) -> Iterator[Hit]:
+    """Every record, newest activity first; each record's hits newest first."""
+    for conversation in conversations:
+        hits = list(search_file(conversation, query))
+        yield from reversed(hits)
+
+
+def export_jsonl(path: Path, out: TextIO) -> int:
+    """The record's messages as JSON lines (lines that are not messages left out)."""
+    count = 0
+    offset = 0
+    while True:
+        found, offset_after = read_forward(path, offset, 1000)
+        for located in found:
+            out.write(json.dumps(located.message, ensure_ascii=False) + "\n")
+            count += 1
+        if not found or offset_after == offset:
+            return count
+        offset = offset_after
+
+
+def export_markdown(conversation: Conversation, out: TextIO) -> int:
+    """The record as a readable Markdown document, oldest message first."""
+    out.write(f"# {conversation.record} / {conversation.context_id}\n\n")
+    names: dict[str, str] = {}
+    count = 0
+    offset = 0
+    while True:
+        found, offset_after = read_forward(conversation.path, offset, 1000)
+        for located in found:
+            out.write(markdown_message(located.message, names) + "\n")
+            count += 1
+        if not found or offset_after == offset:
+            return count
+        offset = offset_after
+
+
+def markdown_message(message: dict[str, Any], names: dict[str, str]) -> str:
+    """One message as Markdown; `names` maps tool call ids to tool names as they are seen."""
+    role = str(message.get("role"))
+    lines = [f"## {role}  `{message.get('id', '')}`", ""]
+    content = message.get("content")
+    if role == "tool":
+        call = str(message.get("tool_call_id", ""))
+        failed = " (error)" if message.get("is_error") else ""
+        lines[0] = f"## result of {names.get(call, 'tool')} `{call}`{failed}"
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            lines.append(str(block.get("text", "")))
+        elif kind == "thinking":
+            lines.append("> " + str(block.get("text", "")).replace("\n", "\n> "))
+        elif kind == "tool_call":
+            names[str(block.get("id"))] = str(block.get("name"))
+            lines.append(f"**call {block.get('name')}** `{block.get('id')}`\n\n```json\n"
+                         f"{json.dumps(block.get('input', {}), ensure_ascii=False, indent=2)}"
+                         "\n```")
+        elif kind == "image":
+            source = block.get("source", {})
+            lines.append(f"*image {source.get('media_type', '')} "
+                         f"{source.get('sha256', '')[:12]}*")
+        lines.append("")
+    return "\n".join(lines)
