@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from pathlib import Path
@@ -202,3 +203,26 @@ async def test_the_demo_capsule_end_to_end(murmur_home: Path) -> None:
         drawn = "\n".join(app.supervisor.transcript.plain_lines)
         assert "you answered: yes" in drawn and "Here is what the workdir holds" in drawn
         assert app.supervisor.faults.count == 2
+
+
+
+async def test_closing_the_screen_with_a_question_open_cancels_the_session(
+        tmp_path: Path, murmur_home: Path) -> None:
+    # nobody can answer once the screen is gone: the waiting tool must not hang the process
+    app = SupervisorApp(murmur_home)
+    session = start(app, asking_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.dialog is not None)
+    trace = session.paths.trace
+
+    def ended() -> bool:
+        return trace.exists() and any(line["event_type"] == "session_end"
+                                      for line in read_jsonl(trace))
+
+    for _ in range(300):  # the session's thread outlives the app; it must end on its own
+        if ended():
+            break
+        await asyncio.sleep(0.05)
+    assert ended(), "the session never ended after the screen closed"
+    kinds = [line["event_type"] for line in read_jsonl(trace)]
+    assert "task_failed" in kinds or "task_end" in kinds

@@ -61,6 +61,7 @@ class SupervisorApp(App[int]):
         self.supervisor = SupervisorScreen(self.state)
         self._last_escape = 0.0
         self._quitting = False
+        self._closed = False
         self.theme_files: dict[Path, str] = {}
         self._batches: asyncio.Queue[list[ev.Event]] = asyncio.Queue()
         self._applying = False
@@ -103,7 +104,16 @@ class SupervisorApp(App[int]):
         await self.supervisor.apply(message.events)
 
     def on_unmount(self) -> None:
+        """The screen is closing, however it closes: a running session is canceled (its files
+        stay complete) and no question is left waiting for an answer that cannot come."""
         self.gc_policy.stop()
+        self._closed = True
+        if self.running:
+            self.cancel.set()
+        for question in self.questions:
+            if not question.future.done():
+                question.future.set_exception(RuntimeError("murmur-tui closed"))
+        self.questions.clear()
 
     def _run_session(self) -> SessionResult:
         assert self.session is not None
@@ -141,6 +151,9 @@ class SupervisorApp(App[int]):
 
     # -- questions ----------------------------------------------------------------------------
     def question_arrived(self, question: Question) -> None:
+        if self._closed:
+            question.future.set_exception(RuntimeError("murmur-tui closed"))
+            return
         self.questions.append(question)
         self.state.questions = len(self.questions)
         self.bell()
