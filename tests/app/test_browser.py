@@ -28,13 +28,13 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
         await wait_for(pilot, lambda: screen.rows.row_count == 2)
-        assert [r.cells[2] for r in screen.rows.rows] == ["ctx_b", "ctx_a"]
-        await wait_for(pilot, lambda: all(r.cells[3] == "1" for r in screen.rows.rows))
-        assert screen.rows.rows[0].cells[4] == "second task about dogs"
+        assert [r.shown()[2] for r in screen.rows.rows] == ["ctx_b", "ctx_a"]
+        await wait_for(pilot, lambda: all(r.shown()[3] == "1" for r in screen.rows.rows))
+        assert screen.rows.rows[0].shown()[4] == "second task about dogs"
         screen.filter_input.focus()
         await pilot.press(*"cats")
         await pilot.pause(0.1)
-        assert [r.cells[2] for r in screen.rows.rows] == ["ctx_a"]
+        assert [r.shown()[2] for r in screen.rows.rows] == ["ctx_a"]
         assert str(screen.status.render()).startswith("1 of 2 conversations")
         screen.rows.focus()
         await pilot.press("enter")
@@ -126,7 +126,7 @@ async def test_the_list_shows_a_new_record_within_a_second(murmur_home: Path) ->
         await pilot.pause(0.5)  # the watcher is running
         make(murmur_home, "r", "second", [user_message("two")])
         await wait_for(pilot, lambda: screen.rows.row_count == 2, within=3)
-        assert screen.rows.rows[0].cells[2] == "second"
+        assert screen.rows.rows[0].shown()[2] == "second"
 
 
 async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: Path) -> None:
@@ -142,7 +142,7 @@ async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: P
         assert isinstance(search, SearchScreen)
         await pilot.press(*"needle", "enter")
         await wait_for(pilot, lambda: "matches for" in str(search.status.render()))
-        assert [r.cells[1] for r in search.hits.rows] == ["one", "two"]
+        assert [r.shown()[1] for r in search.hits.rows] == ["one", "two"]
         search.hits.cursor = 0
         search.open_highlighted()
         await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
@@ -159,7 +159,7 @@ async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: P
         assert isinstance(inner, SearchScreen) and inner.within is not None
         await pilot.press(*"filler 7", "enter")
         await wait_for(pilot, lambda: "matches for" in str(inner.status.render()))
-        assert {r.cells[1] for r in inner.hits.rows} == {"one"}
+        assert {r.shown()[1] for r in inner.hits.rows} == {"one"}
         assert len(inner.hits.rows) == 11  # filler 7, 70..79
 
 

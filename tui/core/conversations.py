@@ -20,16 +20,20 @@ PREVIEW_BYTES = 256 * 1024
 SNIPPET = 100
 
 
-@dataclass
+@dataclass(slots=True)
 class Conversation:
     record: str
     context_id: str
-    path: Path
+    location: str  # the record file (a str: a listing of many thousands makes no Paths)
     size: int
     mtime: float
     preview: str | None = None  # the first user message; None until read
     count: int | None = None  # messages; None until counted
     skipped: int | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
     @property
     def key(self) -> str:
@@ -47,6 +51,8 @@ def scan(home: Path, record: str | None = None) -> list[Conversation]:
         stores = list(os.scandir(root))
     except FileNotFoundError:
         return found
+    stat = os.stat
+    join = os.path.join
     for store in stores:
         if not store.is_dir() or (record is not None and store.name != record):
             continue
@@ -54,14 +60,14 @@ def scan(home: Path, record: str | None = None) -> list[Conversation]:
             contexts = list(os.scandir(store.path))
         except OSError:
             continue
+        name = store.name
         for context in contexts:
-            path = os.path.join(context.path, RECORD_FILE)
+            path = join(context.path, RECORD_FILE)
             try:
-                info = os.stat(path)
+                info = stat(path)
             except OSError:
                 continue
-            found.append(Conversation(store.name, context.name, Path(path), info.st_size,
-                                      info.st_mtime))
+            found.append(Conversation(name, context.name, path, info.st_size, info.st_mtime))
     found.sort(key=lambda c: c.mtime, reverse=True)
     return found
 
@@ -88,7 +94,7 @@ def text_of(message: dict[str, Any]) -> str:
 
 def read_preview(conversation: Conversation) -> str:
     """The first user message's text (its first line, trimmed), read from the file's start."""
-    with conversation.path.open("rb") as handle:
+    with open(conversation.location, "rb") as handle:
         data = handle.read(PREVIEW_BYTES)
     for raw in data.split(b"\n"):
         message = parse_line(raw)

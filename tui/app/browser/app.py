@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 from textual.app import App
@@ -24,12 +25,16 @@ class BrowserApp(App[int]):
         self.record = record
         self.context = context
         self.requested_theme = theme or DEFAULT_THEME
-
-    def on_mount(self) -> None:
+        # what is built so far (modules, Textual's tables) lives as long as the app: keep it
+        # out of the collector's full passes, which otherwise pause the first paint
+        gc.freeze()
+        # before the first screen mounts: a theme set later restyles every widget again
         for item in load_all(self.home)[0]:
             self.register_theme(item.theme)
         if self.requested_theme in self.available_themes:
             self.theme = self.requested_theme
+
+    def on_mount(self) -> None:
         self.push_screen(ConversationsScreen(self.home, self.record))
         if self.context is not None:
             match = [c for c in scan(self.home, self.record) if c.context_id == self.context]

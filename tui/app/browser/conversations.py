@@ -3,7 +3,10 @@ type, live as sessions write. Enter opens one; `/` searches every record."""
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import Future
+from functools import partial
 from pathlib import Path
 
 from textual import work
@@ -12,12 +15,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from tui.app.widgets.row_list import RowList
+from tui.app.widgets.row_list import Row, RowList
 from tui.core.backward import count_messages
 from tui.core.conversations import Conversation, read_preview, scan
 from tui.core.record import conversations_root
 
 MAX_ROWS = 1_000_000  # no cap a user would meet; rows are plain tuples
+FIRST_SCREENFUL = 60  # rows whose previews are read before the list first paints
 
 
 class ConversationsScreen(Screen[None]):
@@ -44,6 +48,12 @@ class ConversationsScreen(Screen[None]):
         self.conversations: list[Conversation] = []
         self.by_key: dict[str, Conversation] = {}
         self.painted_at: float | None = None  # when the first screenful showed
+        self._stop_watching = threading.Event()
+        self._first_paint = threading.Event()
+        # the listing starts now, while Textual builds the screen, not once it is mounted
+        self.started = time.perf_counter()
+        self._first: Future[list[Conversation]] = Future()
+        threading.Thread(target=self._first_screenful, name="browse-scan", daemon=True).start()
 
     def compose(self) -> ComposeResult:
         yield self.filter_input
@@ -53,21 +63,33 @@ class ConversationsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.started = time.perf_counter()
         self.rows.follow = False
         self.rows.focus()
         self._load()
-        self.run_worker(self._watch(), group="watch", exit_on_error=False)
 
     # -- reading ------------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="scan")
+    def _first_screenful(self) -> None:
+        try:
+            found = scan(self.home, self.record)
+            for conversation in found[:FIRST_SCREENFUL]:
+                conversation.preview = _safe_preview(conversation)
+            self._first.set_result(found)
+        except BaseException as exc:
+            self._first.set_exception(exc)
+
+    @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
     def _load(self) -> None:
-        found = scan(self.home, self.record)
-        first = found[:60]
-        for conversation in first:  # the first screenful gets its previews at once
-            conversation.preview = _safe_preview(conversation)
+        if not self._first.done() or self.painted_at is None:
+            found = self._first.result()
+        else:  # a rescan: something changed under the folder
+            found = scan(self.home, self.record)
+            for conversation in found[:FIRST_SCREENFUL]:
+                conversation.preview = _safe_preview(conversation)
         self.app.call_from_thread(self._show, found)
-        for conversation in found[60:]:
+        # the rest waits for the first paint: reading it now would take the interpreter from
+        # the screen while it draws
+        self._first_paint.wait(timeout=2.0)
+        for conversation in found[FIRST_SCREENFUL:]:
             conversation.preview = _safe_preview(conversation)
         self.app.call_from_thread(self._refill)
         for conversation in found:
@@ -84,39 +106,37 @@ class ConversationsScreen(Screen[None]):
         self.by_key = {c.key: c for c in found}
         self._refill()
         if self.painted_at is None:
-            self.painted_at = time.perf_counter() - self.started
+            self.call_after_refresh(self._painted)
+            self._watch()  # after the first screenful: its set-up competes with the scan
+
+    def _painted(self) -> None:
+        self.painted_at = time.perf_counter() - self.started
+        self._first_paint.set()
 
     def _refill(self) -> None:
         needle = self.filter_input.value.strip().lower()
-        keep = self.rows.highlighted
-        self.rows.rows.clear()
-        self.rows.index.clear()
-        shown = 0
-        for conversation in self.conversations:
-            if needle and needle not in conversation.label():
-                continue
-            shown += 1
-            self.rows.add(conversation.key, _cells(conversation))
+        rows = [Row(c.key, [], lazy=partial(_cells, c)) for c in self.conversations
+                if not needle or needle in c.label()]
+        self.rows.replace(rows, keep=self.rows.highlighted)
         total = len(self.conversations)
-        note = f"{shown} of {total}" if needle else str(total)
+        note = f"{len(rows)} of {total}" if needle else str(total)
         self.status.update(f"{note} conversation{'s' if total != 1 else ''} under "
                            f"{conversations_root(self.home)} — newest first")
-        if keep is not None and keep in self.rows.index:
-            position = self.rows._position(keep)
-            if position is not None:
-                self.rows.cursor = position
-        elif self.rows.row_count:
-            self.rows.cursor = 0
-        self.rows.refresh()
 
-    async def _watch(self) -> None:
-        """Sessions writing records (here or elsewhere): rescan, within a second."""
-        from watchfiles import awatch
+    @work(thread=True, group="watch", exit_on_error=False)
+    def _watch(self) -> None:
+        """Sessions writing records (here or elsewhere): rescan, within a second. The watch
+        runs in a thread: setting up inotify over thousands of folders takes a while."""
+        from watchfiles import watch
 
         root = conversations_root(self.home)
         root.mkdir(parents=True, exist_ok=True)
-        async for _ in awatch(root, debounce=300, step=100):
-            self._load()
+        for _ in watch(root, debounce=300, step=100, stop_event=self._stop_watching,
+                       raise_interrupt=False):
+            self.app.call_from_thread(self._load)
+
+    def on_unmount(self) -> None:
+        self._stop_watching.set()
 
     # -- interaction --------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:

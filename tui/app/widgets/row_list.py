@@ -8,7 +8,7 @@ into fixed-width columns once, and drawn as strips; a change re-renders only its
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -26,6 +26,11 @@ class Row:
     key: str
     cells: list[str]
     style: str = ""  # a Rich style for the whole row, e.g. "red"
+    # cells made when the row is drawn (a list of many thousands formats only what shows)
+    lazy: Callable[[], list[str]] | None = None
+
+    def shown(self) -> list[str]:
+        return self.lazy() if self.lazy is not None else self.cells
 
 
 class RowList(ScrollView, can_focus=True):
@@ -71,6 +76,19 @@ class RowList(ScrollView, can_focus=True):
             self.scroll_end(animate=False, immediate=False)
         self.refresh()
 
+    def replace(self, rows: Sequence[Row], keep: str | None = None) -> None:
+        """Every row at once (one layout change, one repaint, however many rows); the cursor
+        stays on `keep` when it is still there, else goes to the first row."""
+        self.rows = deque(rows[-self.max_rows:])
+        self.index = {row.key: row for row in self.rows}
+        self.cursor = None
+        if keep is not None and keep in self.index:
+            self.cursor = next(i for i, row in enumerate(self.rows) if row.key == keep)
+        elif self.rows:
+            self.cursor = 0
+        self.virtual_size = Size(self._width(), len(self.rows))
+        self.refresh()
+
     def update(self, key: str, cells: list[str], style: str | None = None) -> None:
         row = self.index.get(key)
         if row is None:
@@ -113,7 +131,7 @@ class RowList(ScrollView, can_focus=True):
         if index >= len(self.rows):
             return Strip.blank(width)
         row = self.rows[index]
-        text = " ".join(cell[:w].ljust(w) for cell, (_, w) in zip(row.cells, self.columns,
+        text = " ".join(cell[:w].ljust(w) for cell, (_, w) in zip(row.shown(), self.columns,
                                                                     strict=False))
         style = Style.parse(row.style) if row.style else Style()
         if index == self.cursor:
