@@ -116,9 +116,12 @@ class HookRunner:
     def bound(self, handler: str) -> bool:
         return any(hook.binds(handler) for hook in self.hooks)
 
-    def dispatch(self, handler: str, event: Any) -> list[tuple[Hook, Any]]:
+    def dispatch(self, handler: str, event: Any, failures: list[Fault] | None = None
+                 ) -> list[tuple[Hook, Any]]:
         """Call every hook bound to `handler`; return the honored outputs to commit, in
-        manifest order (async hooks are queued and never return any)."""
+        manifest order (async hooks are queued and never return any). A blocking hook's
+        `Err` or trap is a fault, and is also added to `failures` when given (on-compaction
+        fails the task on one)."""
         committed: list[tuple[Hook, Any]] = []
         for hook in self.hooks:
             if not hook.binds(handler):
@@ -126,12 +129,14 @@ class HookRunner:
             if hook.execution_mode == "async":
                 self._enqueue(hook, handler, event)
                 continue
-            output = self._call(hook, handler, event, blocking=True)
+            output = self._call(hook, handler, event, blocking=True, failures=failures)
             if output is not None:
                 committed.append((hook, output))
         return committed
 
-    def _call(self, hook: Hook, handler: str, event: Any, blocking: bool) -> Any:
+    def _call(self, hook: Hook, handler: str, event: Any, blocking: bool,
+              failures: list[Fault] | None = None) -> Any:
+        failed: Fault | None = None
         try:
             guest = self._guest(hook)
             if handler in OPTIONAL and not guest.has(handler):
@@ -141,14 +146,17 @@ class HookRunner:
             result = guest.call(handler, event, context=context)
         except GuestFailure as failure:
             self._discard(hook)
-            self._fault(Fault(hook.name, handler, None, failure.reason, blocking))
-            return None
+            failed = Fault(hook.name, handler, None, failure.reason, blocking)
         except Exception as exc:  # a host import's own failure stopped the hook
             self._discard(hook)
-            self._fault(Fault(hook.name, handler, None, str(exc), blocking))
-            return None
-        if isinstance(result, str):
-            self._fault(Fault(hook.name, handler, None, result, blocking))
+            failed = Fault(hook.name, handler, None, str(exc), blocking)
+        else:
+            if isinstance(result, str):
+                failed = Fault(hook.name, handler, None, result, blocking)
+        if failed is not None:
+            self._fault(failed)
+            if failures is not None:
+                failures.append(failed)
             return None
         arm = result.tag if isinstance(result, Variant) else "none"
         if arm == "none":

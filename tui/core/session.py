@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui.core import compaction, continuation, ids, paths, tokens
 from tui.core import events as ev
-from tui.core import ids, paths, tokens
 from tui.core.asking import InputResponder, InputTimeout, NoAnswer
 from tui.core.attachments import AttachmentStore
 from tui.core.cancel import CancelToken
@@ -191,6 +191,7 @@ class Session:
         self._session_started = False
         self.current_task: str | None = None  # while a task runs: its id (the record scope)
         self.current_turn = 0
+        self.continuation: continuation.Held | None = None  # a stateful driver's state
         self._invocations = 0
         self.host = SessionHost(self)
         self.runtime = WasmRuntime(paths.compiled_cache(self.home), self._progress) \
@@ -454,7 +455,8 @@ class Session:
         self.current_turn = turn
         self._emit(ev.TurnStarted, task_id=task.task_id, turn=turn,
                    max_turns=self.inference.max_turns, input_tokens=input_tokens)
-        request = {**self.head, "messages": payload_messages}
+        request = continuation.request(self.head, payload_messages, self.context_id,
+                                       self.continuation)
         completed = _TurnReport(self, task, turn, input_tokens, message_ids)
         try:
             reply = self.driver.complete(request, _DeltaSink(self, task.task_id, turn),
@@ -469,7 +471,10 @@ class Session:
         if reply.status != "passed":
             text = _error_text(reply.error_text)
             completed.failed(text)
+            self.continuation = None
             return _Outcome("failed", f"error: {text}", "driver_error", turn)
+        self.continuation = continuation.after_reply(reply, self.context_id,
+                                                     len(payload_messages))
         raw = reply.data or ""
         output_tokens = tokens.count(raw)
         task.output_tokens += output_tokens
@@ -484,6 +489,10 @@ class Session:
             self.hooks.inference(turn, input_tokens, output_tokens, decision,
                                  str(calls[0]["name"]) if calls else None, payload_messages,
                                  response.content, self.tool_payload)
+        if response.stop_reason != "error":
+            failed = compaction.check(self, task, turn, input_tokens + output_tokens)
+            if failed is not None:
+                return failed
         return self._after_response(task, tools, turn, response)
 
     def _after_response(self, task: _Task, tools: ToolTable, turn: int,

@@ -125,6 +125,11 @@ class SessionHooks:
                 turn, shell.binary, shell.command, shell.exit_code, shell.stdout, shell.stderr,
                 shell.stdout_bytes, shell.stderr_bytes, shell.duration_ms))
 
+    def dispatch_compaction(self, event: Any, failures: list[Fault]) -> list[tuple[Hook, Any]]:
+        """on-compaction: the committed replacements, and the hooks that failed."""
+        assert self.runner is not None
+        return self.runner.dispatch("on-compaction", event, failures)
+
     def task_end(self, task_id: str, exit_status: str) -> list[tuple[Hook, Any]]:
         if not self.bound("on-task-end"):
             return []

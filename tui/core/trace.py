@@ -281,7 +281,22 @@ def _task_reopened(writer: TraceWriter, event: ev.TaskReopened) -> None:
     writer.write("task_reopened", writer.task_node, event.ts_ms, fields, event.session_id)
 
 
+def _compacted(writer: TraceWriter, event: ev.Compacted) -> None:
+    fields = {"turn": event.turn, "task_id": event.task_id,
+              "tokens_before": event.tokens_before, "tokens_after": event.tokens_after}
+    writer.write("compaction", writer.task_node, event.ts_ms, fields, event.session_id)
+
+
+def _compaction_declined(writer: TraceWriter, event: ev.CompactionDeclined) -> None:
+    fields = {"turn": event.turn, "task_id": event.task_id, "tokens": event.tokens,
+              "reason": event.reason}
+    writer.write("compaction_declined", writer.task_node, event.ts_ms, fields,
+                 event.session_id)
+
+
 _HANDLERS: dict[type[ev.Event], Any] = {
+    ev.Compacted: _compacted,
+    ev.CompactionDeclined: _compaction_declined,
     ev.HookFault: _hook_fault,
     ev.TaskReopened: _task_reopened,
     ev.SessionStarted: TraceWriter._session_start,

@@ -25,11 +25,18 @@ from tui.core.messages import compact_json
 
 class ScriptedDriver:
     def __init__(self, name: str, responses: list[dict[str, Any]], script_path: Path,
-                 chunk_chars: int = 8, chars_per_second: float = 0.0) -> None:
+                 chunk_chars: int = 8, chars_per_second: float = 0.0,
+                 requests_log: Path | None = None) -> None:
         self.name = name
         self.script_path = script_path
         self._responses = responses
-        self._encoded = [compact_json(response) for response in responses]
+        # `metadata` (e.g. continuation_id) goes to the result's metadata, not the response
+        self._encoded = [compact_json({k: v for k, v in response.items() if k != "metadata"})
+                         for response in responses]
+        self._metadata = [tuple((str(k), str(v)) for k, v in
+                                (response.get("metadata") or {}).items())
+                          for response in responses]
+        self.requests_log = requests_log
         self._next = 0
         self._chunk = max(1, chunk_chars)
         self._delay = self._chunk / chars_per_second if chars_per_second > 0 else 0.0
@@ -49,8 +56,12 @@ class ScriptedDriver:
             raise LaunchError(f"{where}.chunk_chars: expected an integer >= 1, got {chunk!r}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0:
             raise LaunchError(f"{where}.chars_per_second: expected a number >= 0, got {rate!r}")
+        log = config.get("requests_log")
+        if log is not None and (not isinstance(log, str) or not log):
+            raise LaunchError(f"{where}.requests_log: expected a file path, got {log!r}")
         path = (capsule_root / script).resolve()
-        return cls(name, load_script(path), path, chunk, float(rate))
+        return cls(name, load_script(path), path, chunk, float(rate),
+                   (capsule_root / log).resolve() if log else None)
 
     @property
     def remaining(self) -> int:
@@ -65,6 +76,9 @@ class ScriptedDriver:
                     f"scripted driver: {self.script_path} holds {len(self._responses)} "
                     f"responses and this is call {index + 1}; the script ran out")
             self._next += 1
+            if self.requests_log is not None:  # what the driver was sent, one line a call
+                with self.requests_log.open("a", encoding="utf-8") as handle:
+                    handle.write(compact_json(request) + "\n")
         response = self._responses[index]
         for block in response.get("content", []):
             kind = block.get("type")
@@ -72,7 +86,8 @@ class ScriptedDriver:
                 self._stream(str(block.get("text", "")), stream.text, cancel)
             elif kind == "thinking":
                 self._stream(str(block.get("text", "")), stream.thinking, cancel)
-        return DriverReply(status="passed", data=self._encoded[index])
+        return DriverReply(status="passed", data=self._encoded[index],
+                           metadata=self._metadata[index])
 
     def _stream(self, text: str, send: Any, cancel: CancelToken) -> None:
         for start in range(0, len(text), self._chunk):
@@ -119,4 +134,7 @@ def _response_problem(response: Any) -> str | None:
     for number, block in enumerate(content):
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             return f"content[{number}] is not a block with a type"
+    metadata = response.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        return "metadata must be a mapping of names to strings (e.g. continuation_id)"
     return None

@@ -1,0 +1,176 @@
+"""Compaction and stateful-driver continuation in real sessions (WAT hooks, the scripted
+driver recording every request it was sent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import read_jsonl
+from tests.wasm.conftest import WasmCapsule, answer, call
+from tests.wasm.test_wasm_session import hook_entry, run, tool_entry
+from tui.core import events as ev
+from tui.core.compaction import rebuild, unpaired
+from tui.core.record import to_wit
+
+# a window of 400 tokens at a threshold of 0.5 makes every turn of these sessions due for
+# compaction; the hook asks the session's driver for each summary (the next scripted response)
+COMPACTOR = "binding: on-compaction\ncommit_policy: replace-context\n"
+
+
+def with_log(root: Path) -> Path:
+    """Make the capsule's scripted driver write every request it receives."""
+    manifest = root / "murmur.yaml"
+    text = manifest.read_text().replace("config: {script: script.json}",
+                                        "config: {script: script.json, requests_log: sent.jsonl}")
+    manifest.write_text(text)
+    return root / "sent.jsonl"
+
+
+def compacting_capsule(wasm_capsule: WasmCapsule, tmp_path: Path, responses: list[Any],
+                       contract: str = COMPACTOR) -> Path:
+    hook = hook_entry("summariser", "all_hook", contract=contract, tmp=tmp_path)
+    return wasm_capsule(responses, tool_entry("echo", "echo_tool") + hook,
+                        extra="  compaction:\n    threshold: 0.5\ncontext:\n  max_tokens: 400\n")
+
+
+def test_a_committed_compaction_replaces_the_context_and_is_recorded_beside_it(
+        wasm_capsule: WasmCapsule, tmp_path: Path) -> None:
+    # turn 1 calls echo; compaction is due, the hook's run-inference takes the next
+    # response as its summary; turn 2 answers, and is compacted in turn
+    root = compacting_capsule(wasm_capsule, tmp_path, [
+        call("echo", {"x": 1}), answer("the summary so far"), answer("done"),
+        answer("second summary")])
+    sent = with_log(root)
+    result, sink = run(root)
+    assert result.exit_status == "ok" and result.result == "done"
+    compacted = sink.of(ev.Compacted)
+    assert [c.turn for c in compacted] == [0, 1]
+    first = compacted[0]
+    assert first.turn == 0 and first.tokens_after < first.tokens_before
+    requests = [json.loads(line) for line in sent.read_text().splitlines()]
+    # the driver saw: turn 1 (the task), the hook's own request, turn 2 (the summary, then
+    # the assistant's call and the tool result that followed it), the hook again
+    assert [len(r["messages"]) for r in requests] == [1, 1, 3, 1]
+    assert requests[2]["messages"][0] == {"role": "user", "content": [
+        {"type": "text", "text": "the summary so far"}]}
+    traced = [x for x in read_jsonl(result.paths.trace) if x["event_type"] == "compaction"]
+    assert traced and traced[0]["tokens_before"] == first.tokens_before
+    assert traced[0]["tokens_after"] == first.tokens_after and traced[0]["turn"] == 0
+    assert result.record_path is not None
+    record = read_jsonl(result.record_path)
+    ids = [m["id"] for m in record]
+    assert len(ids) == len(set(ids))  # the summary got a fresh id; nothing written twice
+    texts = [m["content"][0].get("text") for m in record if m["role"] == "user"]
+    assert texts[:2] == ["go", "the summary so far"]  # beside, not instead of, the task
+
+
+def test_a_hook_without_the_replace_context_policy_declines_and_the_task_goes_on(
+        wasm_capsule: WasmCapsule, tmp_path: Path) -> None:
+    root = compacting_capsule(wasm_capsule, tmp_path, [
+        call("echo", {}), answer("ignored summary"), answer("done"),
+        answer("ignored again")], contract="binding: on-compaction\n")
+    result, sink = run(root)
+    assert result.exit_status == "ok" and result.result == "done"
+    declined = sink.of(ev.CompactionDeclined)
+    assert declined and declined[0].reason == "no_hook_replacement"
+    assert any(f.handler == "on-compaction" and f.arm == "replace-context"
+               for f in sink.of(ev.HookFault))
+    lines = [x for x in read_jsonl(result.paths.trace)
+             if x["event_type"] == "compaction_declined"]
+    assert lines[0]["reason"] == "no_hook_replacement" and lines[0]["tokens"] > 200
+    assert not sink.of(ev.Compacted)
+
+
+def test_a_failing_compaction_hook_fails_the_task(wasm_capsule: WasmCapsule,
+                                                  tmp_path: Path) -> None:
+    # the script holds nothing for the hook's run-inference: it returns err(...)
+    root = compacting_capsule(wasm_capsule, tmp_path, [call("echo", {})])
+    result, sink = run(root)
+    assert result.exit_status == "failed"
+    failed = sink.of(ev.TaskFailed)
+    assert failed and failed[0].cause == "compaction_hook" and failed[0].turn == 0
+    assert "summariser" in result.result and "ran out" in result.result
+    kinds = [x["event_type"] for x in read_jsonl(result.paths.trace)]
+    assert "task_failed" in kinds and kinds[-1] == "session_end"
+    assert (result.paths.out / "result.txt").read_text().startswith("error: ")
+
+
+def test_below_the_threshold_nothing_is_dispatched(wasm_capsule: WasmCapsule,
+                                                    tmp_path: Path) -> None:
+    hook = hook_entry("summariser", "all_hook", contract=COMPACTOR, tmp=tmp_path)
+    root = wasm_capsule([call("echo", {}), answer("done")], tool_entry("echo", "echo_tool")
+                        + hook, extra="context:\n  max_tokens: 100000\n")
+    result, sink = run(root)
+    assert result.exit_status == "ok"
+    assert not sink.of(ev.Compacted) and not sink.of(ev.CompactionDeclined)
+
+
+def test_a_replacement_with_an_unanswered_tool_call_is_declined() -> None:
+    # what a hook hands back, as WIT messages: an assistant call with no result
+    call_message = {"role": "assistant", "id": "msg_1", "content": [
+        {"type": "tool_call", "id": "t1", "name": "bash", "input": {}}]}
+    result_message = {"role": "tool", "id": "msg_2", "tool_call_id": "t1", "is_error": False,
+                      "content": [{"type": "text", "text": "ok"}]}
+
+    class Item:
+        def __init__(self, message: dict[str, Any]) -> None:
+            wit = to_wit(message)
+            self.role, self.content = wit.role, wit.content
+            setattr(self, "source-id", "src")
+
+    alone = rebuild([Item(call_message)])
+    paired = rebuild([Item(call_message), Item(result_message)])
+    assert unpaired(alone) and not unpaired(paired)
+    assert paired[1]["tool_call_id"] == "t1" and paired[1]["source_id"] == "src"
+    assert paired[0]["id"] != "msg_1" and paired[0]["id"].startswith("msg_")
+
+
+def continuing(text: str, continuation_id: str | None) -> dict[str, Any]:
+    response = answer(text)
+    if continuation_id is not None:
+        response["metadata"] = {"continuation_id": continuation_id}
+    return response
+
+
+def calling(call_id: str, continuation_id: str | None) -> dict[str, Any]:
+    response = call("echo", {"n": call_id}, call_id=call_id)
+    if continuation_id is not None:
+        response["metadata"] = {"continuation_id": continuation_id}
+    return response
+
+
+def test_a_continuing_driver_is_sent_only_what_is_new(wasm_capsule: WasmCapsule) -> None:
+    root = wasm_capsule([calling("a", "conv-1"), calling("b", "conv-1"), calling("c", ""),
+                         calling("d", "conv-2"), continuing("done", None)],
+                        tool_entry("echo", "echo_tool"), extra="  max_turns: 8\n")
+    sent = with_log(root)
+    result, _ = run(root)
+    assert result.exit_status == "ok"
+    requests = [json.loads(line) for line in sent.read_text().splitlines()]
+    # turn 1: the task; 2: only the tool result (the driver holds its own call); 3: likewise;
+    # turn 3 returned an empty id, so 4 is a full resend (7 messages); 5: the new result
+    assert [len(r["messages"]) for r in requests] == [1, 1, 1, 7, 1]
+    assert [r.get("continuation_id") for r in requests] == [
+        None, "conv-1", "conv-1", None, "conv-2"]
+    assert requests[1]["messages"][0]["role"] == "tool"
+    assert requests[1]["messages"][0]["tool_call_id"] == "a"
+    # the tokens are the full context's, whatever went over the wire
+    turns = [x for x in read_jsonl(result.paths.trace) if x["event_type"] == "inference"]
+    assert turns[1]["input_tokens"] < turns[2]["input_tokens"] < turns[3]["input_tokens"]
+    assert [len(t["message_ids"]) for t in turns] == [1, 3, 5, 7, 9]
+
+
+def test_a_compaction_drops_the_continuation(wasm_capsule: WasmCapsule,
+                                             tmp_path: Path) -> None:
+    root = compacting_capsule(wasm_capsule, tmp_path, [
+        calling("a", "conv-1"), answer("short summary"), continuing("done", None),
+        answer("final summary")])
+    sent = with_log(root)
+    result, sink = run(root)
+    assert result.exit_status == "ok" and sink.of(ev.Compacted)
+    requests = [json.loads(line) for line in sent.read_text().splitlines()]
+    # after the compaction: a full resend of the new context, and no continuation id
+    assert "continuation_id" not in requests[2]
+    assert len(requests[2]["messages"]) == 3

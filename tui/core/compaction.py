@@ -1,0 +1,139 @@
+"""Compaction (spec §5.2 step 8, seed 001): when the session's tokens reach
+`compaction.threshold` of `context.max_tokens`, the `on-compaction` hooks receive every message
+and may hand back a shorter context, which replaces it.
+
+Outcomes: a hook's `Err` (or trap) fails the task (`compaction_hook`); no replacement is a
+`compaction_declined` (`no_hook_replacement`) and the task goes on over budget; a replacement
+whose assistant tool calls and tool results do not pair is declined (`unresolved_tool_call`);
+anything else is committed: the messages get fresh ids and are appended to the record beside
+what they replace, the tokens are recounted, and a held driver continuation is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from wasmtime.component import Record
+
+from tui.core import events as ev
+from tui.core.hooks import Fault
+from tui.core.messages import Message, from_wit_message, tool_calls_of
+from tui.core.record import to_wit
+from tui.core.wasm.values import record
+
+if TYPE_CHECKING:
+    from tui.core.session import Session, _Outcome, _Task
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: str  # committed | declined | failed
+    messages: list[Message] = field(default_factory=list)  # the committed replacement
+    reason: str = ""  # declined: why; failed: the hook's error
+    hook: str | None = None
+
+
+def due(session_tokens: int, window: int | None, threshold: float) -> float | None:
+    """The actual ratio of tokens to the window when compaction is due, else None."""
+    if not window or window <= 0:
+        return None
+    ratio = session_tokens / window
+    return ratio if ratio >= threshold else None
+
+
+def compaction_event(messages: Iterable[Message], session_tokens: int, ratio: float,
+                     model: str | None, system_prompt: str | None) -> Record:
+    """`compaction-event`: tool messages in the envelope form of seed 003."""
+    wit = [record(role=m.role, content=m.content, id=m.id, source_id=m.source_id)
+           for m in (to_wit(message) for message in messages)]
+    return record(messages=wit, session_tokens=session_tokens, threshold=ratio, model=model,
+                  system_prompt=system_prompt)
+
+
+def rebuild(payload: Iterable[Any]) -> list[Message]:
+    """A `replace-context` payload as the runtime holds messages: fresh ids, `source_id` kept,
+    tool messages without the envelope dropped."""
+    rebuilt: list[Message] = []
+    for item in payload or []:
+        wit = {"role": getattr(item, "role", ""), "content": getattr(item, "content", ""),
+               "source_id": getattr(item, "source-id", None)}
+        message = from_wit_message(wit)
+        if message is not None:
+            rebuilt.append(message)
+    return rebuilt
+
+
+def unpaired(messages: list[Message]) -> bool:
+    """True when the assistants' tool call ids and the tool results' ids differ."""
+    calls = Counter(str(block.get("id")) for m in messages if m.get("role") == "assistant"
+                    for block in tool_calls_of(m.get("content")))
+    results = Counter(str(m.get("tool_call_id")) for m in messages if m.get("role") == "tool")
+    return calls != results
+
+
+def decide(session: Session, task: _Task, session_tokens: int, ratio: float) -> Decision:
+    """Dispatch `on-compaction` and judge what came back."""
+    compaction = session.inference.compaction
+    failures: list[Fault] = []
+    event = compaction_event(task.messages, session_tokens, ratio,
+                             compaction.model or session.inference.model,
+                             compaction.system_prompt)
+    committed = session.hooks.dispatch_compaction(event, failures)
+    if failures:
+        first = failures[0]
+        return Decision("failed", reason=f"compaction hook {first.hook} failed: {first.error}",
+                        hook=first.hook)
+    if not committed:
+        return Decision("declined", reason="no_hook_replacement")
+    hook, output = committed[0]
+    messages = rebuild(output.payload)
+    if unpaired(messages):
+        return Decision("declined", reason="unresolved_tool_call", hook=hook.name)
+    return Decision("committed", messages=messages, hook=hook.name)
+
+
+def check(session: Session, task: _Task, turn: int, session_tokens: int) -> _Outcome | None:
+    """Step 8 of a turn: compact when due. An outcome fails the task; None goes on."""
+    from tui.core.session import _Outcome
+
+    window = session.capsule.context.max_tokens
+    ratio = due(session_tokens, window, session.inference.compaction.threshold)
+    if ratio is None or not session.hooks.bound("on-compaction"):
+        return None
+    decision = decide(session, task, session_tokens, ratio)
+    if decision.kind == "failed":
+        return _Outcome("failed", f"error: {decision.reason}", "compaction_hook", turn)
+    if decision.kind == "declined":
+        session._emit(ev.CompactionDeclined, task_id=task.task_id, turn=turn,
+                      tokens=session_tokens, reason=decision.reason)
+        return None
+    replace_context(session, task, decision.messages)
+    tokens_after = session.counter.count(task.payload, task.ids) if task.payload else 0
+    session._emit(ev.Compacted, task_id=task.task_id, turn=turn,
+                  tokens_before=session_tokens, tokens_after=tokens_after)
+    session._log_bootstrap(f"compaction: turn {turn + 1}, {session_tokens} -> {tokens_after} "
+                           f"tokens, {len(decision.messages)} messages from hook "
+                           f"{decision.hook}")
+    if session.inference.compaction.dump_summaries:
+        line = {"task_id": task.task_id, "turn": turn, "hook": decision.hook,
+                "tokens_before": session_tokens, "tokens_after": tokens_after,
+                "messages": decision.messages}
+        session.paths.out.mkdir(parents=True, exist_ok=True)
+        with (session.paths.out / "compaction-summaries.jsonl").open(
+                "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return None
+
+
+def replace_context(session: Session, task: _Task, messages: list[Message]) -> None:
+    """The context becomes `messages` (each appended to the record); the token counter forgets
+    what left, and a held driver continuation is dropped (the next turn resends all)."""
+    task.messages, task.ids, task.payload = [], [], []
+    for message in messages:
+        session._append(task, message)
+    session.counter.forget(set(task.ids))
+    session.continuation = None

@@ -1,0 +1,44 @@
+"""Stateful driver continuation (seed 001, spec §4.2).
+
+A driver that holds the conversation provider-side returns `continuation_id` in its result's
+metadata. While one is held for the context about to be sent, a request carries only the
+messages appended since the driver acknowledged state, plus the id at the top level. The driver
+acknowledges what it was sent and its own answer: after a reply, the held state covers the
+request's messages and the assistant message that records that reply, so the next request
+starts with what came after it (tool results, a reopen's feedback). A reply without the key
+(or with an empty value), a compaction, or another context id means a full resend. Session
+tokens are always counted on the full logical payload, never on what went over the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tui.core.inference.driver import DriverReply
+from tui.core.messages import Message
+
+
+@dataclass(frozen=True)
+class Held:
+    continuation_id: str
+    context_id: str | None
+    acknowledged: int  # messages of the context the driver holds
+
+
+def request(head: dict[str, Any], messages: list[Message], context_id: str | None,
+            held: Held | None) -> dict[str, Any]:
+    """The driver request: incremental under a continuation for this context, else full."""
+    if held is not None and held.context_id == context_id and \
+            held.acknowledged <= len(messages):
+        return {**head, "messages": messages[held.acknowledged:],
+                "continuation_id": held.continuation_id}
+    return {**head, "messages": messages}
+
+
+def after_reply(reply: DriverReply, context_id: str | None, sent: int) -> Held | None:
+    """What is held after a passed reply to a request over `sent` context messages."""
+    continuation_id = reply.meta("continuation_id")
+    if not continuation_id:
+        return None
+    return Held(continuation_id, context_id, sent + 1)
