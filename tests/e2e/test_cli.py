@@ -17,7 +17,8 @@ def test_demo_runs_headless_json_and_leaves_murmur_files(murmur_home: Path) -> N
     kinds = [e["event"] for e in events]
     assert kinds[0] == "SessionStarted" and kinds[-1] == "SessionEnded"
     for needed in ("TaskStarted", "TextDelta", "ThinkingDelta", "ToolCallFinished",
-                   "ShellExecuted", "InputRequested", "InputAnswered", "HookFault", "TaskEnded"):
+                   "ShellExecuted", "InputRequested", "InputAnswered", "HookFault", "Compacted",
+                   "TaskReopened", "TaskEnded"):
         assert needed in kinds
     asked = next(e for e in events if e["event"] == "InputRequested")
     assert asked["tool_name"] == "ask-user" and "shall it list the workdir" in asked["prompt"]
@@ -33,18 +34,29 @@ def test_demo_runs_headless_json_and_leaves_murmur_files(murmur_home: Path) -> N
     assert trace[0]["event_type"] == "session_start"
     assert trace[-1]["event_type"] == "session_end"
     assert trace[0]["session_id"] == start["session_id"] == workdir.name
+    # the demo's hooks: a recorded fault, a committed compaction, a reopened task
+    kinds_traced = [line["event_type"] for line in trace]
+    assert "hook_dispatch_error" in kinds_traced
+    compaction = next(line for line in trace if line["event_type"] == "compaction")
+    assert compaction["tokens_after"] < compaction["tokens_before"]
+    assert kinds_traced.index("compaction") < kinds_traced.index("task_reopened")
+    assert any(line.get("origin") == "hook:summarise-hook" for line in trace
+               if line["event_type"] == "inference")
     # record: §3 lines under MURMUR_HOME, 0700 folders
     record = Path(start["record_path"])
     assert record.is_relative_to(murmur_home / "conversations" / "murmur-demo")
     messages = read_jsonl(record)
+    # the summary is recorded beside what it replaced; then the answer, the reviewer's
+    # request and the checked answer
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool",
-                                             "assistant"]
+                                             "user", "assistant", "user", "assistant"]
+    assert messages[5]["content"][0]["text"].startswith("Summary so far")
     assert all(re.fullmatch(r"msg_[0-9a-f]{32}", m["id"]) for m in messages)
     assert stat.S_IMODE(record.parent.stat().st_mode) == 0o700
     # result: §5.7, the final answer's text
     answer = (workdir / "out" / "result.txt").read_text()
     task_end = next(e for e in events if e["event"] == "TaskEnded")
-    assert answer == task_end["result"] and answer.startswith("Here is what the workdir holds")
+    assert answer == task_end["result"] and answer.startswith("Checked: the workdir holds")
 
 
 def test_demo_human_output(murmur_home: Path) -> None:

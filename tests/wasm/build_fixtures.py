@@ -90,6 +90,8 @@ ALL: tuple[Fixture, ...] = (
     # demo components shipped with the app
     Fixture("ask-user", DEMO_COMPONENTS / "ask-user", "tool"),
     Fixture("noisy-hook", DEMO_COMPONENTS / "noisy-hook", "hook"),
+    Fixture("summarise-hook", DEMO_COMPONENTS / "summarise-hook", "hook"),
+    Fixture("review-hook", DEMO_COMPONENTS / "review-hook", "hook"),
 )
 BY_NAME = {fx.name: fx for fx in ALL}
 

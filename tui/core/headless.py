@@ -88,6 +88,12 @@ def describe(event: ev.Event) -> str | None:
             return f"? {event.tool_name} asks: {event.prompt}"
         case ev.Progress():
             return f"… {event.text}"
+        case ev.Compacted():
+            return (f"⇣ context compacted at turn {event.turn + 1}: {event.tokens_before} → "
+                    f"{event.tokens_after} tokens")
+        case ev.CompactionDeclined():
+            return (f"⇣ compaction declined at turn {event.turn + 1} ({event.reason}); "
+                    f"{event.tokens} tokens")
         case ev.TaskReopened():
             return f"↻ task reopened by {event.hook_name} ({event.reopen_number}): {event.reason}"
         case ev.InputAnswered():

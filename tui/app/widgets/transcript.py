@@ -193,6 +193,13 @@ class Transcript(LinesView):
             case ev.InputAnswered() if event.task_id:
                 self._line(event.task_id, self._current_turn(event.task_id),
                            f"ans{event.request_id}", f"  you answered: {_short(event.answer)}")
+            case ev.Compacted():
+                self._line(event.task_id, event.turn, f"compact{event.seq}",
+                           f"⇣ context compacted: {event.tokens_before} → "
+                           f"{event.tokens_after} tokens")
+            case ev.CompactionDeclined():
+                self._line(event.task_id, event.turn, f"compact{event.seq}",
+                           f"⇣ compaction declined ({event.reason}) at {event.tokens} tokens")
             case ev.TaskReopened():
                 self._line(event.task_id, self._current_turn(event.task_id),
                            f"reopen{event.seq}",
