@@ -251,3 +251,44 @@ def test_fixtures_folder_is_complete() -> None:
     assert {"echo_tool", "ask_tool", "spin_tool", "hog_tool", "escape_tool", "attach_tool",
             "stream_driver", "trap_driver", "all_hook", "bare_hook", "invoke_capsule",
             "old_tool", "future_tool"} <= names
+
+
+def test_strings_of_any_content_cross_into_a_component_and_back(runtime: WasmRuntime,
+                                                                 tmp_path: Path) -> None:
+    # murmur-tui copies strings into wasmtime's C API itself (tui/core/wasm/conversion.py)
+    for data in ["", "a", "héllo ✓ 🙂 \u0000 end", "x" * 300_000]:
+        assert run_tool(runtime, "echo_tool", tmp_path, data=data)["data"] == data
+
+
+def test_a_long_compaction_event_is_handed_to_a_hook_again_and_again(tmp_path: Path) -> None:
+    # the event's type is read once and reused for every message and every later call
+    from tui.core.compaction import compaction_event
+
+    runtime = WasmRuntime(tmp_path / "compiled")
+    wasm = fixture("all_hook")
+    loaded = runtime.load(wasm)
+    export = versions.check(wasm, "hook", loaded.imports, loaded.exports)
+    guest = Guest(runtime, loaded, export, sandbox(tmp_path), "hook")
+    messages = [{"role": "user", "id": f"msg_{n}", "content": [{"type": "text",
+                                                                "text": f"é{n}"}]}
+                for n in range(300)]
+    event = compaction_event(messages, 10, 0.5, None, None)
+    asked: list[str] = []
+
+    class Services:
+        def run_inference(self, hook_name: str, request: list[dict[str, object]],
+                          system_prompt: str | None, model: str | None
+                          ) -> tuple[str, str, int, int]:
+            asked.append(hook_name)
+            return f"summary {len(asked)}", "m", 1, 1
+
+    try:
+        for n in (1, 2, 3):
+            context = calls.CallContext("hook", "hook", Services())  # type: ignore[arg-type]
+            result = guest.call("on-compaction", event, context=context)
+            assert result.tag == "replace-context"
+            assert [m.content for m in result.payload] == [f"summary {n}"]
+    finally:
+        guest.close()
+        runtime.close()
+    assert asked == ["hook", "hook", "hook"]

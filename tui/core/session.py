@@ -488,7 +488,7 @@ class Session:
             calls = response.tool_calls
             self.hooks.inference(turn, input_tokens, output_tokens, decision,
                                  str(calls[0]["name"]) if calls else None, payload_messages,
-                                 response.content, self.tool_payload)
+                                 message_ids, response.content, self.tool_payload)
         if response.stop_reason != "error":
             failed = compaction.check(self, task, turn, input_tokens + output_tokens)
             if failed is not None:

@@ -41,6 +41,7 @@ class SessionHooks:
                                        entry.capabilities.conversation_read),
             ))
         self.runner: HookRunner | None = None
+        self._encoded: dict[str, str] = {}  # message id -> its payload JSON
         if hooks:
             assert session.runtime is not None
             try:
@@ -95,15 +96,30 @@ class SessionHooks:
                 task_id, s.context_id, "task_md", input_bytes, budget, window, prior_tokens))
 
     def inference(self, turn: int, input_tokens: int, output_tokens: int, decision: str,
-                  tool_name: str | None, payload: list[dict[str, Any]],
+                  tool_name: str | None, payload: list[dict[str, Any]], message_ids: list[str],
                   content: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
         if not self.bound("on-inference"):
             return
         event = hook_events.inference_event(
-            turn, input_tokens, output_tokens, decision, tool_name, compact_json(payload),
-            compact_json(content), compact_json(tools))
+            turn, input_tokens, output_tokens, decision, tool_name,
+            self._prompt(payload, message_ids), compact_json(content), compact_json(tools))
         for hook, output in self._dispatch("on-inference", event):
             self._keep_artifact(hook.name, turn, str(output.payload))
+
+    def _prompt(self, payload: list[dict[str, Any]], message_ids: list[str]) -> str:
+        """The prompt's JSON (the payload's messages), each message encoded once: a long
+        session's payload is re-sent to on-inference every turn."""
+        encoded = self._encoded
+        if len(encoded) > 2 * len(message_ids) + 64:  # after a compaction: drop what left
+            keep = set(message_ids)
+            encoded = self._encoded = {k: v for k, v in encoded.items() if k in keep}
+        parts = []
+        for key, message in zip(message_ids, payload, strict=True):
+            text = encoded.get(key)
+            if text is None:
+                text = encoded[key] = compact_json(message)
+            parts.append(text)
+        return "[" + ",".join(parts) + "]"
 
     def _keep_artifact(self, hook: str, turn: int, artifact: str) -> None:
         """A committed on-inference `artifact`: one line in `out/hook-artifacts.jsonl`."""

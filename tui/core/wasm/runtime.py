@@ -15,6 +15,7 @@ from pathlib import Path
 import wasmtime
 from wasmtime.component import Linker
 
+from tui.core.wasm import conversion
 from tui.core.wasm.cache import CompileCache, LoadedComponent
 from tui.core.wasm.imports import define_murmur_imports
 
@@ -26,6 +27,7 @@ class WasmRuntime:
     """The shared engine. Thread-safe: stores made from it may run on any thread."""
 
     def __init__(self, cache_dir: Path, progress: Callable[[str], None] | None = None) -> None:
+        conversion.install()
         config = wasmtime.Config()
         config.epoch_interruption = True
         self.engine = wasmtime.Engine(config)
