@@ -339,6 +339,19 @@ def test_a_reopen_task_hook_sends_the_task_back(wasm_capsule: WasmCapsule,
     assert [x["event_type"] for x in read_jsonl(result.paths.trace)].count("task_reopened") == 1
 
 
+def test_a_task_reopened_within_its_budget_finishes_ok(wasm_capsule: WasmCapsule) -> None:
+    # the demo's review-hook sends the task back once, then lets it end
+    review = Path(__file__).resolve().parents[2] / "tui" / "demo" / "components" / "review-hook"
+    root = wasm_capsule([answer("first"), answer("checked")],
+                        f"  - name: review-hook\n    runtime: hook\n    source: {review}\n")
+    result, sink = run(root)
+    assert result.exit_status == "ok" and result.result == "checked"
+    assert [r.reopen_number for r in sink.of(ev.TaskReopened)] == [1]
+    assert not sink.of(ev.TaskFailed)
+    ended = [x for x in read_jsonl(result.paths.trace) if x["event_type"] == "task_end"]
+    assert ended[0]["exit_status"] == "ok" and ended[0]["reopen_count"] == 1
+
+
 def test_a_bad_hook_contract_refuses_the_launch(wasm_capsule: WasmCapsule,
                                                 tmp_path: Path) -> None:
     hook = hook_entry("bad", "all_hook", contract="execution_mode: async\n"

@@ -1,0 +1,52 @@
+"""An async hook's bounded queue: a job that takes long fills it, and what cannot wait is
+dropped with a fault (on_overflow: drop) — the session never blocks on it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.unit.test_session import Collect
+from tests.wasm.conftest import WasmCapsule, answer
+from tests.wasm.test_wasm_session import hook_entry
+from tui.core import events as ev
+from tui.core.compaction import compaction_event
+from tui.core.hook_events import tool_event
+from tui.core.hooks import QUEUE_SIZE
+from tui.core.manifest import load_capsule
+from tui.core.session import LaunchOptions, Session
+
+
+def test_an_async_hooks_full_queue_drops_jobs_with_a_fault(wasm_capsule: WasmCapsule,
+                                                          tmp_path: Path) -> None:
+    # the hook's on-compaction asks the driver, which streams a long answer slowly: the
+    # hook's worker is busy with that one job while more events arrive
+    slow = "config: {script: script.json, chunk_chars: 1, chars_per_second: 20}"
+    root = wasm_capsule([answer("x" * 400)],
+                        hook_entry("watcher", "all_hook", contract="execution_mode: async\n",
+                                   tmp=tmp_path))
+    manifest = root / "murmur.yaml"
+    manifest.write_text(manifest.read_text().replace("config: {script: script.json}", slow))
+    sink = Collect()
+    session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[sink])
+    runner = session.hooks.runner
+    assert runner is not None
+    try:
+        message = {"role": "user", "id": "msg_1", "content": [{"type": "text", "text": "hi"}]}
+        runner.dispatch("on-compaction", compaction_event([message], 1, 1.0, None, None))
+        for _ in range(400):  # until the worker has taken that job and waits on the driver
+            if session.driver.remaining == 0:  # type: ignore[attr-defined]
+                break
+            time.sleep(0.01)
+        assert session.driver.remaining == 0  # type: ignore[attr-defined]
+        for n in range(QUEUE_SIZE + 10):  # returns at once: the busy hook never blocks it
+            runner.dispatch("on-tool-call", tool_event(n, "echo", 1, 1, 1, "ok"))
+        dropped = [f for f in sink.of(ev.HookFault) if "queue-overflow" in (f.error or "")]
+        assert len(dropped) == 10
+        assert all(not f.traced and f.handler == "on-tool-call" for f in dropped)
+        log = (session.paths.logs / "hook-watcher.log").read_text()
+        assert log.count("queue-overflow") == 10
+    finally:
+        session.cancel.set()  # ends the slow answer
+        runner.close(drain_seconds=5.0)
+        session.close_runtime()
