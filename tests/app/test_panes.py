@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay
+from tests.app.conftest import recorded, replay, wait_for
 from tui.app.app import SupervisorApp
 from tui.core import events as ev
 
@@ -115,13 +115,14 @@ async def test_long_sessions_keep_a_bounded_window(murmur_home: Path) -> None:
         assert window[-1].text == f"answer {turns - 1}"
         drawn = list(transcript.plain_lines)
         assert drawn[0].strip().startswith(f"▲ {turns - transcript_module.WINDOW} earlier")
-        # scrolling to the top brings older turns back
+        # scrolling to the top brings older turns back, a batch at a time
+        hidden = transcript.hidden_older
         transcript.scroll_home(animate=False)
-        await pilot.pause(0.1)
-        loaded = transcript.load_older()
-        assert loaded == transcript_module.LOAD_OLDER
-        assert transcript.window_turns[0].number == \
-            turns - transcript_module.WINDOW - loaded + 1
+        await wait_for(pilot, lambda: transcript.hidden_older < hidden)
+        brought = hidden - transcript.hidden_older
+        assert brought % transcript_module.LOAD_OLDER == 0
+        assert transcript.window_turns[0].number == transcript.hidden_older + 1
+        assert len(transcript.window_turns) == transcript_module.WINDOW + brought
         # memory stays bounded too: beyond MODEL_TURNS the oldest turns are let go
         assert transcript.turns.maxlen == transcript_module.MODEL_TURNS
 
