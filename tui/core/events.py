@@ -271,6 +271,20 @@ class CompactionDeclined(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class InferenceRetry(Event):
+    """A model call failed in a way worth trying again; the next attempt starts after
+    `delay_ms`. The failed attempt's partial answer (if it streamed any) is discarded."""
+
+    task_id: str | None
+    turn: int
+    attempt: int  # the attempt that failed, from 1
+    max_attempts: int
+    status: int | None  # the provider's HTTP status; None: the connection or stream broke
+    reason: str
+    delay_ms: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Progress(Event):
     """Something slow is under way (compiling a large component)."""
 

@@ -92,7 +92,7 @@ class MessageView(LinesView):
         self._relayout()
         if not at_top:  # keep the reader's place
             self.scroll_to(y=self.scroll_y + len(self._lines) - before, animate=False,
-                           immediate=True)
+                           immediate=True, force=True)
 
     def _learn_names(self, located: list[Located]) -> None:
         for item in located:

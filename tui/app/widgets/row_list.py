@@ -73,7 +73,7 @@ class RowList(ScrollView, can_focus=True):
         self.virtual_size = Size(self._width(), len(self.rows))
         if self.follow:  # the cursor rides on the newest row (no message: the owner knows)
             self.cursor = len(self.rows) - 1
-            self.scroll_end(animate=False, immediate=False)
+            self.scroll_end(animate=False, immediate=False, force=True)
         self.refresh()
 
     def replace(self, rows: Sequence[Row], keep: str | None = None) -> None:

@@ -162,6 +162,13 @@ class Transcript(LinesView):
                 self._changed(model)
             case ev.TurnStarted():
                 self._changed(self._turn(event.task_id, event.turn))
+            case ev.InferenceRetry() if event.task_id:
+                model = self._turn(event.task_id, event.turn)
+                model.text, model.thinking = "", ""  # the next attempt streams it again
+                self._line(event.task_id, event.turn, f"retry{event.seq}",
+                           f"↻ model call failed ({event.status or 'connection broke'}); "
+                           f"retrying in {event.delay_ms / 1000:.1f} s "
+                           f"(attempt {event.attempt + 1} of {event.max_attempts})")
             case ev.TurnCompleted() if event.origin is None:
                 model = self._turn(event.task_id, event.turn)
                 model.done = True
@@ -252,9 +259,16 @@ class Transcript(LinesView):
             self.call_after_refresh(self._to_end)
         self.refresh()
 
-    def _to_end(self) -> None:
-        self.scroll_to(y=max(0, self._drawn - self.scrollable_content_region.height),
-                       animate=False, immediate=True)
+    def _to_end(self, tries: int = 20) -> None:
+        target = max(0, self._drawn - self.scrollable_content_region.height)
+        if target > self.max_scroll_y and tries > 0:
+            # the new size is not laid out yet (a busy machine): scrolling now would stop at
+            # the old end, and the view would stay there while claiming to follow
+            self.call_after_refresh(self._to_end, tries - 1)
+            return
+        # force: until the scrollbars are laid out Textual ignores a scroll it thinks the
+        # overflow does not allow, which left a following view stuck at the top
+        self.scroll_to(y=target, animate=False, immediate=True, force=True)
 
     def _trim(self, following: bool) -> None:
         if not following:
@@ -334,7 +348,8 @@ class Transcript(LinesView):
         added = len(self._lines) - before
         self._drawn = len(self._lines)
         self.virtual_size = Size(self._width, self._drawn)
-        self.scroll_to(y=self.scroll_y + max(0, added), animate=False, immediate=True)
+        self.scroll_to(y=self.scroll_y + max(0, added), animate=False, immediate=True,
+                       force=True)
         self.refresh()
         return len(batch)
 
