@@ -29,6 +29,8 @@ class SessionState:
     questions: int = 0
     faults: int = 0
     retries: int = 0
+    retry_until: float | None = None  # monotonic time the pending retry starts
+    retry_why: str = ""
     failed: bool = False  # a task attempt failed and the session has not ended yet
     running_tools: set[str] = field(default_factory=set)
 
@@ -38,6 +40,10 @@ class SessionState:
             return "finished"
         if self.questions:
             return "asking"
+        if self.retry_until is not None:
+            wait = max(0.0, self.retry_until - time.monotonic())
+            if wait > 0:
+                return f"retrying in {wait:.0f} s ({self.retry_why})"
         if self.failed:
             return "faulted"
         return "busy" if self.started is not None else "idle"
@@ -67,6 +73,7 @@ class SessionState:
                 self.max_turns = event.max_turns
                 self.context_tokens = event.input_tokens
             case ev.TurnCompleted():
+                self.retry_until = None
                 self.tokens_in += event.input_tokens
                 self.tokens_out += event.output_tokens or 0
             case ev.ToolCallStarted():
@@ -79,6 +86,12 @@ class SessionState:
                 self.failed = True
             case ev.TaskReopened():
                 self.failed = False
+            case ev.InferenceRetry():
+                self.retries += 1
+                self.retry_until = time.monotonic() + event.delay_ms / 1000
+                self.retry_why = str(event.status) if event.status else "connection broke"
+            case ev.TextDelta() | ev.ThinkingDelta():
+                self.retry_until = None
             case ev.TaskEnded():
                 self.result = event.result
             case ev.SessionEnded():

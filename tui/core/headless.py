@@ -88,6 +88,10 @@ def describe(event: ev.Event) -> str | None:
             return f"? {event.tool_name} asks: {event.prompt}"
         case ev.Progress():
             return f"… {event.text}"
+        case ev.InferenceRetry():
+            return (f"↻ model call failed ({event.status or 'connection broke'}): "
+                    f"{event.reason}; retrying in {event.delay_ms / 1000:.1f} s "
+                    f"(attempt {event.attempt + 1} of {event.max_attempts})")
         case ev.Compacted():
             return (f"⇣ context compacted at turn {event.turn + 1}: {event.tokens_before} → "
                     f"{event.tokens_after} tokens")

@@ -21,7 +21,8 @@ from tui.core.segments import segment_problem
 MANIFEST_NAME = "murmur.yaml"
 MIB = 1024 * 1024
 RUNTIMES = ("tool", "driver", "hook", "skill")
-BUILTIN_DRIVERS = ("scripted",)
+BUILTIN_DRIVERS = ("scripted", "openai", "anthropic")
+HTTP_BUILTINS = ("openai", "anthropic")
 INTERPRETERS = frozenset({"bash", "sh", "zsh", "fish", "dash", "ksh"})
 _ARTIFACT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$")
 _BINARY_NAME = re.compile(r"^[A-Za-z0-9._+-]+$")
@@ -73,6 +74,7 @@ class Gateway:
     endpoint: str
     api_key: str | None = None
     keyless: bool = False
+    upstream_auth: tuple[str, str] | None = None  # (header, value with {key}); None: default
 
 
 @dataclass(frozen=True)
@@ -261,6 +263,10 @@ def _check_driver(top: Section, inference: Inference, artifacts: tuple[Artifact,
     elif entry.builtin is None and entry.gateway is None:
         top.report.problem(entry.line, f"artifacts[{entry.name}].gateway",
                            "a WebAssembly driver needs a gateway: block with an endpoint")
+    elif entry.builtin in HTTP_BUILTINS and entry.gateway is None:
+        top.report.problem(entry.line, f"artifacts[{entry.name}].gateway",
+                           f"builtin: {entry.builtin} needs a gateway: block with the provider's "
+                           "endpoint and api_key")
 
 
 def _read_artifact(item: Section) -> Artifact:
@@ -303,10 +309,39 @@ def _read_gateway(section: Section | None) -> Gateway | None:
     if section is None:
         return None
     endpoint = section.string("endpoint", "", required=True)
+    if endpoint and (problem := endpoint_problem(endpoint)):
+        section.problem("endpoint", problem, "E-MAN-003")
     api_key = section.string("api_key", None)
     keyless = section.boolean("keyless", False)
+    upstream: tuple[str, str] | None = None
+    if (auth := section.section("upstream_auth")) is not None:
+        header = auth.string("header", "", required=True)
+        value = auth.string("value", "{key}")
+        if "{key}" not in value:
+            auth.problem("value", "must contain {key}, where the key goes")
+        auth.finish()
+        upstream = (header, value)
     section.finish()
-    return Gateway(endpoint=endpoint, api_key=api_key, keyless=keyless)
+    return Gateway(endpoint=endpoint, api_key=api_key, keyless=keyless, upstream_auth=upstream)
+
+
+def endpoint_problem(endpoint: str) -> str | None:
+    """Why a gateway endpoint is refused (spec §4.4), or None: https to any host, http only to
+    loopback; no user info, no ${…}, no query or fragment."""
+    from urllib.parse import urlsplit
+
+    if "${" in endpoint:
+        return "must not contain ${…} (keys go in api_key)"
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{endpoint!r} is not an http(s) URL"
+    if parts.username or parts.password:
+        return "must not carry a user or password (keys go in api_key)"
+    if parts.query or parts.fragment:
+        return "must not have a query or a fragment"
+    if parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
+        return f"http is allowed only to loopback (localhost, 127.0.0.1, ::1), not {parts.hostname}"
+    return None
 
 
 def _read_capabilities(

@@ -27,6 +27,7 @@ from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
 from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
+from tui.core.inference.retry import RetryNotice
 from tui.core.manifest import Capsule, Inference
 from tui.core.messages import (
     Message,
@@ -206,8 +207,11 @@ class Session:
                                             self.paths.accessible, self.paths.logs,
                                             component_env)
             self.driver: Driver = driver or (
-                build_driver(capsule, self.runtime, self.paths, self.home, component_env)
+                build_driver(capsule, self.runtime, self.paths, self.home, component_env,
+                             self._warn)
                 if capsule.inference is not None else _NoDriver())
+            if hasattr(self.driver, "on_retry"):
+                self.driver.on_retry = self._retrying
             self.tools = build_tools(capsule, self.paths, self.home, self.runtime, self.host,
                                      self.attachments, component_env, self.host.tool_stream)
             self.hooks = SessionHooks(self, component_env)
@@ -222,6 +226,16 @@ class Session:
         if self.runtime is not None:
             self.runtime.close()
             gc.collect()  # no Store may outlive the session (wasm-hosting §7, gotcha 5)
+
+    def _warn(self, code: str, text: str) -> None:
+        self._emit(ev.Warning, code=code, text=text)
+
+    def _retrying(self, notice: RetryNotice) -> None:
+        """A model call will be tried again (the built-in HTTP drivers)."""
+        self._emit(ev.InferenceRetry, task_id=self.current_task, turn=self.current_turn,
+                   attempt=notice.attempt, max_attempts=notice.max_attempts,
+                   status=notice.status, reason=notice.reason,
+                   delay_ms=int(notice.delay_s * 1000))
 
     def _progress(self, text: str) -> None:
         self._stream.emit(ev.Progress, text=text)

@@ -4,7 +4,7 @@ against another interface version) is found here, before any file is written."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tui.core.artifacts import resolve_skill, resolve_wasm
@@ -12,7 +12,7 @@ from tui.core.attachments import AttachmentStore
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, StreamSink
 from tui.core.inference.scripted import ScriptedDriver
-from tui.core.manifest import Capsule
+from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule
 from tui.core.messages import compact_json
 from tui.core.shell import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
@@ -76,12 +76,15 @@ def component_error(exc: Exception) -> LaunchError:
 
 
 def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionPaths,
-                 home: Path, extra_env: Mapping[str, str]) -> Driver:
+                 home: Path, extra_env: Mapping[str, str],
+                 warn: Callable[[str, str], None] | None = None) -> Driver:
     entry = capsule.driver
     if entry is None:  # the manifest check makes this unreachable for a loaded capsule
         raise LaunchError(f"{capsule.manifest_path}: inference.driver.artifact names no entry")
     if entry.builtin == "scripted":
         return ScriptedDriver.from_config(entry.name, entry.config, capsule.root)
+    if entry.builtin in HTTP_BUILTINS:
+        return http_driver(capsule, entry, home, warn)
     assert runtime is not None
     from tui.core.inference.wasm_driver import WasmDriver
 
@@ -132,3 +135,25 @@ def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
         folder = target.tools / binary
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "murmur.yaml").write_text(synthetic_manifest(binary), encoding="utf-8")
+
+
+def http_driver(capsule: Capsule, entry: Artifact, home: Path,
+                warn: Callable[[str, str], None] | None) -> Driver:
+    """`builtin: openai` / `builtin: anthropic`; `config.stream` (default true) and
+    `config.read_timeout_s` (default 300) tune it."""
+    from tui.core.inference.credentials import Credentials
+    from tui.core.inference.http_driver import HttpDriver
+    from tui.core.inference.retry import RetryPolicy
+
+    assert entry.gateway is not None and capsule.inference is not None and entry.builtin
+    config = entry.config
+    stream = config.get("stream", True)
+    timeout = config.get("read_timeout_s", 300)
+    where = f"artifacts[{entry.name}].config"
+    if not isinstance(stream, bool):
+        raise LaunchError(f"{where}.stream: expected true or false, got {stream!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise LaunchError(f"{where}.read_timeout_s: expected seconds > 0, got {timeout!r}")
+    return HttpDriver(entry.name, entry.builtin, entry.gateway, Credentials(home, warn),
+                      RetryPolicy(capsule.inference.retry), stream=stream,
+                      read_timeout_s=float(timeout))

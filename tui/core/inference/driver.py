@@ -55,6 +55,10 @@ class DriverError(Exception):
         self.provider_status = provider_status
 
 
+class ProviderError(Exception):
+    """A provider's stream reported an error, or broke, after it had answered: transient."""
+
+
 class InferenceCanceled(Exception):
     """The session was canceled while the driver ran."""
 

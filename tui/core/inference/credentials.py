@@ -1,0 +1,109 @@
+"""Provider keys: where they come from, and keeping them out of everything murmur-tui writes.
+
+An `api_key` of `${NAME}` is looked up in `credentials:` of `$MURMUR_HOME/config.yaml` — re-read
+whenever the file changes, so a rotated key is picked up without a restart — and then in the
+environment (`W-SEC-027`: a key from the environment is read once and warned about). A literal
+key works, with a warning. `keyless: true` sends no key. Every key that was ever handed out is
+remembered so that `redact` can replace it with `[redacted]` in any text that leaves the
+driver: errors, events, logs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")
+REDACTED = "[redacted]"
+
+
+class CredentialError(Exception):
+    """No key could be found (names where it looked)."""
+
+
+@dataclass(frozen=True)
+class Key:
+    value: str | None  # None: keyless
+    source: str  # "config.yaml", "environment", "literal", "keyless"
+
+
+class Credentials:
+    def __init__(self, home: Path, warn: Callable[[str, str], None] | None = None) -> None:
+        self.config = home / "config.yaml"
+        self._warn = warn or (lambda code, text: None)
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._table: dict[str, str] = {}
+        self._seen: set[str] = set()
+        self._warned: set[str] = set()
+
+    def resolve(self, api_key: str | None, keyless: bool, where: str) -> Key:
+        """The key for an `api_key` setting, read fresh (config.yaml is re-read if it
+        changed)."""
+        if keyless:
+            return Key(None, "keyless")
+        if not api_key:
+            raise CredentialError(f"{where}: no api_key (set api_key: ${{NAME}} and put NAME "
+                                  f"under credentials: in {self.config}, or keyless: true)")
+        match = REFERENCE.match(api_key)
+        if match is None:
+            self._warn_once(where, "W-SEC-027", f"{where}: api_key is a literal key in the "
+                            "manifest; use ${NAME} with credentials: in config.yaml")
+            return self._remember(Key(api_key, "literal"))
+        name = match.group(1)
+        table = self._credentials()
+        if name in table:
+            return self._remember(Key(table[name], "config.yaml"))
+        if os.environ.get(name):
+            self._warn_once(name, "W-SEC-027", f"{where}: the key {name} comes from the "
+                            f"environment; credentials: in {self.config} is preferred")
+            return self._remember(Key(os.environ[name], "environment"))
+        raise CredentialError(f"{where}: no credential {name}: not under credentials: in "
+                              f"{self.config}, nor in the environment")
+
+    def redact(self, text: str) -> str:
+        for secret in sorted(self._seen, key=len, reverse=True):
+            if secret:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def _remember(self, key: Key) -> Key:
+        if key.value:
+            with self._lock:
+                self._seen.add(key.value)
+        return key
+
+    def _warn_once(self, what: str, code: str, text: str) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            self._warn(code, text)
+
+    def _credentials(self) -> dict[str, str]:
+        try:
+            info = self.config.stat()
+        except OSError:
+            return {}
+        stamp = (info.st_mtime_ns, info.st_size)
+        with self._lock:
+            if stamp == self._stamp:
+                return self._table
+        try:
+            data = yaml.safe_load(self.config.read_text(encoding="utf-8")) or {}
+        except OSError as exc:
+            raise CredentialError(f"{self.config}: cannot read credentials: "
+                                  f"{exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:  # its message would quote the file: keys and all
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1})" if mark is not None else ""
+            raise CredentialError(f"{self.config}: not valid YAML{where}") from None
+        found = data.get("credentials") if isinstance(data, dict) else None
+        table = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+        with self._lock:
+            self._stamp, self._table = stamp, table
+        return table

@@ -1,0 +1,221 @@
+"""The built-in HTTP drivers (`builtin: openai`, `builtin: anthropic`): httpx, SSE streaming,
+retries, keys from the credential store, prompt cancel.
+
+One call: the request is mapped to the provider's body, POSTed, and the answer streamed into
+text and thinking deltas as it arrives and assembled into Murmur's response JSON. What happens
+when it goes wrong:
+
+- 408, 429, 500, 502, 503, 504, a connection that broke before any response, a stream that broke
+  after `200`, or an error event mid-stream: tried again after a backoff (`retry.py`), within
+  `inference.retry.max_attempts`; each retry is announced (`on_retry`) before the wait, and the
+  partial answer of a broken stream is discarded.
+- 401: the key is read again; if it changed (rotated in config.yaml), the call is sent once more
+  with the new key; otherwise the task fails `credential_rejected`.
+- any other status: the task fails, with the provider's message (keys redacted).
+- cancel: the open response is closed at once and the call ends `InferenceCanceled`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from tui.core.cancel import CancelToken
+from tui.core.inference import anthropic, openai, sse
+from tui.core.inference.credentials import CredentialError, Credentials, Key
+from tui.core.inference.driver import (
+    DriverError,
+    DriverReply,
+    InferenceCanceled,
+    ProviderError,
+    StreamSink,
+)
+from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
+from tui.core.manifest import Gateway
+
+ERROR_EXCERPT = 600
+
+
+@dataclass(frozen=True)
+class _Failed:
+    status: int | None  # None: no HTTP status (broken connection, broken stream)
+    reason: str
+    retry_after: str | None = None
+    retryable: bool = False
+
+
+class HttpDriver:
+    def __init__(self, name: str, kind: str, gateway: Gateway, credentials: Credentials,
+                 retry: RetryPolicy, stream: bool = True, read_timeout_s: float = 300.0,
+                 on_retry: Callable[[RetryNotice], None] | None = None) -> None:
+        self.name = name
+        self.kind = kind
+        self.gateway = gateway
+        self.url = endpoint_url(kind, gateway.endpoint)
+        self.credentials = credentials
+        self.retry = retry
+        self.stream = stream
+        self.on_retry = on_retry
+        self._where = f"artifacts[{name}].gateway.api_key"
+        self._client = httpx.Client(timeout=httpx.Timeout(30.0, read=read_timeout_s),
+                                    follow_redirects=False)
+
+    # -- one call -------------------------------------------------------------------------
+    def complete(self, request: dict[str, Any], stream: StreamSink,
+                 cancel: CancelToken) -> DriverReply:
+        adapter = anthropic if self.kind == "anthropic" else openai
+        payload = json.dumps(adapter.body(request, self.stream)).encode("utf-8")
+        key = self._key()
+        rotated = False
+        attempt = 1
+        while True:
+            if cancel.is_set():
+                raise InferenceCanceled()
+            outcome = self._attempt(payload, key, stream, cancel)
+            if isinstance(outcome, dict):
+                return DriverReply(status="passed", data=json.dumps(outcome))
+            if outcome.status == 401:
+                fresh = self._key()
+                if not rotated and fresh.value != key.value:
+                    rotated, key = True, fresh  # a rotated key: send the same bytes once more
+                    continue
+                raise DriverError(f"{self.name}: the provider rejected the key "
+                                  f"({key.source}): {outcome.reason}",
+                                  cause="credential_rejected", provider_status=401)
+            if not outcome.retryable or attempt >= self.retry.max_attempts:
+                tried = f" after {attempt} attempts" if attempt > 1 else ""
+                raise DriverError(f"{self.name}: {outcome.reason}{tried}",
+                                  provider_status=outcome.status)
+            delay = self.retry.delay(attempt, outcome.retry_after)
+            if delay is None:
+                raise DriverError(f"{self.name}: {outcome.reason}; the provider asks to wait "
+                                  f"{outcome.retry_after} s, longer than "
+                                  "inference.retry.max_backoff_ms",
+                                  provider_status=outcome.status)
+            if self.on_retry is not None:
+                self.on_retry(RetryNotice(attempt, self.retry.max_attempts, outcome.status,
+                                          outcome.reason, delay))
+            if cancel.wait(delay):
+                raise InferenceCanceled()
+            attempt += 1
+
+    def _key(self) -> Key:
+        try:
+            return self.credentials.resolve(self.gateway.api_key, self.gateway.keyless,
+                                            self._where)
+        except CredentialError as exc:
+            raise DriverError(str(exc), cause="credential_rejected") from None
+
+    def _headers(self, key: Key) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept": "text/event-stream"
+                   if self.stream else "application/json"}
+        if self.kind == "anthropic":
+            headers["anthropic-version"] = anthropic.VERSION
+        if key.value is not None:
+            header, template = self.gateway.upstream_auth or (
+                ("x-api-key", "{key}") if self.kind == "anthropic"
+                else ("authorization", "Bearer {key}"))
+            headers[header.lower()] = template.replace("{key}", key.value)
+        return headers
+
+    def _attempt(self, payload: bytes, key: Key, sink: StreamSink,
+                 cancel: CancelToken) -> dict[str, Any] | _Failed:
+        answered = False
+        try:
+            with self._client.stream("POST", self.url, content=payload,
+                                     headers=self._headers(key)) as response:
+                answered = True
+                unsubscribe = cancel.subscribe(response.close)
+                try:
+                    if response.status_code != 200:
+                        return self._status(response)
+                    return self._read(response, sink)
+                finally:
+                    unsubscribe()
+        except ProviderError as exc:  # an error event mid-stream, or a stream cut short
+            return _Failed(None, self.credentials.redact(f"the stream broke after the "
+                                                         f"provider answered: {exc}"),
+                           retryable=True)
+        except httpx.HTTPError as exc:
+            if cancel.is_set():
+                raise InferenceCanceled() from None
+            what = ("the stream broke after the provider answered" if answered else
+                    f"could not reach {self.url}")
+            return _Failed(None, self.credentials.redact(f"{what}: {exc!r}"), retryable=True)
+
+    def _status(self, response: httpx.Response) -> _Failed:
+        body = response.read().decode("utf-8", "replace")
+        message = body
+        try:
+            parsed = json.loads(body)
+            error = parsed.get("error") if isinstance(parsed, dict) else None
+            if isinstance(error, dict):
+                message = str(error.get("message") or error)
+            elif isinstance(error, str):
+                message = error
+        except ValueError:
+            pass
+        message = " ".join(message.split())[:ERROR_EXCERPT]
+        status = response.status_code
+        reason = self.credentials.redact(f"{self.url} answered {status}"
+                                         + (f": {message}" if message else ""))
+        if 300 <= status < 400:
+            reason += f" (a redirect to {response.headers.get('location', '?')}; not followed)"
+        return _Failed(status, reason, response.headers.get("retry-after"),
+                       retryable=status in RETRYABLE)
+
+    def _read(self, response: httpx.Response, sink: StreamSink) -> dict[str, Any]:
+        if not self.stream:
+            data = _json(response.read().decode("utf-8", "replace"))
+            if self.kind == "anthropic":
+                whole_a = anthropic.Assembler(sink)
+                whole_a.whole(data)
+                return whole_a.response()
+            whole_o = openai.Assembler(sink)
+            whole_o.whole(data)
+            return whole_o.response()
+        if self.kind == "anthropic":
+            assembler_a = anthropic.Assembler(sink)
+            for event in sse.events(response.iter_lines()):
+                if event.event == "ping":
+                    continue
+                assembler_a.event(event.event, _json(event.data))
+            if assembler_a.stop is None:
+                raise ProviderError("the stream ended before the answer did (no stop_reason)")
+            return assembler_a.response()
+        assembler_o = openai.Assembler(sink)
+        for event in sse.events(response.iter_lines()):
+            if event.data.strip() == "[DONE]":
+                break
+            assembler_o.chunk(_json(event.data))
+        if assembler_o.finish is None:
+            raise ProviderError("the stream ended before the answer did (no finish_reason)")
+        return assembler_o.response()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise DriverError(f"the provider sent something that is not JSON: {text[:200]!r}",
+                          cause="malformed_response") from None
+    if not isinstance(value, dict):
+        raise DriverError(f"the provider sent JSON that is not an object: {text[:200]!r}",
+                          cause="malformed_response")
+    return value
+
+
+def endpoint_url(kind: str, endpoint: str) -> str:
+    """The URL a call is POSTed to: the endpoint as given when it already names the API's
+    path, else the API's path under it."""
+    base = endpoint.rstrip("/")
+    if kind == "anthropic":
+        return base if base.endswith("/messages") else f"{base}/v1/messages"
+    return base if base.endswith("/chat/completions") else f"{base}/chat/completions"
