@@ -59,7 +59,12 @@ async def test_the_question_appears_and_the_answer_reaches_the_tool(
     app = BellCountingApp(murmur_home)
     session = start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
+        # the dialog is pushed at once; its parts are composed and filled a moment later
+        def shown() -> bool:
+            found = app.dialog.query("#question") if app.dialog is not None else []
+            return bool(found) and '{"p":"Which branch?"}' in found[0].source
+
+        await wait_for(pilot, shown)
         dialog = app.dialog
         assert isinstance(dialog, AskScreen)
         assert str(dialog.query_one("#asker", Static).render()) == "ask asks:"
@@ -132,7 +137,8 @@ async def test_further_questions_wait_in_a_visible_queue(murmur_home: Path) -> N
         threads = [threading.Thread(target=asker, args=(n,)) for n in ("one", "two")]
         for thread in threads:
             thread.start()
-        await wait_for(pilot, lambda: len(app.questions) == 2 and app.dialog is not None)
+        await wait_for(pilot, lambda: len(app.questions) == 2 and app.dialog is not None
+                       and bool(app.dialog.query("#waiting")))
         dialog = app.dialog
         assert dialog is not None
         assert "1 more question waiting" in str(dialog.query_one("#waiting", Static).render())
