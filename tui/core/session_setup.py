@@ -89,10 +89,18 @@ def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionP
     from tui.core.inference.wasm_driver import WasmDriver
 
     resolved = resolve_wasm(capsule, entry, home)
+    gateway = None
+    if entry.gateway is not None:
+        from tui.core.inference.credentials import Credentials
+        from tui.core.inference.gateway import CredentialGateway
+
+        gateway = CredentialGateway(entry.name, entry.gateway, Credentials(home, warn))
     try:
         return WasmDriver(runtime, resolved, capsule, target.accessible, target.logs,
-                          dict(extra_env))
+                          dict(extra_env), gateway)
     except (ComponentLoadError, IncompatibleComponent) as exc:
+        if gateway is not None:
+            gateway.close()
         raise component_error(exc) from None
 
 

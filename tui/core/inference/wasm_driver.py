@@ -4,17 +4,26 @@ response JSON comes back in `data`; text and thinking stream through `murmur:tex
 Drivers are instantiated afresh for every call (as in Murmur), so no state survives between
 turns inside a driver; continuation state lives on the host. A trap fails the task
 (`runtime_error`); cancelling trips the running call's deadline.
+
+A driver with a `gateway:` reaches its provider through the credential gateway
+(`gateway.py`). A failed call is made again after a backoff (`inference.retry`) when the
+driver's `transient` metadata says so, or — without that key — when the gateway saw a 408,
+429 or retryable 5xx, or could not reach the provider; `transient: "false"` vetoes a retry. A
+key the provider rejected (and that did not change) fails the task `credential_rejected`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from tui.core.artifacts import ResolvedArtifact
 from tui.core.cancel import CancelToken
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
-from tui.core.manifest import Capsule
+from tui.core.inference.gateway import CredentialGateway, Seen
+from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
+from tui.core.manifest import Capsule, Retry
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostTrap
 from tui.core.wasm.guest import Guest, GuestFailure
@@ -25,18 +34,58 @@ from tui.core.wasm.values import field, record
 
 class WasmDriver:
     def __init__(self, runtime: WasmRuntime, resolved: ResolvedArtifact, capsule: Capsule,
-                 workdir: Any, logs: Any, extra_env: dict[str, str]) -> None:
+                 workdir: Any, logs: Any, extra_env: dict[str, str],
+                 gateway: CredentialGateway | None = None) -> None:
         self.name = resolved.name
         self.runtime = runtime
         self.resolved = resolved
+        self.gateway = gateway
+        self.retry = RetryPolicy(capsule.inference.retry if capsule.inference else Retry())
+        self.on_retry: Callable[[RetryNotice], None] | None = None
         self.loaded = runtime.load(resolved.wasm)
         self.export = versions.check(resolved.wasm, "driver", self.loaded.imports,
                                      self.loaded.exports)
+        env = dict(extra_env)
+        if gateway is not None:
+            env.update(gateway.environment())
         self.sandbox = sandbox(capsule, resolved.entry, workdir=workdir, logs=logs,
-                               extra_env=extra_env)
+                               extra_env=env)
 
     def complete(self, request: dict[str, Any], stream: StreamSink,
                  cancel: CancelToken) -> DriverReply:
+        attempt = 1
+        while True:
+            if self.gateway is not None:
+                self.gateway.last = Seen()
+            reply = self._call(request, stream, cancel)
+            if reply.status == "passed":
+                return reply
+            seen = self.gateway.last if self.gateway is not None else Seen()
+            if seen.rejected is not None:
+                raise DriverError(f"driver {self.name}: {seen.rejected} "
+                                  f"({_first_line(reply.error_text)})",
+                                  cause="credential_rejected", provider_status=401)
+            if not self._retryable(reply, seen) or attempt >= self.retry.max_attempts:
+                return reply
+            delay = self.retry.delay(attempt)
+            if delay is None:
+                return reply
+            if self.on_retry is not None:
+                self.on_retry(RetryNotice(attempt, self.retry.max_attempts, seen.status,
+                                          _first_line(reply.error_text), delay))
+            if cancel.wait(delay):
+                raise InferenceCanceled()
+            attempt += 1
+
+    @staticmethod
+    def _retryable(reply: DriverReply, seen: Seen) -> bool:
+        transient = reply.meta("transient")
+        if transient in ("true", "false"):
+            return transient == "true"
+        return seen.forwarded and (seen.status is None or seen.status in RETRYABLE)
+
+    def _call(self, request: dict[str, Any], stream: StreamSink,
+              cancel: CancelToken) -> DriverReply:
         data = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
         context = CallContext(self.name, "driver", None, stream)
         guest: Guest | None = None
@@ -61,4 +110,9 @@ class WasmDriver:
                            metadata=metadata)
 
     def close(self) -> None:
-        return None
+        if self.gateway is not None:
+            self.gateway.close()
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:500]

@@ -1,0 +1,197 @@
+"""The credential gateway: how a WebAssembly driver reaches its provider without a key.
+
+A loopback HTTP server inside murmur-tui (127.0.0.1, an ephemeral port, one per session
+driver). The driver is told `MURMUR_INFERENCE_ENDPOINT` (and `MURMUR_GATEWAY_ENDPOINT`) =
+`http://127.0.0.1:<port>` + the path of its `gateway.endpoint`, and sends its provider requests
+there through wasi:http. The gateway forwards each with httpx to the real endpoint (scheme,
+host and port from `gateway.endpoint`; path and query as sent), after removing every auth
+header the component sent (`authorization`, `x-api-key`, and the configured
+`upstream_auth.header`, in any case) and adding exactly one rendered from the key. The answer
+streams back as it arrives (chunked), redirects are returned, not followed.
+
+A 401 is buffered: the key is read again and, if it changed, the same bytes are sent once more;
+an unchanged key is recorded as a rejection (the driver's call then fails the task
+`credential_rejected`). The last status each call saw (or a broken connection) is kept, so the
+host can decide whether the driver's failed call is worth retrying.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from tui.core.inference.credentials import CredentialError, Credentials, Key
+from tui.core.manifest import Gateway
+
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
+                        "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host",
+                        "content-length"})
+AUTH_HEADERS = frozenset({"authorization", "x-api-key"})
+
+
+@dataclass
+class Seen:
+    """What the gateway saw of the last request it forwarded (`forwarded` False: none yet)."""
+
+    forwarded: bool = False
+    status: int | None = None  # None: the provider could not be reached, or the stream broke
+    rejected: str | None = None  # a 401 with a key that did not change: why
+
+
+class CredentialGateway:
+    def __init__(self, name: str, gateway: Gateway, credentials: Credentials) -> None:
+        self.name = name
+        self.gateway = gateway
+        self.credentials = credentials
+        parts = urlsplit(gateway.endpoint)
+        self.upstream = f"{parts.scheme}://{parts.netloc}"
+        self.path = parts.path.rstrip("/")
+        header, template = gateway.upstream_auth or ("authorization", "Bearer {key}")
+        self.auth_header, self.auth_template = header.lower(), template
+        self.last = Seen()
+        self._client = httpx.Client(timeout=httpx.Timeout(30.0, read=300.0),
+                                    follow_redirects=False)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        name=f"gateway-{name}", daemon=True)
+        self._thread.start()
+
+    @property
+    def endpoint(self) -> str:
+        """What the driver is told: this gateway plus the path of `gateway.endpoint`."""
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}{self.path}"
+
+    def environment(self) -> dict[str, str]:
+        return {"MURMUR_INFERENCE_ENDPOINT": self.endpoint,
+                "MURMUR_GATEWAY_ENDPOINT": self.endpoint}
+
+    def key(self) -> Key:
+        return self.credentials.resolve(self.gateway.api_key, self.gateway.keyless,
+                                        f"artifacts[{self.name}].gateway.api_key")
+
+    def headers(self, sent: list[tuple[str, str]], key: Key) -> dict[str, str]:
+        drop = AUTH_HEADERS | {self.auth_header} | HOP_BY_HOP
+        headers = {name: value for name, value in sent if name.lower() not in drop}
+        if key.value is not None:
+            headers[self.auth_header] = self.auth_template.replace("{key}", key.value)
+        return headers
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._client.close()
+
+
+def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return None
+
+        def do_GET(self) -> None:
+            self._forward()
+
+        def do_POST(self) -> None:
+            self._forward()
+
+        def do_PUT(self) -> None:
+            self._forward()
+
+        def do_DELETE(self) -> None:
+            self._forward()
+
+        def _body(self) -> bytes:
+            if self.headers.get("transfer-encoding", "").lower() == "chunked":
+                parts: list[bytes] = []
+                while True:
+                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    if size == 0:
+                        self.rfile.readline()
+                        return b"".join(parts)
+                    parts.append(self.rfile.read(size))
+                    self.rfile.readline()
+            return self.rfile.read(int(self.headers.get("content-length") or 0))
+
+        def _forward(self) -> None:
+            body = self._body()
+            url = gateway.upstream + self.path
+            try:
+                key = gateway.key()
+            except CredentialError as exc:
+                gateway.last = Seen(True, 401, str(exc))
+                self._error(401, str(exc))
+                return
+            rotated = False
+            while True:
+                request = gateway._client.build_request(
+                    self.command, url, content=body,
+                    headers=gateway.headers(list(self.headers.items()), key))
+                try:
+                    response = gateway._client.send(request, stream=True)
+                except httpx.HTTPError as exc:
+                    gateway.last = Seen(True, None)
+                    self._error(502, gateway.credentials.redact(
+                        f"the gateway could not reach {gateway.upstream}: {exc!r}"))
+                    return
+                if response.status_code == 401:
+                    response.read()
+                    response.close()
+                    fresh = gateway.key()
+                    if not rotated and fresh.value != key.value:
+                        rotated, key = True, fresh
+                        continue
+                    gateway.last = Seen(True, 401, "the provider rejected the key")
+                    self._relay_buffered(response)
+                    return
+                gateway.last = Seen(True, response.status_code)
+                self._relay(response)
+                return
+
+        def _relay_buffered(self, response: httpx.Response) -> None:
+            data = gateway.credentials.redact(response.content.decode("utf-8", "replace"))
+            encoded = data.encode()
+            self.send_response(response.status_code)
+            self.send_header("content-type", response.headers.get("content-type", "text/plain"))
+            self.send_header("content-length", str(len(encoded)))
+            self.end_headers()
+            self.wfile.write(encoded)
+
+        def _relay(self, response: httpx.Response) -> None:
+            try:
+                self.send_response(response.status_code)
+                for name, value in response.headers.multi_items():
+                    if name.lower() not in HOP_BY_HOP and name.lower() != "content-encoding":
+                        self.send_header(name, value)
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for chunk in response.iter_bytes():
+                    if chunk:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (OSError, httpx.HTTPError):
+                gateway.last = Seen(True, None)  # the stream broke: the driver sees it end short
+                self.close_connection = True
+            finally:
+                response.close()
+
+        def _error(self, status: int, message: str) -> None:
+            data = json.dumps({"error": {"message": message, "from": "murmur-tui gateway"}})
+            encoded = data.encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(encoded)))
+            self.end_headers()
+            self.wfile.write(encoded)
+
+    return Handler
