@@ -54,6 +54,7 @@ class Provider:
 class Handler(BaseHTTPRequestHandler):
     owner: Provider
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # small answers go out at once, as a real server's do
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         return None

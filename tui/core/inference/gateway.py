@@ -33,6 +33,7 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host",
                         "content-length"})
 AUTH_HEADERS = frozenset({"authorization", "x-api-key"})
+WHOLE_BYTES = 1 << 20  # answers up to this size, with a known length, are relayed in one write
 
 
 @dataclass
@@ -93,6 +94,9 @@ class CredentialGateway:
 def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # each streamed chunk leaves at once (Nagle's algorithm would hold small writes back
+        # for the peer's delayed acknowledgement: ~40 ms on a kept-alive connection)
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return None
@@ -166,6 +170,11 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(encoded)
 
         def _relay(self, response: httpx.Response) -> None:
+            length = response.headers.get("content-length")
+            if length is not None and int(length) <= WHOLE_BYTES and \
+                    "content-encoding" not in response.headers:
+                self._relay_whole(response)  # a small answer of known size: no chunking
+                return
             try:
                 self.send_response(response.status_code)
                 for name, value in response.headers.multi_items():
@@ -181,6 +190,22 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
             except (OSError, httpx.HTTPError):
                 gateway.last = Seen(True, None)  # the stream broke: the driver sees it end short
+                self.close_connection = True
+            finally:
+                response.close()
+
+        def _relay_whole(self, response: httpx.Response) -> None:
+            try:
+                data = response.read()
+                self.send_response(response.status_code)
+                for name, value in response.headers.multi_items():
+                    if name.lower() not in HOP_BY_HOP:
+                        self.send_header(name, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (OSError, httpx.HTTPError):
+                gateway.last = Seen(True, None)
                 self.close_connection = True
             finally:
                 response.close()
