@@ -138,3 +138,23 @@ async def test_thinking_can_be_hidden(murmur_home: Path) -> None:
         drawn = "\n".join(transcript.plain_lines)
         assert "I should ask before touching anything." not in drawn
         assert "thinking hidden" in drawn
+
+
+async def test_a_retry_shows_on_the_status_bar_and_drops_the_partial_answer(
+        murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    stream = ev.EventStream("ses_retry")
+    made: list[ev.Event] = []
+    stream.add(type("Sink", (), {"emit": lambda self, e: made.append(e)})())
+    stream.emit(ev.TurnStarted, task_id="t", turn=0, max_turns=3, input_tokens=1)
+    stream.emit(ev.TextDelta, task_id="t", turn=0, text="half an ans")
+    stream.emit(ev.InferenceRetry, task_id="t", turn=0, attempt=1, max_attempts=3,
+                status=429, reason="slow down", delay_ms=30_000)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await replay(pilot, made)
+        assert "retrying in" in str(app.supervisor.status.render())
+        assert "(429)" in str(app.supervisor.status.render())
+        assert app.state.retries == 1
+        lines = list(app.supervisor.transcript.plain_lines)
+        assert not any("half an ans" in line for line in lines)
+        assert any("retrying in 30.0 s (attempt 2 of 3)" in line for line in lines)
