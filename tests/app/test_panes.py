@@ -155,6 +155,9 @@ async def test_a_retry_shows_on_the_status_bar_and_drops_the_partial_answer(
         assert "retrying in" in str(app.supervisor.status.render())
         assert "(429)" in str(app.supervisor.status.render())
         assert app.state.retries == 1
+        await pilot.pause(1.2)  # the bar's once-a-second refresh keeps counting down
+        assert app.supervisor.status.has_class("retrying")
+        assert "retrying in 2" in str(app.supervisor.status.render())
         lines = list(app.supervisor.transcript.plain_lines)
         assert not any("half an ans" in line for line in lines)
         assert any("retrying in 30.0 s (attempt 2 of 3)" in line for line in lines)

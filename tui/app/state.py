@@ -35,15 +35,28 @@ class SessionState:
     running_tools: set[str] = field(default_factory=set)
 
     @property
-    def status(self) -> str:
+    def kind(self) -> str:
+        """The state in one word (the status bar's style): busy, asking, retrying, faulted,
+        finished or idle."""
         if self.exit_status is not None:
             return "finished"
         if self.questions:
             return "asking"
-        if self.retry_until is not None:
+        if self.retry_until is not None and self.retry_until > time.monotonic():
+            return "retrying"
+        if self.failed:
+            return "faulted"
+        return "busy" if self.started is not None else "idle"
+
+    @property
+    def status(self) -> str:
+        if self.kind == "retrying" and self.retry_until is not None:
             wait = max(0.0, self.retry_until - time.monotonic())
-            if wait > 0:
-                return f"retrying in {wait:.0f} s ({self.retry_why})"
+            return f"retrying in {wait:.0f} s ({self.retry_why})"
+        if self.exit_status is not None:
+            return "finished"
+        if self.questions:
+            return "asking"
         if self.failed:
             return "faulted"
         return "busy" if self.started is not None else "idle"

@@ -27,6 +27,7 @@ class SupervisorScreen(Screen[None]):
     #panes { width: 2fr; border-left: solid $panel; }
     #status-bar { height: 1; background: $panel; color: $text; padding: 0 1; }
     #status-bar.asking { background: $warning; color: $background; }
+    #status-bar.retrying { background: $warning-darken-2; color: $background; }
     #status-bar.faulted { background: $error; color: $background; }
     #status-bar.finished-ok { background: $success; color: $background; }
     #status-bar.finished-bad { background: $error; color: $background; }
@@ -122,7 +123,7 @@ class SupervisorScreen(Screen[None]):
     def refresh_status(self) -> None:
         state = self.state
         self.status.update(state.line())
-        status = state.status
+        status = state.kind
         cls = status
         if status == "finished":
             cls = "finished-ok" if state.exit_status == "ok" else "finished-bad"
