@@ -36,6 +36,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -291,6 +292,73 @@ def _py_build(guest: Guest, out: Path, tools: dict[str, str]) -> None:
               "app", "-o", str(out)], cwd=Path(tmp), what=f"componentize-py ({guest.name})")
 
 
+# The http driver also needs WASI 0.2.12's WIT (what wasmtime 50 provides), taken from the
+# package that ships it, @bytecodealliance/jco (the same one the adapter comes from).
+WASI_WIT_VERSION = "0.2.12"
+WASI_WIT_SHA256 = "893e80e993a2cb3735e195a0c2dc3ab7d683877a813bb024a27499ee86e12b13"
+HTTP_DRIVER_WORLD = """package murmur:guest@0.1.0;
+
+/// A driver that does HTTP itself (through the credential gateway).
+world http-driver {
+  import murmur:text/chunks@0.1.0;
+  import wasi:http/outgoing-handler@0.2.12;
+  export murmur:tool/run@0.2.0;
+}
+"""
+
+
+def wasi_wit_package() -> Path:
+    """The jco package tarball (npm pack), cached and checked by sha256."""
+    cache = cache_root() / "npm" / f"bytecodealliance-jco-{ADAPTER_VERSION}.tgz"
+    if not cache.is_file():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise ToolchainUnavailable("npm", "install Node.js and npm (for WASI's WIT)")
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=cache.parent) as tmp:
+            try:
+                subprocess.run([npm, "pack", f"{ADAPTER_PACKAGE}@{ADAPTER_VERSION}",
+                                "--silent"], cwd=tmp, check=True, capture_output=True,
+                               timeout=300)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                raise ToolchainUnavailable(f"{ADAPTER_PACKAGE}@{ADAPTER_VERSION}",
+                                           f"npm pack failed: {exc}") from None
+            packed = next(Path(tmp).glob("*.tgz"))
+            os.replace(packed, cache)
+    got = _sha256_file(cache)
+    if got != WASI_WIT_SHA256:
+        raise GuestBuildError(f"{cache} sha256 {got} != pinned {WASI_WIT_SHA256}")
+    return cache
+
+
+def _http_tools() -> dict[str, str]:
+    wasi_wit_package()
+    return {**_py_tools(), "wasi-wit": f"{ADAPTER_PACKAGE}@{ADAPTER_VERSION} "
+            f"wasi@{WASI_WIT_VERSION} sha256={WASI_WIT_SHA256}"}
+
+
+def _http_build(guest: Guest, out: Path, tools: dict[str, str]) -> None:
+    exe, _ = componentize_py()
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        wit = Path(tmp) / "wit"
+        shutil.copytree(WIT_DIR, wit)
+        (wit / "http-driver.wit").write_text(HTTP_DRIVER_WORLD, encoding="utf-8")
+        prefix = f"package/lib/wit/builtin/{WASI_WIT_VERSION}/"
+        with tarfile.open(wasi_wit_package()) as archive:
+            for member in archive.getmembers():
+                if member.isfile() and member.name.startswith(prefix) and \
+                        member.name.endswith(".wit"):
+                    target = wit / "deps" / member.name[len(prefix):]
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    source = archive.extractfile(member)
+                    assert source is not None
+                    target.write_bytes(source.read())
+        work = Path(tmp) / "src"
+        shutil.copytree(guest.sources[0], work, ignore=shutil.ignore_patterns("__pycache__"))
+        _run([exe, "-d", str(wit), "-w", guest.world, "componentize", "-p", str(work), "app",
+              "-o", str(out)], cwd=Path(tmp), what=f"componentize-py ({guest.name})")
+
+
 def _js_tools() -> dict[str, str]:
     return {"componentize-qjs": componentize_qjs()[1]}
 
@@ -342,6 +410,8 @@ GUESTS: dict[str, Guest] = {
     "js_tool": Guest("js_tool", "tool", (JS_DIR / "tool" / "tool.js",), _js_tools, _js_build),
     "js_hook": Guest("js_hook", "hook", (JS_DIR / "hook" / "hook.js",), _js_tools, _js_build),
     "rust_tool": Guest("rust_tool", "tool", (RUST_DIR / "src",), _rust_tools, _rust_build),
+    "py_http_driver": Guest("py_http_driver", "http-driver",
+                            (GUESTS_DIR / "python" / "http_driver",), _http_tools, _http_build),
 }
 
 _LAST: dict[str, BuildInfo] = {}

@@ -1,0 +1,81 @@
+"""A WebAssembly driver built with componentize-py that does HTTP itself (wasi:http) reaches the
+provider only through the credential gateway: the provider sees the key, the component never
+does, and a provider that fails for a moment is retried by the host."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import read_jsonl, run_cli
+from tests.e2e.test_language_guests import env_for, guest
+from tests.providers.server import Provider
+
+pytestmark = pytest.mark.slow
+
+KEY = "sk-wasm-9c8b7a6f5e"
+
+
+@pytest.fixture
+def provider() -> Iterator[Provider]:
+    server = Provider().start()
+    yield server
+    server.stop()
+
+
+def answer(text: str, calls: list[dict[str, object]] | None = None) -> dict[str, object]:
+    message: dict[str, object] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = calls
+    return {"choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop",
+                         "message": message}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 4}}
+
+
+def test_a_wasm_http_driver_runs_through_the_gateway(provider: Provider, tmp_path: Path,
+                                                     murmur_home: Path) -> None:
+    wasm = guest("py_http_driver")
+    provider.replies = [
+        lambda h: h.status(503, {"error": {"message": "warming up"}}),
+        lambda h: h.status(200, answer("", [{"id": "c1", "type": "function", "function": {
+            "name": "bash", "arguments": '{"command": "echo from-wasm"}'}}])),
+        lambda h: h.status(200, answer("The wasm driver is done.")),
+    ]
+    murmur_home.mkdir(parents=True, exist_ok=True)
+    (murmur_home / "config.yaml").write_text(f"credentials:\n  WASM_KEY: {KEY}\n")
+    root = tmp_path / "capsule"
+    root.mkdir()
+    (root / "murmur.yaml").write_text(
+        "name: wasm-http\nversion: '1'\nartifacts:\n"
+        f"  - name: py-http-driver\n    runtime: driver\n    source: {wasm}\n"
+        f"    gateway:\n      endpoint: {provider.url}/v1\n      api_key: ${{WASM_KEY}}\n"
+        "capabilities:\n  shell:\n    allow: [bash]\n"
+        "inference:\n  model: test-model\n  max_turns: 4\n"
+        "  retry: {max_attempts: 3, initial_backoff_ms: 10, max_backoff_ms: 100}\n"
+        "  driver:\n    artifact: py-http-driver\n")
+    done = run_cli("launch", str(root), "--headless", "--task", "say hello",
+                   env=env_for(murmur_home), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "The wasm driver is done." in done.stdout
+    assert "↻ model call failed (503)" in done.stdout
+    assert "$ echo from-wasm" in done.stdout
+    # the provider saw the key — and never what the component sent instead
+    assert [s.headers.get("authorization") for s in provider.seen] == [f"Bearer {KEY}"] * 3
+    assert [s.path for s in provider.seen] == ["/v1/chat/completions"] * 3
+    assert provider.seen[2].body["messages"][-1]["role"] == "tool"
+    # the component's environment held the gateway's address and no key
+    workdir = next((root / "workdir").iterdir()) if (root / "workdir").exists() else None
+    logs = list(murmur_home.rglob("py-http-driver.log"))
+    if workdir is not None:
+        logs += list(workdir.rglob("py-http-driver.log"))
+    log = "\n".join(path.read_text() for path in logs)
+    assert "MURMUR_INFERENCE_ENDPOINT" in log and "127.0.0.1" in log
+    assert KEY not in log
+    written = "\n".join(p.read_text(errors="replace") for base in (murmur_home, root)
+                        for p in base.rglob("*") if p.is_file() and p.name != "config.yaml"
+                        and p.suffix not in (".wasm", ".cwasm"))
+    assert KEY not in written
+    traces = list(murmur_home.rglob("trace.jsonl")) + list(root.rglob("trace.jsonl"))
+    assert traces and read_jsonl(traces[0])[-1]["exit_status"] == "ok"
