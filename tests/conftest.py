@@ -7,11 +7,13 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.providers.server import Provider
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -95,3 +97,11 @@ def run_cli(*args: str, env: dict[str, str] | None = None, input_text: str | Non
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
+
+
+@pytest.fixture
+def provider() -> Iterator[Provider]:
+    """A model provider on loopback (tests/providers/server.py), stopped after the test."""
+    server = Provider().start()
+    yield server
+    server.stop()

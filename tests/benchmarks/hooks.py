@@ -27,53 +27,29 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from tests.benchmarks.wasm_host import session_capsule, time_session  # noqa: E402
 from tui.core import tokens  # noqa: E402
 from tui.core.compaction import compaction_event  # noqa: E402
-from tui.core.manifest import load_capsule  # noqa: E402
-from tui.core.session import LaunchOptions, Session  # noqa: E402
 from tui.core.wasm import calls, versions  # noqa: E402
 from tui.core.wasm.guest import Guest, Sandbox  # noqa: E402
 from tui.core.wasm.runtime import WasmRuntime  # noqa: E402
 
 TURNS = 500
-ECHO = REPO / "tests" / "wasm" / "fixtures" / "echo_tool.wasm"
 COMPONENTS = REPO / "tui" / "demo" / "components"
 SESSION_EVENTS = 5  # on-stage, on-session-start, on-task-start, on-task-end, on-session-end
 
 
 def capsule(root: Path, with_hook: bool) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps: list[dict[str, Any]] = [
-        {"stop_reason": "tool_call", "content": [
-            {"type": "tool_call", "id": f"c{n}", "name": "echo", "input": {"n": n}}]}
-        for n in range(TURNS)]
-    steps.append({"stop_reason": "end_turn", "content": [{"type": "text", "text": "ok"}]})
-    (root / "script.json").write_text(json.dumps(steps))
     hook = ""
     if with_hook:
         folder = root / "watcher"
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         shutil.copy(COMPONENTS / "summarise-hook" / "summarise-hook.wasm",
                     folder / "watcher.wasm")
         (folder / "murmur.yaml").write_text("name: watcher\nversion: '1'\nruntime: hook\n"
                                             "execution_mode: blocking\n")
         hook = f"  - name: watcher\n    runtime: hook\n    source: {folder}\n"
-    (root / "murmur.yaml").write_text(
-        "name: bench\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: echo\n    runtime: tool\n    source: {ECHO}\n" + hook +
-        f"inference:\n  model: m\n  max_turns: {TURNS + 1}\n  driver: {{artifact: drv}}\n")
-    return root
-
-
-def time_session(root: Path) -> float:
-    session = Session(load_capsule(root), LaunchOptions(task="bench"))
-    started = time.perf_counter()
-    result = session.run()
-    elapsed = time.perf_counter() - started
-    assert result.exit_status == "ok", result.result
-    return elapsed
+    return session_capsule(root, "echo", TURNS, hook)
 
 
 def per_event(scratch: Path) -> dict[str, Any]:

@@ -105,19 +105,22 @@ def warm_calls(scratch: Path) -> dict[str, object]:
             "fresh_instance_call_us": round(fresh_s * 1e6, 1)}
 
 
-def session_capsule(root: Path, tool: str) -> Path:
+def session_capsule(root: Path, tool: str, turns: int = TURNS, extra_artifacts: str = ""
+                    ) -> Path:
+    """A scripted session of `turns` turns, each calling `tool` (the WAT echo tool is
+    declared; `extra_artifacts` adds more `artifacts:` items)."""
     root.mkdir(parents=True, exist_ok=True)
     steps = [{"stop_reason": "tool_call", "content": [
         {"type": "tool_call", "id": f"c{n}", "name": tool, "input": {"n": n}}]}
-        for n in range(TURNS)]
+        for n in range(turns)]
     steps.append({"stop_reason": "end_turn", "content": [{"type": "text", "text": "ok"}]})
     (root / "script.json").write_text(json.dumps(steps))
     (root / "murmur.yaml").write_text(
         "name: bench\nversion: '1'\nartifacts:\n"
         "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
         "    config: {script: script.json}\n"
-        f"  - name: echo\n    runtime: tool\n    source: {ECHO}\n"
-        f"inference:\n  model: m\n  max_turns: {TURNS + 1}\n  driver: {{artifact: drv}}\n")
+        f"  - name: echo\n    runtime: tool\n    source: {ECHO}\n" + extra_artifacts +
+        f"inference:\n  model: m\n  max_turns: {turns + 1}\n  driver: {{artifact: drv}}\n")
     return root
 
 

@@ -4,7 +4,6 @@ does, and a provider that fails for a moment is retried by the host."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,13 +15,6 @@ from tests.providers.server import Provider
 pytestmark = pytest.mark.slow
 
 KEY = "sk-wasm-9c8b7a6f5e"
-
-
-@pytest.fixture
-def provider() -> Iterator[Provider]:
-    server = Provider().start()
-    yield server
-    server.stop()
 
 
 def answer(text: str, calls: list[dict[str, object]] | None = None) -> dict[str, object]:

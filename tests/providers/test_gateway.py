@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.providers.server import Handler, Provider
 from tui.core.inference.credentials import Credentials
@@ -17,13 +16,6 @@ from tui.core.manifest import Gateway
 
 KEY = "sk-gw-1111aaaa"
 ROTATED = "sk-gw-2222bbbb"
-
-
-@pytest.fixture
-def provider() -> Iterator[Provider]:
-    server = Provider().start()
-    yield server
-    server.stop()
 
 
 def gateway(provider: Provider, home: Path, key: str = KEY,

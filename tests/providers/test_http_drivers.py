@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +29,6 @@ from tui.core.session import LaunchOptions, Session, SessionResult
 
 KEY = "sk-test-4f9a1c2e8b7d"
 ROTATED = "sk-test-rotated-00aa11"
-
-
-@pytest.fixture
-def provider() -> Iterator[Provider]:
-    server = Provider().start()
-    yield server
-    server.stop()
 
 
 def capsule(root: Path, home: Path, kind: str, endpoint: str, *, key: str = KEY,
