@@ -50,16 +50,12 @@ class SessionState:
 
     @property
     def status(self) -> str:
-        if self.kind == "retrying" and self.retry_until is not None:
+        """The kind, in words; a pending retry says how long it has to wait."""
+        kind = self.kind
+        if kind == "retrying" and self.retry_until is not None:
             wait = max(0.0, self.retry_until - time.monotonic())
             return f"retrying in {wait:.0f} s ({self.retry_why})"
-        if self.exit_status is not None:
-            return "finished"
-        if self.questions:
-            return "asking"
-        if self.failed:
-            return "faulted"
-        return "busy" if self.started is not None else "idle"
+        return kind
 
     @property
     def elapsed(self) -> float:
