@@ -162,12 +162,17 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
 
         def _relay_buffered(self, response: httpx.Response) -> None:
             data = gateway.credentials.redact(response.content.decode("utf-8", "replace"))
-            encoded = data.encode()
-            self.send_response(response.status_code)
-            self.send_header("content-type", response.headers.get("content-type", "text/plain"))
-            self.send_header("content-length", str(len(encoded)))
+            self._send(response.status_code, data.encode(), [
+                ("content-type", response.headers.get("content-type", "text/plain"))])
+
+        def _send(self, status: int, data: bytes, headers: list[tuple[str, str]]) -> None:
+            """A whole answer of known length."""
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(data)))
             self.end_headers()
-            self.wfile.write(encoded)
+            self.wfile.write(data)
 
         def _relay(self, response: httpx.Response) -> None:
             length = response.headers.get("content-length")
@@ -197,13 +202,9 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
         def _relay_whole(self, response: httpx.Response) -> None:
             try:
                 data = response.read()
-                self.send_response(response.status_code)
-                for name, value in response.headers.multi_items():
-                    if name.lower() not in HOP_BY_HOP:
-                        self.send_header(name, value)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._send(response.status_code, data, [
+                    (name, value) for name, value in response.headers.multi_items()
+                    if name.lower() not in HOP_BY_HOP])
             except (OSError, httpx.HTTPError):
                 gateway.last = Seen(True, None)
                 self.close_connection = True
@@ -212,11 +213,6 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
 
         def _error(self, status: int, message: str) -> None:
             data = json.dumps({"error": {"message": message, "from": "murmur-tui gateway"}})
-            encoded = data.encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(encoded)))
-            self.end_headers()
-            self.wfile.write(encoded)
+            self._send(status, data.encode(), [("content-type", "application/json")])
 
     return Handler

@@ -86,21 +86,12 @@ class HttpDriver:
                 raise DriverError(f"{self.name}: the provider rejected the key "
                                   f"({key.source}): {outcome.reason}",
                                   cause="credential_rejected", provider_status=401)
-            if not outcome.retryable or attempt >= self.retry.max_attempts:
-                tried = f" after {attempt} attempts" if attempt > 1 else ""
-                raise DriverError(f"{self.name}: {outcome.reason}{tried}",
+            why = self.retry.pause(attempt, outcome.status, outcome.reason, cancel,
+                                   self.on_retry, outcome.retry_after) \
+                if outcome.retryable else ""
+            if why is not None:
+                raise DriverError(f"{self.name}: {outcome.reason}{why}",
                                   provider_status=outcome.status)
-            delay = self.retry.delay(attempt, outcome.retry_after)
-            if delay is None:
-                raise DriverError(f"{self.name}: {outcome.reason}; the provider asks to wait "
-                                  f"{outcome.retry_after} s, longer than "
-                                  "inference.retry.max_backoff_ms",
-                                  provider_status=outcome.status)
-            if self.on_retry is not None:
-                self.on_retry(RetryNotice(attempt, self.retry.max_attempts, outcome.status,
-                                          outcome.reason, delay))
-            if cancel.wait(delay):
-                raise InferenceCanceled()
             attempt += 1
 
     def _key(self) -> Key:

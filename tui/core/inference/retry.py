@@ -13,8 +13,11 @@ from __future__ import annotations
 import email.utils
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from tui.core.cancel import CancelToken
+from tui.core.inference.driver import InferenceCanceled
 from tui.core.manifest import Retry
 
 RETRYABLE = frozenset({408, 429, 500, 502, 503, 504})
@@ -46,6 +49,26 @@ class RetryPolicy:
             return asked if asked <= self.ceiling else None
         step = min(self.ceiling, self.initial * 2.0 ** (attempt - 1))
         return step / 2 + self._rng.random() * step / 2
+
+
+    def pause(self, attempt: int, status: int | None, reason: str, cancel: CancelToken,
+              notify: Callable[[RetryNotice], None] | None,
+              retry_after: str | None = None) -> str | None:
+        """Wait before the attempt after `attempt` (announced through `notify` first; a cancel
+        ends the wait with InferenceCanceled). Returns instead why there is no next attempt —
+        appended to the failure's reason — when none is left or the provider asks for longer
+        than the ceiling."""
+        if attempt >= self.max_attempts:
+            return f" after {attempt} attempts" if attempt > 1 else ""
+        delay = self.delay(attempt, retry_after)
+        if delay is None:
+            return (f"; the provider asks to wait {retry_after} s, longer than "
+                    "inference.retry.max_backoff_ms")
+        if notify is not None:
+            notify(RetryNotice(attempt, self.max_attempts, status, reason, delay))
+        if cancel.wait(delay):
+            raise InferenceCanceled()
+        return None
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -65,16 +65,10 @@ class WasmDriver:
                 raise DriverError(f"driver {self.name}: {seen.rejected} "
                                   f"({_first_line(reply.error_text)})",
                                   cause="credential_rejected", provider_status=401)
-            if not self._retryable(reply, seen) or attempt >= self.retry.max_attempts:
+            if not self._retryable(reply, seen) or self.retry.pause(
+                    attempt, seen.status, _first_line(reply.error_text), cancel,
+                    self.on_retry) is not None:
                 return reply
-            delay = self.retry.delay(attempt)
-            if delay is None:
-                return reply
-            if self.on_retry is not None:
-                self.on_retry(RetryNotice(attempt, self.retry.max_attempts, seen.status,
-                                          _first_line(reply.error_text), delay))
-            if cancel.wait(delay):
-                raise InferenceCanceled()
             attempt += 1
 
     @staticmethod
