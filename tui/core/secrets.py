@@ -1,0 +1,263 @@
+"""Keeping keys out of everything murmur-tui writes: one redaction, every encoding.
+
+Every key murmur-tui resolves (a provider key from `config.yaml`, the environment or a literal
+in a manifest) and every per-session secret it mints is registered here, once per process.
+`redact` replaces, in any text, each registered secret in the forms it can take on its way
+out — raw, JSON-escaped, URL-encoded (upper- and lower-case hex), hex, and base64 (standard
+and URL-safe, at each of the three byte alignments it can have inside a longer base64 text) —
+and the value of any `Authorization` / `Proxy-Authorization` / `x-api-key` / `api-key` header
+written as `name: value` or `name=value`. Whatever matches becomes `[redacted]`.
+
+Text that arrives in pieces (a streamed answer, a component's log output, a relayed HTTP
+body) goes through a `StreamRedactor`, which holds back the tail of a piece while it could
+still be the start of a secret, so a key split across two pieces is still caught.
+
+`credential_shaped` is the environment rule: names a component or a shell command never
+receives, even when a manifest allows them by name (docs/security.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import fnmatch
+import json
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+REDACTED = "[redacted]"
+MIN_SECRET = 4  # shorter values are not secrets worth hiding (and would shred every text)
+MIN_ENCODED = 8  # an encoded form shorter than this is not looked for
+
+# Murmur's CREDENTIAL_ENV_PATTERNS (crates/capsule-runtime/src/shell.rs), plus `*_TOKEN`,
+# `*_SECRET`, `*_PASSWORD` and the other common spellings of a credential's name.
+CREDENTIAL_ENV_PATTERNS = (
+    "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "HUGGING_FACE_HUB_TOKEN",
+    "NEXUS_API_KEY", "AWS_*", "GITHUB_TOKEN", "GH_TOKEN", "DOCKER_*", "KUBECONFIG",
+    "NPM_TOKEN", "PYPI_TOKEN", "CARGO_REGISTRY_TOKEN", "*_API_KEY",
+    "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD", "*_PASSWD",
+    "*_CREDENTIALS", "*_PRIVATE_KEY", "*_ACCESS_KEY",
+)
+
+_HEADER = re.compile(
+    r"(?i)\b(authorization|proxy-authorization|x-api-key|api-key)"
+    r"(\"?'?\s*[:=]\s*\"?'?)"
+    r"((?:bearer|basic|token)\s+)?"
+    r"([^\s\"',;&}\]]+)")
+_HEADER_BYTES = re.compile(_HEADER.pattern.encode())
+
+
+def credential_shaped(name: str, extra: Iterable[str] = ()) -> bool:
+    """Whether an environment variable's name looks like it holds a credential (case does
+    not matter; `extra` adds patterns, e.g. `capabilities.shell.strip_env`)."""
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, pattern.upper())
+               for pattern in (*CREDENTIAL_ENV_PATTERNS, *extra))
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """The literal forms of `secret` that `redact` looks for (the secret itself included);
+    its base64 forms are `base64_cores`."""
+    forms = {secret}
+    data = secret.encode("utf-8")
+    forms.add(json.dumps(secret)[1:-1])
+    forms.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+    for encoded in (quote(secret, safe=""), quote_plus(secret, safe="")):
+        forms.add(encoded)
+        forms.add(re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded))
+    forms.add(binascii.hexlify(data).decode())
+    forms.add(binascii.hexlify(data).decode().upper())
+    return {form for form in forms if form == secret or len(form) >= MIN_ENCODED}
+
+
+def base64_cores(secret: str) -> set[tuple[str, bool]]:
+    """(core, mixed_start) for each alignment of `secret` inside a base64 text: the base64
+    characters that depend on the secret's bytes alone, standard and URL-safe. The groups on
+    either side of a core mix the secret's first or last bytes with their neighbours'; the
+    pattern swallows them too (`mixed_start`: a group before the core holds secret bits)."""
+    data = secret.encode("utf-8")
+    cores: set[tuple[str, bool]] = set()
+    for offset in range(3):
+        padded = b"\0" * offset + data
+        whole = base64.b64encode(padded).decode()
+        core = whole[(4 if offset else 0):4 * (len(padded) // 3)]
+        if len(core) >= MIN_ENCODED:
+            cores.add((core, offset > 0))
+            cores.add((core.replace("+", "-").replace("/", "_"), offset > 0))
+    return cores
+
+
+_B64 = "[A-Za-z0-9+/_-]"
+
+
+class Secrets:
+    """The registry of secrets one process keeps out of what it writes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self._pattern_bytes: re.Pattern[bytes] | None = None
+        self._prefixes: frozenset[str] = frozenset()
+        self._prefixes_bytes: frozenset[bytes] = frozenset()
+        self._longest = 0
+
+    def add(self, secret: str | None) -> None:
+        """Remember a secret (a no-op for None, short values, or one already known)."""
+        if not secret or len(secret) < MIN_SECRET or secret in self._known:
+            return
+        with self._lock:
+            self._known.add(secret)
+            forms: set[str] = set()
+            cores: set[tuple[str, bool]] = set()
+            for known in self._known:
+                forms |= encoded_forms(known)
+                cores |= base64_cores(known)
+            literal = sorted(forms, key=len, reverse=True)
+            patterns = [(f"(?:{_B64}{{4}})?" if mixed else "") + re.escape(core)
+                        + f"{_B64}{{0,4}}={{0,2}}"
+                        for core, mixed in sorted(cores, key=lambda item: -len(item[0]))]
+            patterns += [re.escape(form) for form in literal]
+            self._pattern = re.compile("|".join(patterns))
+            self._pattern_bytes = re.compile("|".join(patterns).encode("utf-8"))
+            starts = literal + [core for core, _ in cores]
+            self._prefixes = frozenset(form[:n] for form in starts for n in range(1, len(form)))
+            encoded = [form.encode("utf-8") for form in starts]
+            self._prefixes_bytes = frozenset(form[:n] for form in encoded
+                                             for n in range(1, len(form)))
+            self._longest = max(len(form) for form in encoded)
+
+    @property
+    def active(self) -> bool:
+        return self._pattern is not None
+
+    def redact(self, text: str, headers: bool = True) -> str:
+        """`text` with every known secret (in every form) and, unless `headers` is False,
+        every auth header value replaced by `[redacted]`."""
+        pattern = self._pattern
+        if pattern is not None:
+            text = pattern.sub(REDACTED, text)
+        return redact_headers(text) if headers else text
+
+    def redact_bytes(self, data: bytes, headers: bool = True) -> bytes:
+        pattern = self._pattern_bytes
+        if pattern is not None:
+            data = pattern.sub(REDACTED.encode(), data)
+        if headers and _HEADER_BYTES.search(data):
+            data = _HEADER_BYTES.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or b"")
+                                     + REDACTED.encode(), data)
+        return data
+
+    def redact_value(self, value: Any) -> Any:
+        """A JSON-like value with every string in it redacted (the same object when nothing
+        changed)."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            changed = False
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                new = self.redact_value(item)
+                changed = changed or new is not item
+                out[key] = new
+            return out if changed else value
+        if isinstance(value, (list, tuple)):
+            items = [self.redact_value(item) for item in value]
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value
+            return type(value)(items) if isinstance(value, tuple) else items
+        return value
+
+    def held_back(self, text: str) -> int:
+        """How many characters at the end of `text` could begin a secret (0: none)."""
+        return _held_back(text, self._prefixes, self._longest)
+
+    def held_back_bytes(self, data: bytes) -> int:
+        return _held_back(data, self._prefixes_bytes, self._longest)
+
+
+def _held_back(text: Any, prefixes: frozenset[Any], longest: int) -> int:
+    if not prefixes:
+        return 0
+    for size in range(min(len(text), longest - 1), 0, -1):
+        if text[-size:] in prefixes:
+            return size
+    return 0
+
+
+def redact_headers(text: str) -> str:
+    """`text` with the value of every auth header in it replaced by `[redacted]`."""
+    lowered = text.lower()
+    if "authorization" not in lowered and "api-key" not in lowered:
+        return text
+    return _HEADER.sub(_header_replacement, text)
+
+
+def _header_replacement(match: re.Match[str]) -> str:
+    return match.group(1) + match.group(2) + (match.group(3) or "") + REDACTED
+
+
+SECRETS = Secrets()
+
+
+def remember(secret: str | None) -> None:
+    SECRETS.add(secret)
+
+
+def redact(text: str, headers: bool = True) -> str:
+    return SECRETS.redact(text, headers)
+
+
+def redact_bytes(data: bytes, headers: bool = True) -> bytes:
+    return SECRETS.redact_bytes(data, headers)
+
+
+def redact_value(value: Any) -> Any:
+    return SECRETS.redact_value(value)
+
+
+class StreamRedactor:
+    """Redacts text that arrives in pieces: `feed` returns what can be passed on now,
+    `flush` the rest once the stream ends."""
+
+    def __init__(self, secrets: Secrets = SECRETS) -> None:
+        self._secrets = secrets
+        self._pending = ""
+
+    def feed(self, piece: str) -> str:
+        secrets = self._secrets
+        if not secrets.active and not self._pending:
+            return secrets.redact(piece)
+        text = secrets.redact(self._pending + piece, headers=False)
+        hold = secrets.held_back(text)
+        self._pending = text[len(text) - hold:] if hold else ""
+        return redact_headers(text[:len(text) - hold] if hold else text)
+
+    def flush(self) -> str:
+        text, self._pending = self._pending, ""
+        return self._secrets.redact(text) if text else ""
+
+
+class ByteStreamRedactor:
+    """`StreamRedactor` for bytes (a relayed HTTP body, a log written in chunks)."""
+
+    def __init__(self, secrets: Secrets = SECRETS) -> None:
+        self._secrets = secrets
+        self._pending = b""
+
+    def feed(self, piece: bytes) -> bytes:
+        secrets = self._secrets
+        if not secrets.active and not self._pending:
+            return secrets.redact_bytes(piece)
+        data = secrets.redact_bytes(self._pending + piece, headers=False)
+        hold = secrets.held_back_bytes(data)
+        self._pending = data[len(data) - hold:] if hold else b""
+        return secrets.redact_bytes(data[:len(data) - hold] if hold else data)
+
+    def flush(self) -> bytes:
+        data, self._pending = self._pending, b""
+        return self._secrets.redact_bytes(data) if data else b""
+
