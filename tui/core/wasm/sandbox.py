@@ -3,7 +3,8 @@
 - A tool's only preopened folder is its session workdir; a driver gets none; a hook gets none
   unless its entry grants `filesystem.scope` (that folder under the workdir, as `.`).
 - The environment holds only the `MURMUR_*` variables murmur-tui sets and the host variables
-  named in `capabilities.env.allow` (the entry's, else the capsule's).
+  named in `capabilities.env.allow` (the entry's, else the capsule's) — never one whose name is
+  credential-shaped (`secrets.credential_shaped`), even when allowed by name.
 - Memory: `capabilities.limits.memory_bytes` (entry, else capsule; 512 MiB). Deadline:
   `capabilities.limits.deadline_seconds` (entry, else capsule; 600 s, hooks 30 s).
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from tui.core.manifest import Artifact, Capsule
 from tui.core.messages import compact_json
+from tui.core.secrets import credential_shaped
 from tui.core.wasm.guest import Sandbox
 
 DEFAULT_DEADLINE = 600.0
@@ -27,7 +29,7 @@ def environment(capsule: Capsule, entry: Artifact, extra: Mapping[str, str]) -> 
     allow = (entry.capabilities.env_allow if entry.capabilities and entry.capabilities.env_allow
              else capsule.capabilities.env_allow)
     for name in allow:
-        if name in os.environ:
+        if name in os.environ and not credential_shaped(name):
             env[name] = os.environ[name]
     if entry.config:
         env["MURMUR_ARTIFACT_CONFIG"] = compact_json(dict(entry.config))
