@@ -3,11 +3,16 @@ in, whatever auth the component sent comes out, answers stream through unbuffere
 
 from __future__ import annotations
 
+import base64
+import json
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
+import pytest
 
 from tests.providers.server import Handler, Provider
 from tui.core.inference.credentials import Credentials
@@ -135,3 +140,115 @@ def test_an_unreachable_provider_is_a_502_and_a_broken_connection(murmur_home: P
         gw.close()
     assert answer.status_code == 502 and "could not reach" in answer.json()["error"]["message"]
     assert gw.last.forwarded and gw.last.status is None
+
+
+def raw_request(gw: CredentialGateway, request_line: str, headers: str = "") -> tuple[int, str]:
+    """Send one request exactly as written (no client library tidying it up)."""
+    host, port = "127.0.0.1", int(gw.endpoint.split(":")[2].split("/")[0])
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(f"{request_line} HTTP/1.1\r\nHost: {host}:{port}\r\n{headers}"
+                     "Content-Length: 2\r\nConnection: close\r\n\r\n{}".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.decode("utf-8", "replace").partition("\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_the_key_goes_only_to_the_configured_upstream(provider: Provider,
+                                                      murmur_home: Path) -> None:
+    """Absolute-form targets, `@host`, dot segments (plain and encoded), a missing or wrong
+    secret and a lying Host header never reach anyone but the upstream, and only the well-formed
+    request reaches it."""
+    elsewhere = Provider().start()
+    elsewhere.replies = [lambda h: h.status(200, {"stolen": True})] * 20
+    provider.replies = [lambda h: h.status(200, {"ok": True})] * 20
+    gw = gateway(provider, murmur_home)
+    secret_path = "/" + gw.endpoint.split("/", 3)[3]  # /<secret>/v1
+    far = elsewhere.url.removeprefix("http://")
+    try:
+        refused = {
+            f"POST {elsewhere.url}/x": 400,
+            f"POST @{far}/x": 400,
+            f"POST //{far}/x": 403,
+            f"POST {secret_path}/../../x": 400,
+            f"POST {secret_path}/%2e%2e/x": 400,
+            f"POST {secret_path}/a%2fb": 400,
+            f"POST {secret_path}/@{far}/x": 400,
+            f"POST {secret_path}//x": 400,
+            "POST /v1/chat/completions": 403,
+            "POST /wrong-secret/v1/chat/completions": 403,
+            f"CONNECT {far}": 501,
+        }
+        for line, status in refused.items():
+            assert raw_request(gw, line)[0] == status, line
+        assert provider.seen == [] and elsewhere.seen == []
+        status, body = raw_request(gw, f"POST {secret_path}/chat/completions",
+                                   f"Host: {far}\r\nX-Forwarded-Host: {far}\r\n")
+        assert status == 200 and json.loads(body) == {"ok": True}
+    finally:
+        gw.close()
+        elsewhere.stop()
+    assert elsewhere.seen == []
+    assert [s.path for s in provider.seen] == ["/v1/chat/completions"]
+    assert provider.seen[0].headers["authorization"] == f"Bearer {KEY}"
+    assert provider.seen[0].headers["host"] == provider.url.removeprefix("http://")
+
+
+def test_the_secret_is_per_gateway(provider: Provider, murmur_home: Path) -> None:
+    one, two = gateway(provider, murmur_home), gateway(provider, murmur_home)
+    try:
+        assert one.secret != two.secret and len(one.secret) >= 32
+        borrowed = two.endpoint.split("/", 3)[3]  # another gateway's secret and path
+        assert raw_request(one, f"POST /{borrowed}/chat/completions")[0] == 403
+    finally:
+        one.close()
+        two.close()
+    assert provider.seen == []
+
+
+def test_an_echoed_key_never_reaches_the_component(provider: Provider,
+                                                   murmur_home: Path) -> None:
+    """Whatever the status, streamed or whole, in the body or a header, raw or encoded."""
+    encoded = base64.b64encode(f"Bearer {KEY}".encode()).decode()
+    frames = [f"data: {{\"echo\": \"{KEY[:5]}", f"{KEY[5:]}\"}}\n\n", f"data: {encoded}\n\n"]
+    provider.replies = [
+        lambda h: h.status(400, {"error": {"message": f"bad key {KEY} ({quote(KEY)})"}}),
+        lambda h: h.status(429, {"error": encoded}, {"x-echo": KEY}),
+        lambda h: h.status(200, {"answer": f"your key is {KEY}"}),
+        lambda h: h.sse(iter(frames)),
+    ]
+    gw = gateway(provider, murmur_home)
+    texts = []
+    try:
+        for _ in range(3):
+            answer = httpx.post(gw.endpoint + "/chat/completions", json={})
+            texts.append(answer.text + json.dumps(dict(answer.headers)))
+        with httpx.stream("POST", gw.endpoint + "/chat/completions", json={}) as streamed:
+            texts.append("".join(streamed.iter_text()))
+    finally:
+        gw.close()
+    seen = "\n".join(texts)
+    assert "[redacted]" in seen
+    for form in (KEY, quote(KEY, safe=""), base64.b64encode(KEY.encode()).decode()[:-4],
+                 encoded[12:-4]):
+        assert form not in seen
+
+
+def test_a_hostile_request_is_refused_without_a_traceback(provider: Provider, murmur_home: Path,
+                                                          capfd: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    gw = gateway(provider, murmur_home)
+    secret_path = "/" + gw.endpoint.split("/", 3)[3]
+    try:
+        host, port = "127.0.0.1", int(gw.endpoint.split(":")[2].split("/")[0])
+        for headers in ("Content-Length: nope\r\n", "Content-Length: 99999999999\r\n",
+                        "Transfer-Encoding: chunked\r\n"):
+            with socket.create_connection((host, port), timeout=10) as sock:
+                sock.sendall(f"POST {secret_path}/x HTTP/1.1\r\nHost: h\r\n{headers}\r\n"
+                             "zz\r\n".encode())
+                status = sock.recv(65536).decode().split()[1]
+            assert status in ("400", "413")
+    finally:
+        gw.close()
+    assert "Traceback" not in capfd.readouterr().err and provider.seen == []

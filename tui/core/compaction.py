@@ -22,7 +22,9 @@ from wasmtime.component import Record
 from tui.core import events as ev
 from tui.core.hooks import Fault
 from tui.core.messages import Message, from_wit_message, tool_calls_of
+from tui.core.private import append_private
 from tui.core.record import to_wit
+from tui.core.secrets import redact
 from tui.core.wasm.values import record
 
 if TYPE_CHECKING:
@@ -122,10 +124,8 @@ def check(session: Session, task: _Task, turn: int, session_tokens: int) -> _Out
         line = {"task_id": task.task_id, "turn": turn, "hook": decision.hook,
                 "tokens_before": session_tokens, "tokens_after": tokens_after,
                 "messages": decision.messages}
-        session.paths.out.mkdir(parents=True, exist_ok=True)
-        with (session.paths.out / "compaction-summaries.jsonl").open(
-                "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        append_private(session.paths.out / "compaction-summaries.jsonl",
+                       redact(json.dumps(line, ensure_ascii=False)) + "\n")
     return None
 
 

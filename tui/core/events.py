@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from tui.core.secrets import redact_value
+
 JsonObject = dict[str, Any]
 
 
@@ -310,7 +312,8 @@ E = TypeVar("E", bound=Event)
 class EventStream:
     """Stamps events for one session and hands them to each sink in order.
 
-    The `primary` sink (the trace writer) may raise: its error reaches the session, which ends
+    Every value passes through the one redaction (`secrets.redact_value`) before any sink sees
+    it. The `primary` sink (the trace writer) may raise: its error reaches the session, which ends
     (a failed trace write ends a session, spec §2). Any other sink that raises stops nothing:
     the error is kept in `sink_errors`. Stamping and delivery share one lock, so `seq` order is
     delivery order even when several threads emit.
@@ -325,6 +328,13 @@ class EventStream:
         self._seq = 0
         self._lock = threading.RLock()
         self.sink_errors: list[BaseException] = []
+        self.closed = False
+
+    def close(self) -> None:
+        """Deliver nothing more (the session's files were finished); waits for an event being
+        delivered on another thread."""
+        with self._lock:
+            self.closed = True
 
     def add(self, sink: EventSink) -> None:
         self._sinks.append(sink)
@@ -334,7 +344,10 @@ class EventStream:
             self._primary = sink
 
     def emit(self, cls: type[E], **values: Any) -> E:
+        values = {name: redact_value(value) for name, value in values.items()}
         with self._lock:
+            if self.closed:
+                return cls(session_id=self.session_id, seq=0, ts_ms=0, **values)
             self._seq += 1
             event = cls(session_id=self.session_id, seq=self._seq,
                         ts_ms=time.time_ns() // 1_000_000, **values)

@@ -22,6 +22,8 @@ from wasmtime.component import Variant
 
 from tui.core.artifacts import ResolvedArtifact
 from tui.core.errors import LaunchError
+from tui.core.private import append_private
+from tui.core.secrets import redact
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices
 from tui.core.wasm.guest import Guest, GuestFailure, Sandbox
@@ -189,10 +191,9 @@ class HookRunner:
 
     def _fault(self, fault: Fault) -> None:
         try:
-            self.logs.mkdir(parents=True, exist_ok=True)
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-            with (self.logs / f"hook-{fault.hook}.log").open("a", encoding="utf-8") as handle:
-                handle.write(f"{stamp} {fault.line()}\n")
+            append_private(self.logs / f"hook-{fault.hook}.log",
+                           redact(f"{stamp} {fault.line()}\n"))
         except OSError:
             pass
         self.on_fault(fault)

@@ -2,20 +2,24 @@
 
 `$MURMUR_HOME/conversations/<record>/<context-id>/conversation.jsonl` holds one message per
 line, append-only. The writer creates the directory chain (mode 0700) on its first append only
-and never writes an id twice; each line goes out in a single `write` to an `O_APPEND` file, so a
-crash mid-append leaves at most one partial last line — which every reader skips, and which the
-next writer closes off with a newline before appending.
+and never writes an id twice; every line passes through the one redaction (`secrets.py`). Each
+line goes out in a single `write` to an `O_APPEND` file, so a crash mid-append leaves at most
+one partial last line — which every reader skips, and which the next writer closes off with a
+newline before appending.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tui.core.messages import Message, compact_json, wit_content
+from tui.core.private import make_private_dirs
+from tui.core.secrets import redact
 from tui.core.segments import segment_problem
 
 RECORD_FILE = "conversation.jsonl"
@@ -51,6 +55,8 @@ class RecordWriter:
         self._recorded: set[str] = set()
         self._pending: list[Message] = []
         self._reported = False
+        self._lock = threading.Lock()
+        self._closed = False
 
     def mark_recorded(self, message_ids: list[str]) -> None:
         """Ids already on disk (a threaded reload): never written again."""
@@ -66,12 +72,15 @@ class RecordWriter:
             return not self._pending
         self._pending.append(message)
         try:
-            fd = self._open()
-            while self._pending:
-                head = self._pending[0]
-                _write_all(fd, (compact_json(head) + "\n").encode("utf-8"))
-                self._recorded.add(str(head["id"]))
-                self._pending.pop(0)
+            with self._lock:
+                if self._closed:
+                    return False
+                fd = self._open()
+                while self._pending:
+                    head = self._pending[0]
+                    _write_all(fd, (redact(compact_json(head)) + "\n").encode("utf-8"))
+                    self._recorded.add(str(head["id"]))
+                    self._pending.pop(0)
         except OSError as exc:
             if not self._reported:
                 self._reported = True
@@ -80,15 +89,19 @@ class RecordWriter:
             return False
         return True
 
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+    def close(self, seal: bool = False) -> None:
+        """Close the file (the next append opens it again) — or, with `seal`, write nothing
+        more. Safe from any thread: waits for a line being written."""
+        with self._lock:
+            self._closed = self._closed or seal
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
     def _open(self) -> int:
         if self._fd is not None:
             return self._fd
-        _make_private_dirs(self.home, self.path.parent)
+        make_private_dirs(self.path.parent, self.home)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             size = os.fstat(fd).st_size
@@ -112,23 +125,6 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
-
-
-def _make_private_dirs(home: Path, leaf: Path) -> None:
-    """Create `leaf` and its missing ancestors under `home`, oldest first, each mode 0700."""
-    missing: list[Path] = []
-    current = leaf
-    while not current.exists():
-        missing.append(current)
-        if current == home or current.parent == current:
-            break
-        current = current.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=0o700)
-        except FileExistsError:
-            continue
-        os.chmod(directory, 0o700)
 
 
 # -- reader -----------------------------------------------------------------------------------

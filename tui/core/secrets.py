@@ -48,6 +48,7 @@ _HEADER = re.compile(
     r"((?:bearer|basic|token)\s+)?"
     r"([^\s\"',;&}\]]+)")
 _HEADER_BYTES = re.compile(_HEADER.pattern.encode())
+_HEADER_HINT = re.compile(r"(?i)authorization|api-key")
 
 
 def credential_shaped(name: str, extra: Iterable[str] = ()) -> bool:
@@ -190,8 +191,7 @@ def _held_back(text: Any, prefixes: frozenset[Any], longest: int) -> int:
 
 def redact_headers(text: str) -> str:
     """`text` with the value of every auth header in it replaced by `[redacted]`."""
-    lowered = text.lower()
-    if "authorization" not in lowered and "api-key" not in lowered:
+    if _HEADER_HINT.search(text) is None:
         return text
     return _HEADER.sub(_header_replacement, text)
 

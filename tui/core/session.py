@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import shutil
 import time
 import traceback
 from collections.abc import Sequence
@@ -37,7 +36,9 @@ from tui.core.messages import (
     tool_message,
     user_message,
 )
+from tui.core.private import append_private
 from tui.core.record import RecordReader, RecordWriter, record_path
+from tui.core.secrets import StreamRedactor, redact
 from tui.core.segments import check_segment
 from tui.core.session_hooks import SessionHooks
 from tui.core.session_host import SessionHost
@@ -58,7 +59,7 @@ from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.script import ScriptCapsule
 from tui.core.wasm.values import record
 from tui.core.wasm.versions import IncompatibleComponent
-from tui.core.workdir import SessionPaths, session_paths, write_result
+from tui.core.workdir import SessionPaths, session_paths, write_manifest_copy, write_result
 
 
 @dataclass(frozen=True)
@@ -286,7 +287,7 @@ class Session:
             (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
         manifest_copy = self.paths.accessible / "murmur.yaml"
         if not manifest_copy.exists():
-            shutil.copyfile(self.capsule.manifest_path, manifest_copy)
+            write_manifest_copy(self.capsule, manifest_copy)
         self.system = system_block(self.capsule)
         self.tool_payload = [spec.payload() for spec in tools.specs()]
         self._log_bootstrap("tool inventory " + compact_json(self.tool_payload))
@@ -472,14 +473,16 @@ class Session:
         request = continuation.request(self.head, payload_messages, self.context_id,
                                        self.continuation)
         completed = _TurnReport(self, task, turn, input_tokens, message_ids)
+        deltas = _DeltaSink(self, task.task_id, turn)
         try:
-            reply = self.driver.complete(request, _DeltaSink(self, task.task_id, turn),
-                                         self.cancel)
+            reply = self.driver.complete(request, deltas, self.cancel)
         except InferenceCanceled:
             raise _Canceled() from None
         except DriverError as exc:
             completed.failed(str(exc))
             return _Outcome("failed", f"error: {exc}", exc.cause, turn)
+        finally:
+            deltas.flush()
         if self.cancel.is_set():
             raise _Canceled()
         if reply.status != "passed":
@@ -602,6 +605,8 @@ class Session:
                 outcome = handler.call(call, self.cancel)
             except InputTimeout as exc:
                 raise _InputTimedOut(f"{call.name} asked and {exc}", turn) from None
+            finally:
+                self.host.tool_stream.flush()
         text = outcome.message_text(call.name)
         if kind != "skill":
             task.tool_calls += 1
@@ -665,29 +670,35 @@ class Session:
         self._emit(ev.Warning, code="W-RECORD", text=text)
 
     def _log_bootstrap(self, line: str) -> None:
-        self.paths.logs.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with self.paths.bootstrap_log.open("a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} {line}\n")
+        append_private(self.paths.bootstrap_log, redact(f"{stamp} {line}\n"))
 
 
 class _DeltaSink:
-    """A driver's stream, turned into TextDelta / ThinkingDelta events."""
+    """A driver's stream, turned into TextDelta / ThinkingDelta events. A key split across two
+    chunks is still redacted: the tail of a chunk that could begin one waits for the next
+    chunk (or `flush`, when the call ends)."""
 
     def __init__(self, session: Session, task_id: str, turn: int) -> None:
         self._session = session
         self._task_id = task_id
         self._turn = turn
+        self._text = StreamRedactor()
+        self._thinking = StreamRedactor()
 
     def text(self, chunk: str) -> None:
-        if chunk:
-            self._session._emit(ev.TextDelta, task_id=self._task_id, turn=self._turn,
-                                text=chunk)
+        self._send(ev.TextDelta, self._text.feed(chunk))
 
     def thinking(self, chunk: str) -> None:
-        if chunk:
-            self._session._emit(ev.ThinkingDelta, task_id=self._task_id, turn=self._turn,
-                                text=chunk)
+        self._send(ev.ThinkingDelta, self._thinking.feed(chunk))
+
+    def flush(self) -> None:
+        self._send(ev.ThinkingDelta, self._thinking.flush())
+        self._send(ev.TextDelta, self._text.flush())
+
+    def _send(self, kind: type[ev.TextDelta] | type[ev.ThinkingDelta], text: str) -> None:
+        if text:
+            self._session._emit(kind, task_id=self._task_id, turn=self._turn, text=text)
 
 
 class _TurnReport:

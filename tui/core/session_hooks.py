@@ -13,6 +13,8 @@ from tui.core.artifacts import resolve_wasm
 from tui.core.errors import LaunchError
 from tui.core.hooks import Fault, Hook, HookRunner, contract
 from tui.core.messages import compact_json
+from tui.core.private import append_private
+from tui.core.secrets import redact
 from tui.core.segments import segment_problem
 from tui.core.wasm.cache import ComponentLoadError
 from tui.core.wasm.sandbox import sandbox
@@ -126,8 +128,7 @@ class SessionHooks:
         path: Path = self._session.paths.out / "hook-artifacts.jsonl"
         line = json.dumps({"hook": hook, "turn": turn, "artifact": artifact},
                           ensure_ascii=False)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        append_private(path, redact(line) + "\n")
 
     def tool_call(self, turn: int, name: str, input_bytes: int, output_bytes: int,
                   duration_ms: int, status: str) -> None:

@@ -14,6 +14,7 @@ from tui.core.inference.driver import NullStream
 from tui.core.inference.response import parse_response
 from tui.core.messages import compact_json, from_wit_message
 from tui.core.record import EMPTY_PAGE, MessagePage
+from tui.core.secrets import StreamRedactor, redact
 
 if TYPE_CHECKING:
     from tui.core.session import Session
@@ -22,22 +23,29 @@ HOOK_MAX_TOKENS = 8192
 
 
 class CurrentTurnStream:
-    """Text a tool streams (`murmur:text/chunks`) belongs to the turn that called it."""
+    """Text a tool streams (`murmur:text/chunks`) belongs to the turn that called it; held back
+    like a driver's stream while a chunk's tail could begin a key (`flush` after the call)."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
+        self._text = StreamRedactor()
+        self._thinking = StreamRedactor()
 
     def text(self, chunk: str) -> None:
-        session = self._session
-        if chunk and session.current_task:
-            session._emit(ev.TextDelta, task_id=session.current_task,
-                          turn=session.current_turn, text=chunk)
+        self._send(ev.TextDelta, self._text.feed(chunk))
 
     def thinking(self, chunk: str) -> None:
+        self._send(ev.ThinkingDelta, self._thinking.feed(chunk))
+
+    def flush(self) -> None:
+        self._send(ev.ThinkingDelta, self._thinking.flush())
+        self._send(ev.TextDelta, self._text.flush())
+
+    def _send(self, kind: type[ev.TextDelta] | type[ev.ThinkingDelta], text: str) -> None:
         session = self._session
-        if chunk and session.current_task:
-            session._emit(ev.ThinkingDelta, task_id=session.current_task,
-                          turn=session.current_turn, text=chunk)
+        if text and session.current_task:
+            session._emit(kind, task_id=session.current_task, turn=session.current_turn,
+                          text=text)
 
 
 class SessionHost:
@@ -49,6 +57,7 @@ class SessionHost:
         session = self._session
         timeout = session.capsule.lifecycle.input_timeout_secs
         request_id = ids.mint("req")
+        prompt = redact(prompt)  # shown to the human: the dialog and stderr see no key
         deadline = int(time.time() * 1000 + timeout * 1000) if timeout else None
         session._emit(ev.InputRequested, task_id=session.current_task, request_id=request_id,
                       prompt=prompt, tool_name=tool_name, deadline_ms=deadline)

@@ -3,8 +3,8 @@
 Every line starts with the envelope `event_type`, `event_id`, `parent_id`, `session_id`,
 `timestamp`. The tree: session_start -> task_start -> inference (the turn node) -> that turn's
 tool_call / shell lines; task_failed / task_end parent to the task, session_end to the session.
-A line is written and flushed as its event happens; a failed write raises `TraceWriteError`,
-which ends the session.
+A line is written and flushed as its event happens (file mode 0600; every line through the one
+redaction, `secrets.py`); a failed write raises `TraceWriteError`, which ends the session.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from tui.core import events as ev
 from tui.core import ids
+from tui.core.secrets import redact
 
 TRACE_FILE = "trace.jsonl"
 
@@ -33,7 +34,7 @@ class TraceWriter:
         self.capture = capture
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise TraceWriteError(f"cannot open trace {path}: {exc}") from exc
         self._ids_written: list[str] = []  # the message_ids of the last inference line
@@ -80,7 +81,7 @@ class TraceWriter:
         text = json.dumps(line, ensure_ascii=False, separators=(",", ":"))
         if tail:
             text = text[:-1] + tail + "}"
-        data = (text + "\n").encode()
+        data = (redact(text) + "\n").encode()
         try:
             view = memoryview(data)
             while view:

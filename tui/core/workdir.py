@@ -18,6 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui.core import paths
+from tui.core.inference.credentials import REFERENCE
+from tui.core.manifest import Capsule
+from tui.core.private import make_private_dirs, write_private
+from tui.core.secrets import redact, remember
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,9 @@ class SessionPaths:
         return self.session / "tools"
 
     def create(self) -> None:
+        """Every folder the session needs; those it creates are 0700."""
         for folder in (self.accessible, self.session, self.out, self.logs):
-            folder.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(folder)
 
 
 def session_paths(capsule_root: Path, capsule_name: str, session_id: str,
@@ -78,11 +83,20 @@ def _is_bundled(capsule_root: Path) -> bool:
 
 
 def write_result(target: SessionPaths, text: str, task_id: str | None = None) -> None:
-    """`out/result.txt` (and `out/result_<task>.txt` for threaded tasks), written atomically."""
-    target.out.mkdir(parents=True, exist_ok=True)
+    """`out/result.txt` (and `out/result_<task>.txt` for threaded tasks), written atomically,
+    redacted."""
+    text = redact(text)
     names = ["result.txt"] + ([f"result_{task_id}.txt"] if task_id else [])
     for name in names:
-        final = target.out / name
-        temporary = final.with_name(f".{name}.tmp")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, final)
+        write_private(target.out / name, text)
+
+
+def write_manifest_copy(capsule: Capsule, target: Path) -> None:
+    """The workdir's copy of `murmur.yaml` (Murmur writes one for the model to read), with any
+    literal key in it — a gateway `api_key` that is not `${NAME}` — replaced by `[redacted]`."""
+    for entry in capsule.artifacts:
+        key = entry.gateway.api_key if entry.gateway is not None else None
+        if key and not REFERENCE.match(key):
+            remember(key)
+    text = capsule.manifest_path.read_text(encoding="utf-8")
+    write_private(target, redact(text, headers=False))

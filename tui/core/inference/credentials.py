@@ -4,8 +4,9 @@ An `api_key` of `${NAME}` is looked up in `credentials:` of `$MURMUR_HOME/config
 whenever the file changes, so a rotated key is picked up without a restart — and then in the
 environment (`W-SEC-027`: a key from the environment is read once and warned about). A literal
 key works, with a warning. `keyless: true` sends no key. Every key that was ever handed out is
-remembered so that `redact` can replace it with `[redacted]` in any text that leaves the
-driver: errors, events, logs.
+registered with the one redaction (`tui.core.secrets`), which keeps it — in every encoding — out
+of everything murmur-tui writes. A `config.yaml` that other users can read is warned about
+(`W-SEC-028`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from pathlib import Path
 
 import yaml
 
+from tui.core import secrets
+
 REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")
-REDACTED = "[redacted]"
+REDACTED = secrets.REDACTED
 
 
 class CredentialError(Exception):
@@ -40,7 +43,6 @@ class Credentials:
         self._lock = threading.Lock()
         self._stamp: tuple[int, int] | None = None
         self._table: dict[str, str] = {}
-        self._seen: set[str] = set()
         self._warned: set[str] = set()
 
     def resolve(self, api_key: str | None, keyless: bool, where: str) -> Key:
@@ -68,15 +70,10 @@ class Credentials:
                               f"{self.config}, nor in the environment")
 
     def redact(self, text: str) -> str:
-        for secret in sorted(self._seen, key=len, reverse=True):
-            if secret:
-                text = text.replace(secret, REDACTED)
-        return text
+        return secrets.redact(text)
 
     def _remember(self, key: Key) -> Key:
-        if key.value:
-            with self._lock:
-                self._seen.add(key.value)
+        secrets.remember(key.value)
         return key
 
     def _warn_once(self, what: str, code: str, text: str) -> None:
@@ -93,6 +90,10 @@ class Credentials:
         with self._lock:
             if stamp == self._stamp:
                 return self._table
+        if info.st_mode & 0o077:
+            self._warn_once("config-mode", "W-SEC-028", f"{self.config} can be read by other "
+                            f"users (mode {info.st_mode & 0o777:o}); it holds keys: "
+                            f"chmod 600 {self.config}")
         try:
             data = yaml.safe_load(self.config.read_text(encoding="utf-8")) or {}
         except OSError as exc:

@@ -2,12 +2,21 @@
 
 A loopback HTTP server inside murmur-tui (127.0.0.1, an ephemeral port, one per session
 driver). The driver is told `MURMUR_INFERENCE_ENDPOINT` (and `MURMUR_GATEWAY_ENDPOINT`) =
-`http://127.0.0.1:<port>` + the path of its `gateway.endpoint`, and sends its provider requests
-there through wasi:http. The gateway forwards each with httpx to the real endpoint (scheme,
-host and port from `gateway.endpoint`; path and query as sent), after removing every auth
-header the component sent (`authorization`, `x-api-key`, and the configured
+`http://127.0.0.1:<port>/<secret>` + the path of its `gateway.endpoint`, and sends its provider
+requests there through wasi:http. `<secret>` is minted per gateway and never written anywhere:
+a request without it is refused (403), so no other local process — a shell command included —
+can spend the key.
+
+The gateway only ever talks to its upstream. It accepts origin-form request targets only (`/`
++ path [+ `?query`]: no scheme, no authority, no `@`, no `\\`, no dot segments, no encoded
+`.` `/` `\\`, no empty segments) and refuses anything else with 400 before a byte leaves; the
+upstream URL is the configured endpoint's origin joined with the path after the secret; the
+component's `Host` header is ignored. Each request is forwarded with httpx after removing every
+auth header the component sent (`authorization`, `x-api-key`, and the configured
 `upstream_auth.header`, in any case) and adding exactly one rendered from the key. The answer
-streams back as it arrives (chunked), redirects are returned, not followed.
+streams back as it arrives (chunked), redirects are returned, not followed, and every answer —
+body and headers, whatever its status — passes through the one redaction (`secrets.py`), so a
+provider that echoes the key never hands it to the component.
 
 A 401 is buffered: the key is read again and, if it changed, the same bytes are sent once more;
 an unchanged key is recorded as a rejection (the driver's call then fails the task
@@ -17,7 +26,11 @@ host can decide whether the driver's failed call is worth retrying.
 
 from __future__ import annotations
 
+import contextlib
+import hmac
 import json
+import re
+import secrets as token_source
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +39,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from tui.core import secrets
 from tui.core.inference.credentials import CredentialError, Credentials, Key
 from tui.core.manifest import Gateway
 
@@ -34,6 +48,44 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "content-length"})
 AUTH_HEADERS = frozenset({"authorization", "x-api-key"})
 WHOLE_BYTES = 1 << 20  # answers up to this size, with a known length, are relayed in one write
+MAX_REQUEST_BYTES = 32 << 20  # a request body larger than this is refused (413)
+_PATH_CHARS = re.compile(r"^[A-Za-z0-9\-._~!$&'()*+,;=:%/]*$")
+_ENCODED_SEPARATOR = re.compile(r"%(2[eEfF]|5[cC]|00)")
+_QUERY_CHARS = re.compile(r"^[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$")
+
+
+class Refused(Exception):
+    """A request the gateway will not forward: its status and why."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def upstream_target(target: str, secret: str) -> str:
+    """The path and query to send upstream for a request target, or Refused.
+
+    Only `/<secret>/path[?query]` is accepted; what follows the secret must be a plain path of
+    non-empty segments, none of them `.` or `..`, with no percent-encoded `.`, `/`, `\\` or NUL.
+    """
+    if not target.startswith("/") or target.startswith("//"):
+        raise Refused(400, "only origin-form request targets (a path starting with one /) are "
+                      "accepted")
+    path, _, query = target.partition("?")
+    first, slash, rest = path[1:].partition("/")
+    if not hmac.compare_digest(first.encode(), secret.encode()):
+        raise Refused(403, "this gateway serves its own session's driver only")
+    rest = slash + rest
+    if "#" in target or not _PATH_CHARS.match(rest) or (query and not _QUERY_CHARS.match(query)):
+        raise Refused(400, "the request target has characters a path may not have")
+    if _ENCODED_SEPARATOR.search(rest):
+        raise Refused(400, "the path may not percent-encode '.', '/', '\\' or NUL")
+    segments = rest.split("/")[1:] if rest else []
+    if any(segment in ("", ".", "..") for segment in segments[:-1]) or \
+            (segments and segments[-1] in (".", "..")):
+        raise Refused(400, "the path may not have empty, '.' or '..' segments")
+    return (rest or "/") + (f"?{query}" if query else "")
 
 
 @dataclass
@@ -53,12 +105,16 @@ class CredentialGateway:
         parts = urlsplit(gateway.endpoint)
         self.upstream = f"{parts.scheme}://{parts.netloc}"
         self.path = parts.path.rstrip("/")
+        self.secret = token_source.token_urlsafe(24)
+        secrets.remember(self.secret)
         header, template = gateway.upstream_auth or ("authorization", "Bearer {key}")
         self.auth_header, self.auth_template = header.lower(), template
         self.last = Seen()
         self._client = httpx.Client(timeout=httpx.Timeout(30.0, read=300.0),
                                     follow_redirects=False)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        with contextlib.suppress(CredentialError):  # reported when a request needs it
+            self.key()  # known from the start, so redaction covers it before any output
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name=f"gateway-{name}", daemon=True)
@@ -68,7 +124,7 @@ class CredentialGateway:
     def endpoint(self) -> str:
         """What the driver is told: this gateway plus the path of `gateway.endpoint`."""
         port = self._server.server_address[1]
-        return f"http://127.0.0.1:{port}{self.path}"
+        return f"http://127.0.0.1:{port}/{self.secret}{self.path}"
 
     def environment(self) -> dict[str, str]:
         return {"MURMUR_INFERENCE_ENDPOINT": self.endpoint,
@@ -89,6 +145,13 @@ class CredentialGateway:
         self._server.shutdown()
         self._server.server_close()
         self._client.close()
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A request that broke the handler ends its connection; nothing is printed (the
+        default prints a traceback to stderr)."""
+        return None
 
 
 def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
@@ -116,18 +179,34 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
         def _body(self) -> bytes:
             if self.headers.get("transfer-encoding", "").lower() == "chunked":
                 parts: list[bytes] = []
+                total = 0
                 while True:
-                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    size = int(self.rfile.readline(64).split(b";")[0].strip() or b"0", 16)
+                    total += size
+                    if size < 0 or total > MAX_REQUEST_BYTES:
+                        raise Refused(413, f"the request body is over {MAX_REQUEST_BYTES} bytes")
                     if size == 0:
-                        self.rfile.readline()
+                        self.rfile.readline(64)
                         return b"".join(parts)
                     parts.append(self.rfile.read(size))
-                    self.rfile.readline()
-            return self.rfile.read(int(self.headers.get("content-length") or 0))
+                    self.rfile.readline(64)
+            length = int(self.headers.get("content-length") or 0)
+            if length < 0 or length > MAX_REQUEST_BYTES:
+                raise Refused(413, f"the request body is over {MAX_REQUEST_BYTES} bytes")
+            return self.rfile.read(length)
 
         def _forward(self) -> None:
-            body = self._body()
-            url = gateway.upstream + self.path
+            try:
+                url = gateway.upstream + upstream_target(self.path, gateway.secret)
+                body = self._body()
+            except Refused as refused:
+                self.close_connection = True
+                self._error(refused.status, refused.reason)
+                return
+            except ValueError:
+                self.close_connection = True
+                self._error(400, "the request's length or chunking cannot be read")
+                return
             try:
                 key = gateway.key()
             except CredentialError as exc:
@@ -143,8 +222,7 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
                     response = gateway._client.send(request, stream=True)
                 except httpx.HTTPError as exc:
                     gateway.last = Seen(True, None)
-                    self._error(502, gateway.credentials.redact(
-                        f"the gateway could not reach {gateway.upstream}: {exc!r}"))
+                    self._error(502, f"the gateway could not reach {gateway.upstream}: {exc!r}")
                     return
                 if response.status_code == 401:
                     response.read()
@@ -161,36 +239,35 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
                 return
 
         def _relay_buffered(self, response: httpx.Response) -> None:
-            data = gateway.credentials.redact(response.content.decode("utf-8", "replace"))
-            self._send(response.status_code, data.encode(), [
+            self._send(response.status_code, secrets.redact_bytes(response.content), [
                 ("content-type", response.headers.get("content-type", "text/plain"))])
 
         def _send(self, status: int, data: bytes, headers: list[tuple[str, str]]) -> None:
             """A whole answer of known length."""
             self.send_response(status)
             for name, value in headers:
-                self.send_header(name, value)
+                self.send_header(name, secrets.redact(value))
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
 
         def _relay(self, response: httpx.Response) -> None:
             length = response.headers.get("content-length")
-            if length is not None and int(length) <= WHOLE_BYTES and \
+            if length is not None and length.isdigit() and int(length) <= WHOLE_BYTES and \
                     "content-encoding" not in response.headers:
                 self._relay_whole(response)  # a small answer of known size: no chunking
                 return
+            redactor = secrets.ByteStreamRedactor()
             try:
                 self.send_response(response.status_code)
                 for name, value in response.headers.multi_items():
                     if name.lower() not in HOP_BY_HOP and name.lower() != "content-encoding":
-                        self.send_header(name, value)
+                        self.send_header(name, secrets.redact(value))
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 for chunk in response.iter_bytes():
-                    if chunk:
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                        self.wfile.flush()
+                    self._chunk(redactor.feed(chunk))
+                self._chunk(redactor.flush())
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
             except (OSError, httpx.HTTPError):
@@ -199,9 +276,14 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
             finally:
                 response.close()
 
+        def _chunk(self, data: bytes) -> None:
+            if data:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
         def _relay_whole(self, response: httpx.Response) -> None:
             try:
-                data = response.read()
+                data = secrets.redact_bytes(response.read())
                 self._send(response.status_code, data, [
                     (name, value) for name, value in response.headers.multi_items()
                     if name.lower() not in HOP_BY_HOP])
@@ -212,7 +294,8 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
                 response.close()
 
         def _error(self, status: int, message: str) -> None:
-            data = json.dumps({"error": {"message": message, "from": "murmur-tui gateway"}})
+            data = json.dumps({"error": {"message": secrets.redact(message),
+                                         "from": "murmur-tui gateway"}})
             self._send(status, data.encode(), [("content-type", "application/json")])
 
     return Handler

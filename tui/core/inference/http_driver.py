@@ -17,6 +17,7 @@ when it goes wrong:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ class HttpDriver:
         self._where = f"artifacts[{name}].gateway.api_key"
         self._client = httpx.Client(timeout=httpx.Timeout(30.0, read=read_timeout_s),
                                     follow_redirects=False)
+        with contextlib.suppress(DriverError):  # the first call reports it
+            self._key()  # known from the start, so redaction covers it before any output
 
     # -- one call -------------------------------------------------------------------------
     def complete(self, request: dict[str, Any], stream: StreamSink,
