@@ -6,6 +6,7 @@ Exit codes: 0 the task ended ok, 1 it ended not ok, 2 bad input (nothing ran).
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -18,6 +19,7 @@ from tui import __version__
 EXIT_OK = 0
 EXIT_NOT_OK = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # a second Ctrl-C: stopped at once (files finished)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,22 +65,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "launch":
-        return launch(args)
-    if args.command == "browse":
-        return browse(args)
+    try:
+        if args.command == "launch":
+            return launch(args)
+        if args.command == "browse":
+            return browse(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("murmur-tui: interrupted\n")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line and a log, never a traceback on the terminal
+        return _internal_error(exc)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse requires a command
 
 
 def _error(message: str) -> int:
-    sys.stderr.write(f"murmur-tui: error: {message}\n")
+    from tui.core.secrets import redact
+
+    sys.stderr.write(f"murmur-tui: error: {redact(message)}\n")
     return EXIT_BAD_INPUT
+
+
+def _internal_error(exc: Exception) -> int:
+    """Write the traceback to `$MURMUR_HOME/tui/crash-<time>.log` (0600, redacted) and say so."""
+    import time
+    import traceback
+
+    from tui.core.paths import murmur_home
+    from tui.core.private import append_private
+    from tui.core.secrets import redact
+
+    where = murmur_home() / "tui" / f"crash-{time.strftime('%Y%m%dT%H%M%S')}.log"
+    try:
+        append_private(where, redact("".join(traceback.format_exception(exc))))
+        details = f"; details in {where}"
+    except OSError:
+        details = ""
+    sys.stderr.write(redact(f"murmur-tui: internal error: {type(exc).__name__}: {exc}"
+                            f"{details}\n"))
+    return EXIT_NOT_OK
 
 
 def launch(args: argparse.Namespace) -> int:
     from tui.core.errors import LaunchError
+    from tui.core.hardening import make_undumpable
     from tui.core.manifest import ManifestError, load_capsule
     from tui.core.paths import demo_capsule
+
+    make_undumpable()  # before any key is read: commands it starts cannot read its memory
 
     if args.task is not None and args.task_file is not None:
         return _error("give --task or --task-file, not both")
@@ -143,7 +176,7 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     from tui.core.cancel import CancelToken
     from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
     from tui.core.manifest import Capsule
-    from tui.core.session import LaunchOptions, Session
+    from tui.core.session import LaunchOptions, Session, SessionResult
 
     assert isinstance(capsule, Capsule)
     printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
@@ -156,22 +189,63 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
         responder=HeadlessResponder(args.answer),
         cancel=cancel,
     )
-    previous = signal.signal(signal.SIGINT, _cancel_on_interrupt(cancel))
+    # The session runs on its own thread: Python runs signal handlers on the main thread only,
+    # between bytecodes — never while a component runs inside wasmtime — so the main thread
+    # stays free to take Ctrl-C at any moment.
+    results: list[SessionResult] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            results.append(session.run())
+        except BaseException as exc:  # handed to the main thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=work, name="session", daemon=True)
+    previous = _install(_interrupt_handler(cancel, session.finish_now))
     try:
-        result = session.run()
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.2)
     finally:
-        signal.signal(signal.SIGINT, previous)
-    return EXIT_OK if result.ok else EXIT_NOT_OK
+        _install(previous)
+    if errors:
+        raise errors[0]
+    return EXIT_OK if results[0].ok else EXIT_NOT_OK
 
 
-def _cancel_on_interrupt(cancel: threading.Event) -> Callable[[int, FrameType | None], None]:
-    """First Ctrl-C cancels the session (files stay complete); a second one stops at once."""
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                 if hasattr(signal, name))
+
+
+def _install(handler: object) -> object:
+    """Install `handler` (one, or a dict per signal) for SIGINT, SIGTERM and SIGHUP; returns
+    what was installed before (nothing when not on the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for number in _SIGNALS:
+        chosen = handler.get(number) if isinstance(handler, dict) else handler
+        if chosen is not None:
+            previous[number] = signal.signal(number, chosen)  # type: ignore[arg-type]
+    return previous
+
+
+def _interrupt_handler(cancel: threading.Event, finish_now: Callable[[], None]
+                       ) -> Callable[[int, FrameType | None], None]:
+    """The first Ctrl-C (or SIGTERM / SIGHUP) cancels the session: the running component, model
+    call or shell command is stopped and the task ends `canceled`, every file finished. A
+    second one stops at once: the files are finished where they are and the process exits 130."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if cancel.is_set():
-            raise KeyboardInterrupt
-        cancel.set()
+            finish_now()
+            sys.stdout.flush()
+            sys.stderr.write("\nmurmur-tui: stopped\n")
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
         sys.stderr.write("\nmurmur-tui: canceling (Ctrl-C again to stop at once)\n")
+        cancel.set()
 
     return handler
 

@@ -76,7 +76,7 @@ def test_python_tool_and_hook_run_a_whole_session(tmp_path: Path, murmur_home: P
     tool, hook = guest("py_tool"), guest("py_hook")
     entries = (f"  - name: pytool\n    runtime: tool\n    source: {tool}\n"
                "    config: {greeting: hi}\n"
-               "    capabilities:\n      env: {allow: [GUEST_VISIBLE]}\n"
+               "    capabilities:\n      env: {allow: [GUEST_VISIBLE, GUEST_API_KEY]}\n"
                "      limits: {memory_bytes: 67108864}\n"
                f"  - name: pyhook\n    runtime: hook\n    source: {hook}\n"
                "    capabilities:\n      conversation: {read: true}\n")
@@ -97,10 +97,11 @@ def test_python_tool_and_hook_run_a_whole_session(tmp_path: Path, murmur_home: P
     (root / "murmur.yaml").write_text(manifest)
     os.environ["GUEST_VISIBLE"] = "yes"
     os.environ["GUEST_HIDDEN"] = "secret"
+    os.environ["GUEST_API_KEY"] = "allowed-by-name-but-credential-shaped"
     try:
         code, events, stderr = launch(root, murmur_home, "go ahead")
     finally:
-        del os.environ["GUEST_VISIBLE"], os.environ["GUEST_HIDDEN"]
+        del os.environ["GUEST_VISIBLE"], os.environ["GUEST_HIDDEN"], os.environ["GUEST_API_KEY"]
     assert code == 0, stderr
     assert "panicked" not in stderr
     finished = {e["call_id"]: e for e in of(events, "ToolCallFinished")}
@@ -113,6 +114,7 @@ def test_python_tool_and_hook_run_a_whole_session(tmp_path: Path, murmur_home: P
     assert "py chunk" in "".join(e["text"] for e in of(events, "TextDelta"))
     seen_env = json.loads(finished["f"]["output"].split("\n")[1])
     assert seen_env.get("GUEST_VISIBLE") == "yes" and "GUEST_HIDDEN" not in seen_env
+    assert "GUEST_API_KEY" not in seen_env  # allowed by name, never passed: credential-shaped
     assert all(k.startswith("MURMUR_") or k == "GUEST_VISIBLE" for k in seen_env)
     assert seen_env["MURMUR_ARTIFACT_CONFIG"] == '{"greeting":"hi"}'
     assert seen_env["MURMUR_INFERENCE_DRIVER_CONFIG"] == '{"temperature":0}'

@@ -4,7 +4,9 @@ does, and a provider that fails for a moment is retried by the host."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -71,3 +73,36 @@ def test_a_wasm_http_driver_runs_through_the_gateway(provider: Provider, tmp_pat
     assert KEY not in written
     traces = list(murmur_home.rglob("trace.jsonl")) + list(root.rglob("trace.jsonl"))
     assert traces and read_jsonl(traces[0])[-1]["exit_status"] == "ok"
+
+
+def test_a_provider_echoing_the_key_never_hands_it_to_the_component(
+        provider: Provider, tmp_path: Path, murmur_home: Path) -> None:
+    """The gateway redacts every answer it relays: an error body and a successful answer that
+    echo the key reach the component — and so the record, the trace and the output — with
+    `[redacted]` in its place."""
+    wasm = guest("py_http_driver")
+    encoded = base64.b64encode(f"Bearer {KEY}".encode()).decode()
+    provider.replies = [
+        lambda h: h.status(500, {"error": {"message": f"key {KEY} / {encoded}"}}),
+        lambda h: h.status(200, answer(f"echo {KEY} {quote(KEY, safe='')} {encoded}")),
+    ]
+    murmur_home.mkdir(parents=True, exist_ok=True)
+    (murmur_home / "config.yaml").write_text(f"credentials:\n  WASM_KEY: {KEY}\n")
+    root = tmp_path / "capsule"
+    root.mkdir()
+    (root / "murmur.yaml").write_text(
+        "name: wasm-echo\nversion: '1'\nartifacts:\n"
+        f"  - name: py-http-driver\n    runtime: driver\n    source: {wasm}\n"
+        f"    gateway:\n      endpoint: {provider.url}/v1\n      api_key: ${{WASM_KEY}}\n"
+        "inference:\n  model: test-model\n  max_turns: 2\n"
+        "  retry: {max_attempts: 2, initial_backoff_ms: 10, max_backoff_ms: 50}\n"
+        "  driver:\n    artifact: py-http-driver\n")
+    done = run_cli("launch", str(root), "--headless", "--task", "echo", env=env_for(murmur_home),
+                   timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "echo [redacted]" in done.stdout
+    written = [done.stdout, done.stderr] + [
+        p.read_text(errors="replace") for base in (murmur_home, root) for p in base.rglob("*")
+        if p.is_file() and p.name != "config.yaml" and p.suffix not in (".wasm", ".cwasm")]
+    for form in (KEY, quote(KEY, safe=""), encoded[12:-4]):
+        assert not any(form in text for text in written)

@@ -57,3 +57,17 @@ def write_private(path: Path, text: str) -> None:
         temporary.unlink(missing_ok=True)
         raise
     os.replace(temporary, path)
+
+
+def private_home(home: Path) -> str | None:
+    """Create `$MURMUR_HOME` 0700 if it is missing; a warning when it exists and other users
+    can read or enter it (Murmur's W-SEC-028), else None."""
+    try:
+        make_private_dirs(home)
+        mode = home.stat().st_mode & 0o777
+    except OSError:
+        return None  # the first write into it reports the real problem
+    if mode & 0o077:
+        return (f"{home} can be read by other users (mode {mode:o}); it holds conversations "
+                f"and traces: chmod 700 {home}")
+    return None

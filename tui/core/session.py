@@ -8,9 +8,11 @@ through an `InputResponder`, writes the conversation record as the context grows
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import json
+import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -23,6 +25,7 @@ from tui.core import events as ev
 from tui.core.asking import InputResponder, InputTimeout, NoAnswer
 from tui.core.attachments import AttachmentStore
 from tui.core.cancel import CancelToken
+from tui.core.context_lock import ContextInUse, ContextLock, lock_path
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
 from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
@@ -36,7 +39,7 @@ from tui.core.messages import (
     tool_message,
     user_message,
 )
-from tui.core.private import append_private
+from tui.core.private import append_private, private_home
 from tui.core.record import RecordReader, RecordWriter, record_path
 from tui.core.secrets import StreamRedactor, redact
 from tui.core.segments import check_segment
@@ -196,6 +199,7 @@ class Session:
         self.continuation: continuation.Held | None = None  # a stateful driver's state
         self._invocations = 0
         self.host = SessionHost(self)
+        self._home_warning = private_home(self.home)  # the input was good: files may start
         self.runtime = WasmRuntime(paths.compiled_cache(self.home), self._progress) \
             if needs_wasm(capsule) else None
         component_env = {"MURMUR_SESSION_ID": self.session_id,
@@ -222,6 +226,21 @@ class Session:
         except BaseException:
             self.close_runtime()
             raise
+        self._terminal = threading.Lock()  # the last lines are written once, by one thread
+        self._live: _Task | None = None
+        self._task_ended = False
+        self._session_ended = False
+        self._totals = _Totals()
+        self._started = time.monotonic()
+        self._context_lock: ContextLock | None = None
+        if self.record_path is not None:
+            lock = ContextLock(lock_path(self.home, capsule.record_store, self.context_id))
+            try:
+                lock.acquire(self.session_id, self.context_id)
+            except ContextInUse:
+                self.close_runtime()
+                raise
+            self._context_lock = lock
 
     def close_runtime(self) -> None:
         if self.runtime is not None:
@@ -243,17 +262,18 @@ class Session:
 
     # -- the session ------------------------------------------------------------------------
     def run(self) -> SessionResult:
-        started = time.monotonic()
+        started = self._started = time.monotonic()
         try:
             self.paths.create()
             self._trace = TraceWriter(self.paths.trace, self.capsule.trace.capture)
         except (OSError, TraceWriteError) as exc:
             self.close_runtime()
+            self._release_context()
             raise LaunchError(f"cannot create the session workdir: {exc}") from None
         self._stream.set_primary(self._trace)
         if self.record_path is not None:
             self._record = RecordWriter(self.home, self.record_path, self._warn_record)
-        totals = _Totals()
+        totals = self._totals
         outcome = _Outcome("failed", "error: the session did not start")
         tools = self.tools
         try:
@@ -283,6 +303,9 @@ class Session:
         for warning in self.capsule.warnings:
             self._emit(ev.Warning, code=warning.code or "W-MANIFEST", text=str(warning))
             self._log_bootstrap(f"warning: {warning}")
+        if self._home_warning:
+            self._warn("W-SEC-028", self._home_warning)
+            self._log_bootstrap(f"warning: {self._home_warning} [W-SEC-028]")
         if self._write_task_file:
             (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
         manifest_copy = self.paths.accessible / "murmur.yaml"
@@ -335,21 +358,77 @@ class Session:
             exit_status=outcome.exit_status)
         self.hooks.close()
         try:
+            self._session_end(outcome.exit_status, duration_ms)
+        except TraceWriteError as exc:
+            self._trace_failed(exc)
+        self._close_files()
+
+    def _session_end(self, exit_status: str, duration_ms: int) -> None:
+        """The SessionEnded event (trace `session_end`), once."""
+        with self._terminal:
+            if self._session_ended:
+                return
+            self._session_ended = True
+            totals = self._totals
             self._emit(
-                ev.SessionEnded, exit_status=outcome.exit_status, duration_ms=duration_ms,
+                ev.SessionEnded, exit_status=exit_status, duration_ms=duration_ms,
                 total_turns=totals.turns, total_input_tokens=totals.input_tokens,
                 total_output_tokens=totals.output_tokens, total_tool_calls=totals.tool_calls,
                 total_shell_calls=totals.shell_calls,
             )
-        except TraceWriteError as exc:
-            self._trace_failed(exc)
-        self._close_files()
+
+    def _task_end(self, task: _Task, outcome: _Outcome) -> bool:
+        """The TaskEnded event (trace `task_end`) and the task's result file, once; False when
+        the session was already finished from another thread."""
+        with self._terminal:
+            if self._task_ended or self._session_ended:
+                return False
+            self._task_ended = True
+            threaded = self.capsule.lifecycle.conversation == "threaded"
+            # a script capsule writes its own result; murmur-tui writes it for a failure, or
+            # copies it where the session's result belongs when --workdir separates the two
+            if self.script is None or outcome.exit_status != "ok" or \
+                    self.paths.result != self.paths.accessible / "out" / "result.txt":
+                write_result(self.paths, outcome.result, task.task_id if threaded else None)
+            self._emit(
+                ev.TaskEnded, task_id=task.task_id, exit_status=outcome.exit_status,
+                result=outcome.result,
+                duration_ms=int((time.monotonic() - task.started) * 1000), turns=task.turns,
+                input_tokens=task.input_tokens, output_tokens=task.output_tokens,
+                tool_calls=task.tool_calls, shell_calls=task.shell_calls,
+                reopen_count=task.reopens,
+            )
+            return True
+
+    def finish_now(self, reason: str = "canceled by the user") -> None:
+        """End the session's files at once, from any thread (a second Ctrl-C): the running
+        task ends `canceled`, the session ends, the record and trace take no more lines. What
+        still runs on the session's own thread writes nothing after this."""
+        self.cancel.set()
+        task = self._live
+        if task is not None:
+            with contextlib.suppress(TraceWriteError, OSError):
+                self._task_end(task, _Outcome("canceled", f"error: {reason}"))
+        with contextlib.suppress(TraceWriteError, OSError):
+            self._session_end("canceled", int((time.monotonic() - self._started) * 1000))
+        self._stream.close()
+        if self._record is not None:
+            self._record.close(seal=True)
+        if self._trace is not None:
+            self._trace.close()
+        self._release_context()
 
     def _close_files(self) -> None:
         if self._record is not None:
             self._record.close()
         if self._trace is not None:
             self._trace.close()
+        self._release_context()
+
+    def _release_context(self) -> None:
+        if self._context_lock is not None:
+            self._context_lock.release()
+            self._context_lock = None
 
     def _trace_failed(self, exc: TraceWriteError) -> _Outcome:
         """A failed trace write ends the session: the trace stops, the reason is kept."""
@@ -364,6 +443,7 @@ class Session:
     # -- the task ---------------------------------------------------------------------------
     def _run_task(self, tools: ToolTable, totals: _Totals) -> _Outcome:
         task = _Task(ids.task_id(), time.monotonic(), [])
+        self._live, self._task_ended = task, False
         totals.tasks.append(task.task_id)
         threaded = self.capsule.lifecycle.conversation == "threaded"
         if threaded and self.record_path is not None:
@@ -395,18 +475,8 @@ class Session:
                 outcome = reopened
                 break
         self.current_task = None
-        # a script capsule writes its own result; murmur-tui writes it for a failure, or copies
-        # it where the session's result belongs when --workdir separates the two folders
-        if self.script is None or outcome.exit_status != "ok" or \
-                self.paths.result != self.paths.accessible / "out" / "result.txt":
-            write_result(self.paths, outcome.result, task.task_id if threaded else None)
-        self._emit(
-            ev.TaskEnded, task_id=task.task_id, exit_status=outcome.exit_status,
-            result=outcome.result, duration_ms=int((time.monotonic() - task.started) * 1000),
-            turns=task.turns, input_tokens=task.input_tokens, output_tokens=task.output_tokens,
-            tool_calls=task.tool_calls, shell_calls=task.shell_calls,
-            reopen_count=task.reopens,
-        )
+        self._task_end(task, outcome)
+        self._live = None
         totals.turns += task.turns
         totals.input_tokens += task.input_tokens
         totals.output_tokens += task.output_tokens

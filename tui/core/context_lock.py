@@ -1,0 +1,69 @@
+"""One writer per conversation context: two sessions appending to the same record would
+interleave their tool calls and results.
+
+A session that will write a context's record holds an exclusive lock on
+`$MURMUR_HOME/tui/locks/<record>/<context-id>.lock` (`flock`, released by the kernel when the
+process ends, however it ends) from launch to its last line. A second session asking for the same
+context is refused before anything runs, with a message naming the session that holds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+
+from tui.core.errors import LaunchError
+from tui.core.private import FILE_MODE, make_private_dirs
+
+
+class ContextInUse(LaunchError):
+    """Another session is writing this context."""
+
+
+def lock_path(home: Path, record: str, context_id: str) -> Path:
+    return home / "tui" / "locks" / record / f"{context_id}.lock"
+
+
+class ContextLock:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, session_id: str, context_id: str) -> None:
+        """Hold the lock, or raise ContextInUse naming who holds it."""
+        make_private_dirs(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise ContextInUse(
+                f"--context {context_id}: the conversation is being written by {holder}; wait "
+                "for that session to end, or give another --context") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"session_id": session_id, "pid": os.getpid(),
+                                 "since": time.strftime("%Y-%m-%dT%H:%M:%S")}).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+            os.close(self._fd)  # closing the descriptor drops the lock
+            self._fd = None
+
+
+def _holder(fd: int) -> str:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict) or not data.get("session_id"):
+        return "another session"
+    return (f"session {data.get('session_id')} (pid {data.get('pid')}, since "
+            f"{data.get('since')})")
