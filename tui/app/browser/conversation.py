@@ -16,6 +16,7 @@ from tui.app.browser.export import ExportScreen
 from tui.app.browser.message_view import MessageView
 from tui.core.backward import Located, count_messages
 from tui.core.conversations import Conversation
+from tui.core.printable import printable
 
 POLL_SECONDS = 0.5
 
@@ -69,7 +70,7 @@ class ConversationScreen(Screen[None]):
 
     def _update_header(self) -> None:
         c = self.conversation
-        parts = [f"{c.record} / {c.context_id}"]
+        parts = [printable(f"{c.record} / {c.context_id}", keep_newlines=False)]
         if self.total is not None:
             messages, skipped = self.total
             parts.append(f"{messages} messages")

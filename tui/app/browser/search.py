@@ -14,6 +14,7 @@ from textual.worker import get_current_worker
 
 from tui.app.widgets.row_list import RowList
 from tui.core.conversations import Conversation, Hit, scan, search_all
+from tui.core.printable import printable
 
 MAX_HITS = 5000
 
@@ -38,7 +39,7 @@ class SearchScreen(Screen[None]):
     def _placeholder(self) -> str:
         if self.within is None:
             return "search every conversation (Tab: this one only)"
-        return f"search {self.within[0].key} (Tab: every conversation)"
+        return printable(f"search {self.within[0].key} (Tab: every conversation)", False)
 
     def compose(self) -> ComposeResult:
         yield self.query_input
