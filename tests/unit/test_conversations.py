@@ -120,8 +120,9 @@ def test_export_of_a_hostile_record_is_valid_and_complete(murmur_home: Path) -> 
     hostile_lines(path)
     out = io.StringIO()
     assert export_jsonl(path, out) == 4
-    exported = [json.loads(line) for line in out.getvalue().encode("utf-8").decode()
-                .splitlines()]
+    raw = out.getvalue()
+    assert "\u009b" not in raw and "\\u009b" in raw  # C1 escaped, safe to print
+    exported = [json.loads(line) for line in raw.encode("utf-8").decode().splitlines()]
     assert exported[0]["content"].startswith("first \x1b]0;t\x07")  # JSON keeps it, escaped
     assert exported[-1]["content"] == "the final line, without a newline"
     markdown = io.StringIO()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,17 +165,28 @@ def search_all(conversations: list[Conversation], query: str) -> Iterator[Hit]:
 
 
 def export_jsonl(path: Path, out: TextIO) -> int:
-    """The record's messages as JSON lines (lines that are not messages left out)."""
+    """The record's messages as JSON lines (lines that are not messages left out). UTF-8 text
+    is kept as it is; the characters JSON leaves raw that a terminal acts on (DEL, C1) or that
+    some readers take for a line end (U+0085, U+2028, U+2029) are written as `\\u` escapes,
+    so the file is safe to print and splits into lines only at its newlines."""
     count = 0
     offset = 0
     while True:
         found, offset_after = read_forward(path, offset, 1000)
         for located in found:
-            out.write(json.dumps(located.message, ensure_ascii=False) + "\n")
+            text = json.dumps(located.message, ensure_ascii=False)
+            out.write(_JSON_RAW.sub(_json_escape, text) + "\n")
             count += 1
         if not found or offset_after == offset:
             return count
         offset = offset_after
+
+
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")  # only ever inside a JSON string
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def export_markdown(conversation: Conversation, out: TextIO) -> int:

@@ -15,6 +15,7 @@ import json
 import math
 import re
 import sys
+import threading
 from typing import Any
 
 MAX_DEPTH = 127  # arrays and objects inside one another; serde_json refuses the 128th
@@ -54,9 +55,10 @@ def loads_line(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise NotJson(f"not UTF-8 (byte {exc.start + 1})") from None
     try:
-        value = _DECODER.decode(text)
-    except RecursionError:
-        raise NotJson(f"nested deeper than {MAX_DEPTH}") from None
+        try:
+            value = _DECODER.decode(text)
+        except RecursionError:
+            value = _decode_on_a_fresh_stack(text)
     except NotJson:
         raise
     except json.JSONDecodeError as exc:
@@ -66,6 +68,28 @@ def loads_line(raw: bytes) -> Any:
     if _SURROGATE_ESCAPE.search(raw) is not None and has_lone_surrogate(value):
         raise NotJson("a lone surrogate escape (not a character)")
     return value
+
+
+def _decode_on_a_fresh_stack(text: str) -> Any:
+    """Decode in a thread of its own. Python's decoder recurses, so a line it can read (127
+    levels) raises RecursionError when the caller's stack is already deep: a line must mean the
+    same wherever it is read. On a fresh stack only a line nested far too deep still fails."""
+    outcome: list[Any] = []
+
+    def decode() -> None:
+        try:
+            outcome.append(_DECODER.decode(text))
+        except RecursionError:
+            outcome.append(NotJson(f"nested deeper than {MAX_DEPTH}"))
+        except ValueError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=decode, name="json-fresh-stack")
+    worker.start()
+    worker.join()
+    if isinstance(outcome[0], ValueError):
+        raise outcome[0]
+    return outcome[0]
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
