@@ -5,8 +5,8 @@ break whatever handles them next. A line is refused (`NotJson`) when it is not U
 arrays and objects 128 deep or more (serde_json's limit; Python's own recursion limit would
 otherwise raise `RecursionError`), holds an escaped lone surrogate (`"\\ud800"`, which no
 UTF-8 writer can write back), or a number that is not finite (`NaN`, `Infinity`, `1e999`, an
-integer of more than 308 digits: JSON has no such value, and serde_json reads large integers as
-floats). Other decoding errors keep their message.
+integer past a double's range: JSON has no such value, and serde_json reads large integers as
+doubles). Other decoding errors keep their message.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ def loads_line(raw: bytes) -> Any:
         raise
     except json.JSONDecodeError as exc:
         raise NotJson(f"{exc.msg} (column {exc.colno})") from None
+    except ValueError as exc:  # none is known; a reader must still not raise anything else
+        raise NotJson(str(exc)) from None
     if (raw.count(b"[") + raw.count(b"{") > MAX_DEPTH) and too_deep(value):
         raise NotJson(f"nested deeper than {MAX_DEPTH}")
     if _SURROGATE_ESCAPE.search(raw) is not None and has_lone_surrogate(value):
