@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 from tests.app.conftest import wait_for
 from tests.unit.test_conversations import make
@@ -14,6 +16,14 @@ from tui.app.browser.conversations import ConversationsScreen
 from tui.app.browser.search import SearchScreen
 from tui.core.messages import assistant_message, tool_message, user_message
 from tui.core.record import RecordWriter
+
+
+def strict_json(line: str) -> Any:
+    """A line as any JSON reader reads it: no NaN or Infinity."""
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(line, parse_constant=refuse)
 
 
 def texts(screen: ConversationScreen) -> str:
@@ -200,3 +210,131 @@ def test_browse_refuses_without_a_terminal(murmur_home: Path) -> None:
 
     result = run_cli("browse", env={"MURMUR_HOME": str(murmur_home)})
     assert result.returncode == 2 and "needs a terminal" in result.stderr
+
+
+# -- hostile records -------------------------------------------------------------------------
+HOSTILE_TEXT = "before \x1b]0;owned\x07 \x1b[2J\x1b[H \u009b31m \x00 after"
+BIG_TEXT = "big answer " + "y" * 6_000_000
+
+
+def hostile_record(home: Path, record: str = "r", context: str = "hostile") -> Path:
+    """A record with every kind of line a careless or hostile writer can leave; ten of its
+    lines are messages, five are not, and the last has no newline."""
+    lines: list[bytes] = [
+        b'{"type":"murmur.record","capsule":"x"}',
+        json.dumps(user_message(HOSTILE_TEXT)).encode(),
+        json.dumps({"role": "assistant", "content": 42, "id": "msg_number"}).encode(),
+        json.dumps({"role": "assistant", "content": {"not": "a list"}}).encode(),
+        json.dumps({"role": "user", "content": [1, "two", None, [3]]}).encode(),
+        json.dumps({"role": "tool", "tool_call_id": {"an": "object"}, "is_error": "yes",
+                    "content": [{"type": "image", "source": "a string source"},
+                                {"type": "image", "source": {"sha256": 7}}]}).encode(),
+        json.dumps({"role": "r" * 100_000, "content": [{"type": "text", "text": "huge role"}],
+                    "id": {"deep": ["id"]}}).encode(),
+        b'{"role":"user","content":[{"type":"text","text":"lone \\ud800 surrogate"}]}',
+        b'{"role":"user","content":' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"role":"user","content":[{"type":"text","text":"bad \xff\xfe utf-8"}]}',
+        b'{"role":"user","content":[{"type":"text","text":"raw \x00 nul"}]}',
+        json.dumps({"role": "assistant", "content": [
+            {"type": "tool_call", "id": "t1", "name": {"x": 1}, "input": "not an object"},
+            {"type": "thinking", "text": ["a", "list"]}, {"type": "mystery", "x": 1}]}).encode(),
+        json.dumps({"role": "user", "content": [{"type": "text", "text": "\u0000\u001b[5m"}],
+                    "id": "msg_ffffffffffffffffffffffffffffffff"}).encode(),
+        json.dumps(assistant_message([{"type": "text", "text": BIG_TEXT}])).encode(),
+        json.dumps({"role": "user", "content": "the last word"}).encode(),
+    ]
+    path = home / "conversations" / record / context / "conversation.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+def terminal_output(app: BrowserApp) -> str:
+    """What the app would write to the terminal for its whole screen."""
+    update = app.screen._compositor.render_full_update()
+    return update.render_segments(app.console)
+
+
+def foreign_controls(output: str) -> list[str]:
+    """Control characters in terminal output other than Textual's own cursor moves and
+    colours (CSI ... m / H)."""
+    rest = re.sub(r"\x1b\[[0-9;]*[mH]", "", output)
+    return sorted({repr(ch) for ch in rest if ch != "\n" and not ch.isprintable()})
+
+
+async def test_a_hostile_record_is_shown_safely_and_exports_valid_files(
+        murmur_home: Path, tmp_path: Path) -> None:
+    hostile_record(murmur_home)
+    app = BrowserApp(murmur_home, record="r", context="hostile")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationScreen)
+        await wait_for(pilot, lambda: screen.total is not None)
+        view = screen.view
+        assert screen.total == (10, 5)
+        header = str(screen.header.render())
+        assert "10 messages" in header and "5 lines skipped" in header
+        # newest first: the last line, which no newline ends, is a message
+        assert view.entries[0].message["content"] == "the last word"
+        assert foreign_controls(terminal_output(app)) == []
+        # the 6 MB message: drawn up to the view's limit, and said so
+        shown = texts(screen)
+        assert "big answer" in shown and "… cut here: its record line is 6,000," in shown
+        assert len(view.plain_lines) < 1000
+        for _ in range(20):
+            if "— the start of the conversation —" in texts(screen):
+                break
+            view.scroll_end(animate=False, immediate=True)
+            await pilot.pause(0.3)
+        shown = texts(screen)
+        assert "before ␛]0;owned␇ ␛[2J␛[H <U+009B>31m ␀ after" in shown
+        assert "␀␛[5m" in shown
+        assert "42" in shown and '{"not":"a list"}' in shown and '"two"' in shown
+        assert "[image a string source]" in shown and "[image ? 7]" in shown
+        assert 'result of tool  {"an":"object"}' in shown  # is_error "yes" is not True
+        assert "✗ error" not in shown
+        assert "r" * 79 + "…" in shown and "r" * 81 not in shown and "huge role" in shown
+        assert '→ call {"x":1}  t1' in shown and '"not an object"' in shown
+        for bad in ("lone", "surrogate", "bad ", "raw "):
+            assert bad not in shown
+        view.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        for y in range(0, view.max_scroll_y + 1, 30):
+            view.scroll_to(y=y, animate=False, immediate=True)
+            await pilot.pause(0.05)
+            assert foreign_controls(terminal_output(app)) == [], y
+        for name in ("hostile.md", "hostile.jsonl"):
+            await pilot.press("e")
+            await pilot.pause(0.1)
+            field = app.screen.query_one("#export-path")
+            field.value = str(tmp_path / name)  # type: ignore[attr-defined]
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+    exported = [strict_json(line) for line in
+                (tmp_path / "hostile.jsonl").read_bytes().decode("utf-8").splitlines()]
+    assert len(exported) == 10 and exported[-1]["content"] == "the last word"
+    assert exported[0]["content"][0]["text"] == HOSTILE_TEXT  # kept, escaped
+    markdown = (tmp_path / "hostile.md").read_bytes().decode("utf-8")
+    assert "the last word" in markdown and BIG_TEXT in markdown  # the export is whole
+    assert "before ␛]0;owned␇ ␛[2J␛[H <U+009B>31m ␀ after" in markdown
+    assert [ch for ch in markdown if not ch.isprintable() and ch not in "\n"] == []
+
+
+async def test_the_list_draws_hostile_names_and_previews_safely(murmur_home: Path) -> None:
+    hostile_record(murmur_home, record="evil\x1b[2Jstore", context="ctx\x07one")
+    make(murmur_home, "r", "plain", [user_message("Größe 大きい first \x1b[31mred")])
+    app = BrowserApp(murmur_home)
+    async with app.run_test(size=(160, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationsScreen)
+        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_for(pilot, lambda: all(r.shown()[3] != "…" for r in screen.rows.rows))
+        await pilot.pause(0.1)
+        output = terminal_output(app)
+        assert foreign_controls(output) == []
+        assert "evil␛[2Jstore" in output and "ctx␇one" in output
+        assert "Größe 大きい first ␛[31mred" in output
+        rows = {r.shown()[2]: r.shown() for r in screen.rows.rows}
+        assert rows["ctx\x07one"][3] == "10"
+        # the hostile record's first user message is the one with escape sequences
+        assert rows["ctx\x07one"][4].startswith("before ␛]0;owned␇")

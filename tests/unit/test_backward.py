@@ -99,3 +99,58 @@ def test_reading_forward_from_an_anchor(tmp_path: Path) -> None:
     assert [m.message["id"] for m in older] == ["msg_6", "msg_5", "msg_4"]
     rest, _ = read_forward(path, after, 100)
     assert [m.message["id"] for m in rest] == ["msg_9"]
+
+
+def test_a_final_message_longer_than_a_block_without_a_newline_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    write(path, [msg(n) for n in range(3)])
+    big = {"role": "assistant", "content": [{"type": "text", "text": "z" * 300_000}],
+           "id": "msg_big"}
+    with path.open("a") as handle:
+        handle.write(json.dumps(big))  # 300 KB, and no newline after it
+    reader = BackwardReader(path)
+    assert [m.message["id"] for m in reader.page(10)] == ["msg_big", "msg_2", "msg_1", "msg_0"]
+    found, _ = read_forward(path, 0, 100)
+    assert [m.message["id"] for m in found] == ["msg_0", "msg_1", "msg_2", "msg_big"]
+    assert count_messages(path) == (4, 0)
+    # the next writer closes the line off and appends: nothing is read twice
+    with path.open("a") as handle:
+        handle.write("\n" + json.dumps(msg(4)) + "\n")
+    assert [m.message["id"] for m in reader.newer()] == ["msg_4"]
+
+
+def test_a_cut_final_line_longer_than_a_block_hides_nothing_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    write(path, [msg(n) for n in range(3)])
+    with path.open("a") as handle:
+        handle.write('{"role":"user","content":[{"type":"text","text":"' + "z" * 300_000)
+    assert [m.message["id"] for m in BackwardReader(path).page(10)] == \
+        ["msg_2", "msg_1", "msg_0"]
+    assert count_messages(path) == (3, 1)
+
+
+def test_newer_takes_a_final_message_that_no_newline_ends(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    write(path, [msg(0)])
+    reader = BackwardReader(path)
+    with path.open("a") as handle:
+        handle.write(json.dumps(msg(1)))
+    assert [m.message["id"] for m in reader.newer()] == ["msg_1"]
+    assert reader.newer() == []
+    with path.open("a") as handle:
+        handle.write("\n" + json.dumps(msg(2)) + "\n")
+    assert [m.message["id"] for m in reader.newer()] == ["msg_2"]
+
+
+def test_long_lines_across_blocks_page_as_the_spec_reader(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    records = [{"role": "user", "content": [{"type": "text", "text": "w" * size}],
+                "id": f"msg_{n}"} for n, size in enumerate([10, 70_000, 5, 200_000, 64 * 1024])]
+    with path.open("w") as handle:
+        handle.write("\n".join(json.dumps(r) for r in records) + "\n\n" + "x" * 130_000 + "\n")
+    expected, total = spec_walk(path, 2)
+    assert backward_walk(path, 2) == expected and total == 5
+    reader = BackwardReader(path)
+    for located in (m for page in reader.walk(5) for m in page):
+        raw = path.read_bytes()[located.start:located.end]
+        assert json.loads(raw) == located.message

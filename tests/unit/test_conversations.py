@@ -96,3 +96,58 @@ def test_exports(murmur_home: Path) -> None:
     assert text.startswith("# r / c")
     assert "**call bash** `t1`" in text and "## result of bash `t1` (error)" in text
     assert "> hmm" in text and "garbage" not in text
+
+
+def hostile_lines(path: Path) -> None:
+    lines = [
+        json.dumps({"role": "user", "content": "first \x1b]0;t\x07\u009b2J task\nline two"}),
+        json.dumps({"role": "assistant", "content": [
+            {"type": "image", "source": "a string"}, {"type": "image", "source": {"sha256": 5}},
+            {"type": "text", "text": None}, {"type": "tool_call", "name": ["n"], "id": 3,
+                                              "input": "```\n# not a heading\n```"},
+            "bare string", {"type": "thinking", "text": {"x": "y"}}], "id": {"an": "id"}}),
+        json.dumps({"role": "tool", "tool_call_id": 3, "is_error": "no",
+                    "content": {"not": "a list"}}),
+        '{"role":"user","content":"\\ud800 lone"}',
+        json.dumps({"role": "user", "content": "the final line, without a newline"}),
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def test_export_of_a_hostile_record_is_valid_and_complete(murmur_home: Path) -> None:
+    path = make(murmur_home, "r", "c", [])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    hostile_lines(path)
+    out = io.StringIO()
+    assert export_jsonl(path, out) == 4
+    raw = out.getvalue()
+    assert "\u009b" not in raw and "\\u009b" in raw  # C1 escaped, safe to print
+    exported = [json.loads(line) for line in raw.encode("utf-8").decode().splitlines()]
+    assert exported[0]["content"].startswith("first \x1b]0;t\x07")  # JSON keeps it, escaped
+    assert exported[-1]["content"] == "the final line, without a newline"
+    markdown = io.StringIO()
+    conversation = scan(murmur_home)[0]
+    assert export_markdown(conversation, markdown) == 4
+    text = markdown.getvalue()
+    text.encode("utf-8")
+    assert [ch for ch in text if not ch.isprintable() and ch != "\n"] == []
+    assert "first ␛]0;t␇<U+009B>2J task\nline two" in text
+    assert "*image a string*" in text and "*image  5*" in text
+    assert '**call ["n"]** `3`' in text
+    assert "````json\n\"```\\n# not a heading\\n```\"\n````" in text  # the fence holds
+    assert '"bare string"' in text and '> {"x":"y"}' in text
+    assert "## result of [\"n\"] `3`\n" in text  # is_error "no" is not an error
+    assert '```json\n{"not":"a list"}\n```' in text
+    assert "the final line, without a newline" in text and "lone" not in text
+
+
+def test_preview_and_search_of_a_hostile_record_are_printable(murmur_home: Path) -> None:
+    path = make(murmur_home, "r", "c", [])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    hostile_lines(path)
+    conversation = scan(murmur_home)[0]
+    assert read_preview(conversation) == "first ␛]0;t␇<U+009B>2J task line two"
+    hits = list(search_file(conversation, "task"))
+    assert [hit.snippet for hit in hits] == ["first ␛]0;t␇<U+009B>2J task line two"]
+    assert [hit.located.message["content"] for hit in search_file(conversation, "FINAL")] == \
+        ["the final line, without a newline"]

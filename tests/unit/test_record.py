@@ -267,3 +267,78 @@ def test_context_ids_that_are_not_segments_open_no_record(murmur_home: Path,
                                                           segment: str) -> None:
     assert record_path(murmur_home, "rec", segment) is None
     assert record_path(murmur_home, segment, "ctx") is None
+
+
+def test_a_cursor_of_five_thousand_digits_is_invalid_not_a_crash(murmur_home: Path) -> None:
+    path = fill(murmur_home, 3)
+    reader = RecordReader()
+    for cursor in ("mc_" + "9" * 5000, "mc_" + "1" * 4301, "mc_٣", "mc_+", "mc_++1", "mc_1_0"):
+        with pytest.raises(ConversationReadError) as info:
+            reader.read_page(path, cursor, 10)
+        assert info.value.code == "invalid-cursor", cursor
+    # what Rust's usize parse accepts: leading zeros (any number of them) and one `+`
+    assert texts(reader.read_page(path, "mc_" + "0" * 5000 + "2", 10).messages) == \
+        ["message 1", "message 0"]
+    assert texts(reader.read_page(path, "mc_+1", 10).messages) == ["message 0"]
+
+
+def test_a_final_line_without_a_newline_is_a_message(murmur_home: Path) -> None:
+    path = fill(murmur_home, 2)
+    with path.open("ab") as handle:
+        handle.write(json.dumps(user_message("no newline after me")).encode())
+    page = RecordReader().read_page(path, None, 10)
+    assert page.total == 3 and texts(page.messages)[0] == "no newline after me"
+
+
+HOSTILE_LINES = {
+    "nested 5,000 deep": b'{"role":"user","content":' + b"[" * 5000 + b"]" * 5000 + b"}",
+    "nested 128 deep": b'{"role":"user","content":' + b"[" * 127 + b"]" * 127 + b"}",
+    "nested a million deep": b"[" * 1_000_000,
+    "invalid UTF-8": b'{"role":"user","content":[{"type":"text","text":"\xff\xfe"}]}',
+    "cut mid-character": '{"role":"user","content":"é'.encode()[:-1],
+    "lone surrogate": b'{"role":"user","content":[{"type":"text","text":"\\ud800"}]}',
+    "lone low surrogate key": b'{"role":"user","\\udfff":1,"content":[]}',
+    "raw NUL": b'{"role":"user","content":[{"type":"text","text":"a\x00b"}]}',
+    "NaN": b'{"role":"user","content":NaN}',
+    "Infinity": b'{"role":"user","content":[-Infinity]}',
+    "1e999": b'{"role":"user","content":[],"n":1e999}',
+    "a 5,000-digit number": b'{"role":"user","content":' + b"7" * 5000 + b"}",
+    "UTF-16": '{"role":"user","content":[]}'.encode("utf-16"),
+    "byte order mark": b'\xef\xbb\xbf{"role":"user","content":[]}',
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_LINES))
+def test_a_line_murmur_cannot_read_is_skipped_counted_and_reported(murmur_home: Path,
+                                                                   name: str) -> None:
+    path = fill(murmur_home, 2)
+    data = path.read_bytes()
+    path.write_bytes(data + HOSTILE_LINES[name] + b"\n" + json.dumps(
+        user_message("after it")).encode() + b"\n")
+    reports: list[str] = []
+    page = RecordReader(on_skipped=reports.append).read_page(path, None, 10)
+    assert texts(page.messages) == ["after it", "message 1", "message 0"]
+    assert page.total == 3
+    assert reports == [f"{path}: line 3 is not a message and was skipped"]
+
+
+def test_what_murmur_reads_is_a_message_whatever_its_fields_hold(murmur_home: Path) -> None:
+    path = fill(murmur_home, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        b'{"role":"user","content":' + b"[" * 126 + b"]" * 126 + b"}",  # 127 deep: fine
+        b'{"role":"user","content":[{"type":"text","text":"\\ud83d\\ude00 \\u0000"}]}',
+        b'{"role":"user","content":42,"id":7}',
+        b'{"role":"assistant"}',
+        b'{"role":"tool","tool_call_id":{"x":1},"is_error":"yes","content":"body"}',
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    page = RecordReader().read_page(path, None, 10)
+    assert page.total == 5
+    tool, bare, number, emoji, deep = page.messages
+    assert json.loads(emoji.content)[0]["text"] == "\U0001F600 \x00"
+    assert (number.content, number.id) == ("42", None)
+    assert bare.content == ""  # no content at all, as Murmur hands it over
+    assert json.loads(tool.content) == {"__murmur_tool_msg__": True, "tool_call_id": {"x": 1},
+                                        "is_error": "yes", "body": "body"}
+    assert deep.content == "[" * 126 + "]" * 126

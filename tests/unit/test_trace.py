@@ -100,3 +100,45 @@ def test_reader_names_file_and_line_of_a_broken_line(tmp_path: Path) -> None:
     path.write_text('{"event_type":"session_start"}\n{broken\n')
     with pytest.raises(TraceFormatError, match=r"trace.jsonl:2: not JSON"):
         list(read_trace(path))
+
+
+def test_a_trace_cut_mid_line_is_read_up_to_the_cut(make_capsule: CapsuleFactory) -> None:
+    result = Session(load_capsule(make_capsule([text_response("ok")])),
+                     LaunchOptions(task="t")).run()
+    path = result.paths.trace
+    whole = read_trace(path)
+    assert whole.cut_line is None and whole.skipped == 0
+    data = path.read_bytes()
+    last_start = data.rstrip(b"\n").rfind(b"\n") + 1
+    for cut in (last_start + 1, last_start + 20, len(data) - 2):  # the writer died mid-line
+        path.write_bytes(data[:cut])
+        trace = read_trace(path)
+        assert list(trace) == whole.events[:-1]
+        assert trace.cut_line == len(whole.events) and trace.skipped == 1
+
+
+@pytest.mark.parametrize("line", [
+    b"{broken", b'{"a":' + b"[" * 5000, b'{"a":"\xff"}', b'{"a":"\\ud800"}', b'{"a":NaN}',
+    b'{"a":1}{"b":2}',
+])
+def test_a_malformed_line_before_the_last_names_file_and_line(tmp_path: Path,
+                                                               line: bytes) -> None:
+    path = tmp_path / "trace.jsonl"
+    path.write_bytes(b'{"event_type":"session_start"}\n' + line + b'\n{"event_type":"x"}\n')
+    with pytest.raises(TraceFormatError, match=r"trace.jsonl:2: not JSON") as info:
+        read_trace(path)
+    assert info.value.code == "E-TRC-001"
+
+
+def test_only_an_unfinished_object_at_the_very_end_is_a_cut(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    path.write_bytes(b'{"event_type":"a"}\n{"event_type":"b"}')  # whole, just no newline
+    assert [line["event_type"] for line in read_trace(path)] == ["a", "b"]
+    path.write_bytes(b'{"event_type":"a"}\n{"event_type":"b",\n')  # a newline ended it
+    with pytest.raises(TraceFormatError, match=r"trace.jsonl:2: not JSON"):
+        read_trace(path)
+    path.write_bytes(b'{"event_type":"a"}\n[1,2]')
+    with pytest.raises(TraceFormatError, match=r"trace.jsonl:2: not a JSON object"):
+        read_trace(path)
+    path.write_bytes(b'{"event_type":"a"}\n{"event_type":"caf\xc3')  # cut mid-character
+    assert read_trace(path).cut_line == 2

@@ -13,12 +13,13 @@ and read newer messages forwards from there; `newer()` picks up what was appende
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from tui.core.record import parse_message_line
 
 BLOCK = 64 * 1024
 
@@ -33,52 +34,61 @@ class Located:
 
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
-    """The spec's rule: a line is a message iff it is a JSON object with a string `role`."""
-    if not raw.strip():
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and isinstance(value.get("role"), str):
-        return value
-    return None
+    """The spec reader's rule for one line (`record.parse_message_line`)."""
+    return parse_message_line(raw)
 
 
 def lines_backward(handle: BinaryIO, end: int) -> Iterator[tuple[bytes, int, int]]:
     """(line, start, end) for the lines of bytes [0, end), newest first. The bytes after the
-    last newline before `end` are a line too (as splitting on newlines makes them)."""
+    last newline before `end` are a line too (as splitting on newlines makes them). A line
+    longer than a block is gathered in pieces and joined once."""
     position = end
-    tail = b""
+    pieces: list[bytes] = []  # the line being gathered, newest piece first
+    line_end = end
     while position > 0:
         size = min(BLOCK, position)
         position -= size
         handle.seek(position)
-        parts = (handle.read(size) + tail).split(b"\n")
-        tail = parts[0]
-        offset = position + len(tail) + 1
-        complete = []
-        for part in parts[1:]:
-            complete.append((part, offset, offset + len(part)))
-            offset += len(part) + 1
-        yield from reversed(complete)
-    yield tail, 0, len(tail)
+        chunk = handle.read(size)
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            pieces.append(chunk)
+            continue
+        pieces.append(chunk[cut + 1:])
+        line = b"".join(reversed(pieces))
+        yield line, line_end - len(line), line_end
+        parts = chunk[:cut].split(b"\n")
+        newline = position + cut  # the newline that ends the last of `parts`
+        for part in reversed(parts[1:]):
+            yield part, newline - len(part), newline
+            newline -= len(part) + 1
+        pieces = [parts[0]]
+        line_end = newline
+    line = b"".join(reversed(pieces))
+    yield line, 0, len(line)
+
+
+def _line_start(handle: BinaryIO, end: int) -> int:
+    """Where the line that ends at `end` starts: just after the newline before it, or 0."""
+    position = end
+    while position > 0:
+        size = min(BLOCK, position)
+        position -= size
+        handle.seek(position)
+        cut = handle.read(size).rfind(b"\n")
+        if cut >= 0:
+            return position + cut + 1
+    return 0
 
 
 def complete_end(path: Path) -> int:
-    """The size of the file, less a trailing partial line that is not (yet) a message."""
-    size = os.path.getsize(path)
-    if size == 0:
-        return 0
+    """The size of the file, less a final line (no newline after it) that is not a message:
+    one still being written, or cut by a crash. A final line that is one counts."""
     with path.open("rb") as handle:
-        back = min(size, BLOCK)
-        handle.seek(size - back)
-        chunk = handle.read(back)
-    newline = chunk.rfind(b"\n")
-    if newline == len(chunk) - 1:
-        return size
-    tail_start = size - back + newline + 1 if newline >= 0 else 0
-    with path.open("rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        tail_start = _line_start(handle, size)
+        if tail_start == size:
+            return size
         handle.seek(tail_start)
         tail = handle.read(size - tail_start)
     return size if parse_line(tail) is not None else tail_start
@@ -126,8 +136,9 @@ class BackwardReader:
                 yield page
 
     def newer(self) -> list[Located]:
-        """Messages appended since this reader's end, oldest first; the end moves on. A line
-        still being written (no newline yet) waits for the next call."""
+        """Messages appended since this reader's end, oldest first; the end moves on. A final
+        line without a newline is taken when it is a message; otherwise (still being
+        written) it waits for the next call."""
         size = os.path.getsize(self.path)
         if size <= self.end:
             return []
@@ -135,35 +146,41 @@ class BackwardReader:
             handle.seek(self.end)
             data = handle.read(size - self.end)
         last = data.rfind(b"\n")
-        if last < 0:
-            return []
+        complete = data[:last].split(b"\n") if last >= 0 else []
         found: list[Located] = []
         start = self.end
-        for raw in data[:last].split(b"\n"):
+        for raw in complete:
             message = parse_line(raw)
             if message is not None:
                 found.append(Located(message, start, start + len(raw)))
             elif raw.strip():
                 self.skipped += 1
             start += len(raw) + 1
-        self.end += last + 1
+        consumed = last + 1
+        tail = data[consumed:]
+        if tail and (message := parse_line(tail)) is not None:
+            found.append(Located(message, start, start + len(tail)))
+            consumed = len(data)
+        self.end += consumed
         return found
 
 
 def read_forward(path: Path, start: int, limit: int) -> tuple[list[Located], int]:
     """Up to `limit` messages from byte `start` (a line start) onwards, oldest first, and the
-    offset to continue from."""
+    offset to continue from. A final line without a newline is read when it is a message
+    (else it is still being written, and reading stops before it)."""
     found: list[Located] = []
     with path.open("rb") as handle:
         handle.seek(start)
         position = start
         for raw_line in handle:
-            line = raw_line.rstrip(b"\n")
-            if not raw_line.endswith(b"\n"):
-                break  # a line still being written
+            terminated = raw_line.endswith(b"\n")
+            line = raw_line[:-1] if terminated else raw_line
             message = parse_line(line)
             if message is not None:
                 found.append(Located(message, position, position + len(line)))
+            elif not terminated:
+                break
             position += len(raw_line)
             if len(found) == limit:
                 break
@@ -175,7 +192,7 @@ def count_messages(path: Path) -> tuple[int, int]:
     messages = skipped = 0
     with path.open("rb") as handle:
         for raw in handle:
-            line = raw.rstrip(b"\n")
+            line = raw[:-1] if raw.endswith(b"\n") else raw
             if parse_line(line) is not None:
                 messages += 1
             elif line.strip():

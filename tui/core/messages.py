@@ -70,8 +70,9 @@ def tool_calls_of(content: Any) -> list[dict[str, Any]]:
 def wit_content(message: Message) -> str:
     """`content` as a hook or conversation reader receives it (spec §3.3).
 
-    A tool message becomes the JSON string of the tool-message envelope; any other message the
-    JSON of its content array.
+    A tool message becomes the JSON string of the tool-message envelope (its fields as they
+    are, whatever their type); any other message the JSON of its content, whatever it is, or
+    "" when it has none (as Murmur).
     """
     if message.get("role") == "tool":
         return compact_json({
@@ -80,7 +81,9 @@ def wit_content(message: Message) -> str:
             "is_error": message.get("is_error"),
             "body": message.get("content"),
         })
-    return compact_json(message.get("content"))
+    if "content" not in message:
+        return ""
+    return compact_json(message["content"])
 
 
 def from_wit_message(wit: dict[str, Any], keep_ids: bool = True) -> Message | None:

@@ -10,7 +10,6 @@ newline before appending.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from tui.core.messages import Message, compact_json, wit_content
 from tui.core.private import make_private_dirs
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem
+from tui.core.strict_json import NotJson, loads_line
 
 RECORD_FILE = "conversation.jsonl"
 CURSOR_PREFIX = "mc_"
@@ -163,34 +163,51 @@ class ParsedRecord:
     size: int
 
 
+def parse_message_line(raw: bytes) -> Message | None:
+    """Murmur's rule for one line: a message iff it is a JSON object with a string `role`.
+    A line that is not JSON as Murmur reads it (`strict_json`) is not a message."""
+    if not raw.strip():
+        return None
+    try:
+        value = loads_line(raw)
+    except NotJson:
+        return None
+    if isinstance(value, dict) and isinstance(value.get("role"), str):
+        return value
+    return None
+
+
 def parse_record_bytes(data: bytes) -> tuple[list[Message], list[int]]:
-    """Murmur's parsing: a line is a message iff it is a JSON object with a string `role`."""
+    """Every message of a record file, and the 1-based numbers of the other non-blank lines.
+    The bytes after the last newline are a line too: a final line without a newline is a
+    message when it parses as one (a cut one does not)."""
     messages: list[Message] = []
     skipped: list[int] = []
-    loads = json.loads
+    parse = parse_message_line
     for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = loads(raw)
-        except ValueError:
-            skipped.append(number)
-            continue
-        if isinstance(value, dict) and isinstance(value.get("role"), str):
-            messages.append(value)
-        else:
+        message = parse(raw)
+        if message is not None:
+            messages.append(message)
+        elif raw.strip():
             skipped.append(number)
     return messages, skipped
 
 
 def decode_cursor(cursor: str, length: int) -> int:
-    """`mc_<n>` -> n; anything else, or n past the end, is `invalid-cursor`."""
+    """`mc_<n>` -> n, parsed as Murmur parses a usize (ASCII digits, an optional leading `+`);
+    anything else, or n past the end, is `invalid-cursor`. The digits are never handed to
+    `int()` whole: Python refuses strings of more than 4,300 digits."""
     if not cursor.startswith(CURSOR_PREFIX):
         raise ConversationReadError("invalid-cursor")
     digits = cursor[len(CURSOR_PREFIX):]
+    if digits.startswith("+"):
+        digits = digits[1:]
     if not digits or not digits.isascii() or not digits.isdigit():
         raise ConversationReadError("invalid-cursor")
-    end = int(digits)
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > len(str(length)):  # more digits than the record has messages
+        raise ConversationReadError("invalid-cursor")
+    end = int(significant)
     if end > length:
         raise ConversationReadError("invalid-cursor")
     return end

@@ -14,8 +14,10 @@ from textual.widgets import Footer, Static
 
 from tui.app.browser.export import ExportScreen
 from tui.app.browser.message_view import MessageView
+from tui.app.browser.search import SearchScreen
 from tui.core.backward import Located, count_messages
-from tui.core.conversations import Conversation
+from tui.core.conversations import Conversation, Hit
+from tui.core.printable import printable
 
 POLL_SECONDS = 0.5
 
@@ -69,7 +71,7 @@ class ConversationScreen(Screen[None]):
 
     def _update_header(self) -> None:
         c = self.conversation
-        parts = [f"{c.record} / {c.context_id}"]
+        parts = [printable(f"{c.record} / {c.context_id}", keep_newlines=False)]
         if self.total is not None:
             messages, skipped = self.total
             parts.append(f"{messages} messages")
@@ -118,9 +120,7 @@ class ConversationScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_search(self) -> None:
-        from tui.app.browser.search import SearchScreen
-
-        self.app.push_screen(SearchScreen(self.app_home(), [self.conversation]))
+        self.app.push_screen(SearchScreen(self.app_home(), open_at_hit, [self.conversation]))
 
     def app_home(self) -> Path:
         home = getattr(self.app, "home", None)
@@ -128,3 +128,8 @@ class ConversationScreen(Screen[None]):
 
     def action_export(self) -> None:
         self.app.push_screen(ExportScreen(self.conversation))
+
+
+def open_at_hit(hit: Hit) -> Screen[None]:
+    """A search hit's conversation, anchored at the hit's message."""
+    return ConversationScreen(hit.conversation, anchor=hit.located)

@@ -167,9 +167,10 @@ class ConversationsScreen(Screen[None]):
         self.app.push_screen(ConversationScreen(conversation))
 
     def action_search(self) -> None:
+        from tui.app.browser.conversation import open_at_hit
         from tui.app.browser.search import SearchScreen
 
-        self.app.push_screen(SearchScreen(self.home))
+        self.app.push_screen(SearchScreen(self.home, open_at_hit))
 
 
 def _safe_preview(conversation: Conversation) -> str:

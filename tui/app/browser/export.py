@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from tui.core.conversations import Conversation, export_jsonl, export_markdown
+from tui.core.printable import printable
 
 
 def export(conversation: Conversation, target: Path) -> int:
@@ -39,15 +40,16 @@ class ExportScreen(ModalScreen[None]):
     def __init__(self, conversation: Conversation) -> None:
         super().__init__()
         self.conversation = conversation
-        default = Path.cwd() / f"{conversation.record}-{conversation.context_id}.md"
+        name = printable(f"{conversation.record}-{conversation.context_id}.md", False)
+        default = Path.cwd() / name.replace("/", "_")
         self.path_input = Input(str(default), id="export-path")
         self.note = Static("Markdown, or JSON lines for a name ending in .jsonl. Enter writes.",
                            id="export-note", markup=False)
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Export {self.conversation.record} / "
-                         f"{self.conversation.context_id} to:", markup=False)
+            yield Static(printable(f"Export {self.conversation.record} / "
+                                   f"{self.conversation.context_id} to:", False), markup=False)
             yield self.path_input
             yield self.note
 

@@ -4,26 +4,16 @@ top, and the view can start at any message (a search hit)."""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import time
-from typing import Any
-
-from rich.markdown import Markdown
-from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
 
+from tui.app.browser.message_render import DIM, render_message
 from tui.app.widgets.lines_view import LinesView
 from tui.core.backward import BackwardReader, Located, read_forward
-from tui.core.conversations import Conversation
-from tui.core.ids import mint_time_ms
+from tui.core.conversations import Conversation, as_text
 
 PAGE = 50
-DIM = Style(dim=True)
-ROLE_STYLES = {"user": Style(bold=True, color="cyan"), "assistant": Style(bold=True),
-               "tool": Style(bold=True, color="magenta")}
 
 
 class MessageView(LinesView):
@@ -99,7 +89,7 @@ class MessageView(LinesView):
             content = item.message.get("content")
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_call":
-                    self.names[str(block.get("id"))] = str(block.get("name"))
+                    self.names[as_text(block.get("id"))] = as_text(block.get("name"))
 
     # -- drawing ------------------------------------------------------------------------------
     def _relayout(self) -> None:
@@ -124,54 +114,8 @@ class MessageView(LinesView):
         self._relayout()
 
     def _render_message(self, entry: Located) -> list[Text]:
-        message = entry.message
-        role = str(message.get("role"))
-        ident = str(message.get("id", ""))
-        when = ""
-        with contextlib.suppress(ValueError):
-            when = time.strftime("%Y-%m-%d %H:%M:%S",
-                                 time.localtime(mint_time_ms(ident) / 1000))
-        title = Text.assemble((role, ROLE_STYLES.get(role, Style(bold=True))),
-                              (f"  {when}  {ident}", DIM))
-        if role == "tool":
-            call = str(message.get("tool_call_id", ""))
-            failed = message.get("is_error") is True
-            title = Text.assemble(
-                (f"result of {self.names.get(call, 'tool')}", ROLE_STYLES["tool"]),
-                (f"  {call}", DIM), ("  ✗ error" if failed else "", Style(color="red")),
-                (f"  {when}", DIM))
-        out = [title]
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text",
-                                                             "text": str(content)}]
-        for block in blocks:
-            out += self._render_block(block, plain=role == "tool")
-        out.append(Text(""))
-        return out
-
-    def _render_block(self, block: Any, plain: bool = False) -> list[Text]:
-        """A content block; tool output is shown as it is (its fence markers included),
-        never interpreted as Markdown."""
-        if not isinstance(block, dict):
-            return self._to_lines(Text(str(block)))
-        kind = block.get("type")
-        if kind == "text":
-            text = str(block.get("text", ""))
-            return self._to_lines(Text(text) if plain else Markdown(text))
-        if kind == "thinking":
-            return self._to_lines(Text(str(block.get("text", "")),
-                                       style=Style(dim=True, italic=True)))
-        if kind == "tool_call":
-            body = json.dumps(block.get("input", {}), ensure_ascii=False, indent=2)
-            call = Text(f"→ call {block.get('name')}  {block.get('id')}",
-                        style=Style(color="yellow"))
-            return [call, *self._to_lines(Text(body, style=DIM))]
-        if kind == "image":
-            source = block.get("source", {})
-            size = source.get("bytes") or ""
-            return [Text(f"[image {source.get('media_type', '?')} "
-                         f"{str(source.get('sha256', ''))[:12]} {size}]", style=DIM)]
-        return self._to_lines(Text(json.dumps(block, ensure_ascii=False), style=DIM))
+        return render_message(entry.message, self.names, self.app.console, self._width,
+                              size=entry.end - entry.start)
 
     @property
     def near_bottom(self) -> bool:

@@ -3,6 +3,7 @@ Enter opens the conversation at the hit."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import work
@@ -14,6 +15,7 @@ from textual.worker import get_current_worker
 
 from tui.app.widgets.row_list import RowList
 from tui.core.conversations import Conversation, Hit, scan, search_all
+from tui.core.printable import printable
 
 MAX_HITS = 5000
 
@@ -26,9 +28,11 @@ class SearchScreen(Screen[None]):
     BINDINGS = [Binding("escape", "back", "Back"), Binding("tab", "scope", "Scope")]
     COLUMNS = (("record", 18), ("context", 38), ("role", 10), ("match", 120))
 
-    def __init__(self, home: Path, within: list[Conversation] | None = None) -> None:
+    def __init__(self, home: Path, opens: Callable[[Hit], Screen[None]],
+                 within: list[Conversation] | None = None) -> None:
         super().__init__()
         self.home = home
+        self.opens = opens  # the screen Enter pushes for a hit
         self.within = within  # None: every record
         self.query_input = Input(placeholder=self._placeholder(), id="search-query")
         self.status = Static("", id="search-status", markup=False)
@@ -38,7 +42,7 @@ class SearchScreen(Screen[None]):
     def _placeholder(self) -> str:
         if self.within is None:
             return "search every conversation (Tab: this one only)"
-        return f"search {self.within[0].key} (Tab: every conversation)"
+        return printable(f"search {self.within[0].key} (Tab: every conversation)", False)
 
     def compose(self) -> ComposeResult:
         yield self.query_input
@@ -117,9 +121,7 @@ class SearchScreen(Screen[None]):
         hit = self.found.get(key) if key else None
         if hit is None:
             return
-        from tui.app.browser.conversation import ConversationScreen
-
-        self.app.push_screen(ConversationScreen(hit.conversation, anchor=hit.located))
+        self.app.push_screen(self.opens(hit))
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -16,6 +16,8 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
+from tui.core.printable import printable
+
 
 class LinesView(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
@@ -25,10 +27,11 @@ class LinesView(ScrollView, can_focus=True):
         self._base: Style | None = None
 
     def _to_lines(self, renderable: RenderableType) -> list[Text]:
-        """`renderable` as lines of the current width."""
+        """`renderable` as lines of the current width, with nothing a terminal would act on
+        (`printable`: the text may come from a component or a record)."""
         console = self.app.console
         options = console.options.update_width(self._width)
-        return [Text.assemble(*((seg.text, seg.style or Style()) for seg in line
+        return [Text.assemble(*((printable(seg.text), seg.style or Style()) for seg in line
                                 if not seg.control))
                 for line in console.render_lines(renderable, options, pad=False)]
 

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -19,6 +20,8 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from tui.core.printable import printable
 
 
 @dataclass
@@ -131,12 +134,14 @@ class RowList(ScrollView, can_focus=True):
         if index >= len(self.rows):
             return Strip.blank(width)
         row = self.rows[index]
-        text = " ".join(cell[:w].ljust(w) for cell, (_, w) in zip(row.shown(), self.columns,
-                                                                    strict=False))
+        # a cell is cut and padded to its column by terminal cells (a wide character takes
+        # two), and holds nothing a terminal would act on
+        text = " ".join(set_cell_size(printable(cell[:w], keep_newlines=False), w)
+                        for cell, (_, w) in zip(row.shown(), self.columns, strict=False))
         style = Style.parse(row.style) if row.style else Style()
         if index == self.cursor:
             style += Style(reverse=True, bold=self.has_focus)
-        strip = Strip([Segment(text, style)], len(text))
+        strip = Strip([Segment(text, style)], cell_len(text))
         return strip.crop(scroll_x, scroll_x + width).extend_cell_length(width)
 
     # -- moving -----------------------------------------------------------------------------
