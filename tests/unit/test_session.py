@@ -190,6 +190,26 @@ def test_threaded_conversation_reloads_the_record_without_rewriting_it(
         == "second answer"
 
 
+def test_a_threaded_reload_leaves_out_record_messages_a_model_cannot_take(
+        make_capsule: CapsuleFactory, murmur_home: Path) -> None:
+    root = make_capsule([text_response("fine")],
+                        extra="lifecycle:\n  conversation: threaded\n")
+    record = murmur_home / "conversations" / "test-capsule" / "ctx_hostile" / "conversation.jsonl"
+    record.parent.mkdir(parents=True)
+    record.write_text("\n".join(json.dumps(line) for line in [
+        {"role": "user", "content": [{"type": "text", "text": "kept"}], "id": "msg_1"},
+        {"role": "user", "content": 5, "id": "msg_2"},
+        {"role": "x" * 5000, "content": [], "id": "msg_3"},
+        {"role": "assistant", "content": [7, "text"], "id": "msg_4"},
+    ]) + "\n")
+    result, sink = run_session(root, task="go on", context_id="ctx_hostile")
+    assert result.ok, result.result
+    assert sink.of(ev.TurnCompleted)[0].message_ids[0] == "msg_1"
+    assert len(sink.of(ev.TurnCompleted)[0].message_ids) == 2  # msg_1 and the new task
+    warned = [w.text for w in sink.of(ev.Warning) if w.code == "W-RECORD"]
+    assert len(warned) == 1 and "3 of 4 messages" in warned[0]
+
+
 def test_stateless_conversation_appends_but_does_not_reload(
         make_capsule: CapsuleFactory) -> None:
     root = make_capsule([text_response("a")])

@@ -39,6 +39,21 @@ def tool_message(call_id: str, is_error: bool, text: str, fence: str | None,
     return message
 
 
+CHAT_ROLES = ("user", "assistant", "tool", "system")
+
+
+def chat_shape_problem(message: Message) -> str | None:
+    """Why a record message cannot go back to a model (a threaded reload), or None: the role
+    must be a chat role and `content` a list of blocks, each an object with a string `type`."""
+    if message.get("role") not in CHAT_ROLES:
+        return f"its role {str(message.get('role'))[:40]!r} is not a chat role"
+    content = message.get("content")
+    if not isinstance(content, list) or not all(
+            isinstance(block, dict) and isinstance(block.get("type"), str) for block in content):
+        return "its content is not a list of blocks"
+    return None
+
+
 def for_payload(message: Message) -> Message:
     """The message as a driver sees it: `id`, `source_id` and `fence` stripped."""
     return {key: value for key, value in message.items() if key not in _RECORD_ONLY_KEYS}

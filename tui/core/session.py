@@ -34,6 +34,7 @@ from tui.core.manifest import Capsule, Inference
 from tui.core.messages import (
     Message,
     assistant_message,
+    chat_shape_problem,
     compact_json,
     for_payload,
     tool_message,
@@ -447,7 +448,7 @@ class Session:
         totals.tasks.append(task.task_id)
         threaded = self.capsule.lifecycle.conversation == "threaded"
         if threaded and self.record_path is not None:
-            history = [_role_first(m) for m in self.reader.messages(self.record_path)]
+            history = self._reloadable(self.reader.messages(self.record_path))
             if self._record is not None:
                 self._record.mark_recorded([str(m["id"]) for m in history])
             for message in history:
@@ -498,6 +499,24 @@ class Session:
         except Exception as exc:  # a bug here must still leave complete files behind
             self._log_bootstrap("internal error:\n" + traceback.format_exc())
             return _Outcome("failed", f"error: internal error: {exc!r}", "runtime_error")
+
+    def _reloadable(self, messages: list[Message]) -> list[Message]:
+        """The record's messages a model can be sent again; any other is left out, and said so
+        once (a record line that is a message in Murmur's sense but not a chat message)."""
+        kept: list[Message] = []
+        left_out: list[str] = []
+        for number, message in enumerate(messages, start=1):
+            problem = chat_shape_problem(message)
+            if problem is None:
+                kept.append(_role_first(message))
+            else:
+                left_out.append(f"message {number}: {problem}")
+        if left_out:
+            text = (f"{self.record_path}: {len(left_out)} of {len(messages)} messages are not "
+                    f"chat messages and were left out of the context ({left_out[0]})")
+            self._log_bootstrap(text)
+            self._emit(ev.Warning, code="W-RECORD", text=text)
+        return kept
 
     def _reopen(self, task: _Task, hook: str, reason: str) -> _Outcome | None:
         """A hook sent the task back (on-task-end `reopen-task`): go on with the reason as a new
