@@ -29,7 +29,7 @@ import wasmtime
 from wasmtime.component import Func, Instance
 
 from tui.core.secrets import ByteStreamRedactor
-from tui.core.wasm import calls
+from tui.core.wasm import calls, conversion
 from tui.core.wasm.cache import LoadedComponent
 from tui.core.wasm.runtime import WasmRuntime
 
@@ -173,9 +173,11 @@ class Guest:
         return self._funcs[name]
 
     def call(self, name: str, *args: Any, context: calls.CallContext,
-             deadline_seconds: float | None = None) -> Any:
+             deadline_seconds: float | None = None,
+             caps: conversion.LiftCaps | None = None) -> Any:
         """Call an export of the interface. Raises the host import's own exception if one
-        stopped the guest, else GuestFailure; either way the guest is then poisoned."""
+        stopped the guest, else GuestFailure; either way the guest is then poisoned. With
+        `caps`, the result is lifted only up to them (`conversion.CutStr`, `CutList`)."""
         function = self._func(name)
         if function is None or self.store is None:
             raise GuestFailure("start", f"{self.artifact} does not export {self.export}#{name}")
@@ -188,7 +190,8 @@ class Guest:
             calls.push(context)
             try:
                 try:
-                    return function(self.store, *args)
+                    with conversion.limited(caps):
+                        return function(self.store, *args)
                 except wasmtime.WasmtimeError as exc:
                     self.poisoned = True
                     parked = calls.take_parked()
