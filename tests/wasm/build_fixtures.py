@@ -7,6 +7,9 @@ Each component is a core module written by hand against the canonical ABI
     wasm-tools component new NAME.embed.wasm [--adapt wasi_snapshot_preview1=<adapter>] -o NAME.wasm
     wasm-tools validate NAME.wasm
 
+except the few written at the component level (`NAME.component.wat`, no WIT world: they
+export nothing and exist to be instantiated), which are `wasm-tools parse`d and validated.
+
 wasm-tools output is byte-reproducible for a given wasm-tools version (the version is part of
 the bytes: the `producers` section names wit-component), so the built `.wasm` files are
 committed next to their sources and `--check` proves they still match.
@@ -63,10 +66,11 @@ class Fixture:
     world: str
     extra_wit: bool = False   # the world lives in wit-extra/fixtures.wit (staged WIT folder)
     adapt: bool = False       # link wasi_snapshot_preview1 imports through the reactor adapter
+    component: bool = False   # written at the component level: NAME.component.wat, no world
 
     @property
     def source(self) -> Path:
-        return self.home / f"{self.name}.core.wat"
+        return self.home / f"{self.name}.{'component' if self.component else 'core'}.wat"
 
     @property
     def committed(self) -> Path:
@@ -80,6 +84,10 @@ ALL: tuple[Fixture, ...] = (
     Fixture("hog_tool", FIXTURES, "tool", adapt=True),
     Fixture("escape_tool", FIXTURES, "tool", adapt=True),
     Fixture("attach_tool", FIXTURES, "tool"),
+    Fixture("flood_tool", FIXTURES, "tool"),
+    Fixture("greedy_tool", FIXTURES, "tool"),
+    Fixture("path_tool", FIXTURES, "tool", adapt=True),
+    Fixture("cloned_memories", FIXTURES, "", component=True),
     Fixture("stream_driver", FIXTURES, "driver"),
     Fixture("trap_driver", FIXTURES, "driver"),
     Fixture("all_hook", FIXTURES, "hook"),
@@ -192,9 +200,13 @@ def build_all(out_dir: Path | str | None = None,
             assert wit is not None
             embed = work / f"{fx.name}.embed.wasm"
             staged = work / f"{fx.name}.wasm"
-            _run(exe, "component", "embed", wit, "--world", fx.world, fx.source, "-o", embed)
-            adapt = ("--adapt", f"wasi_snapshot_preview1={ADAPTER}") if fx.adapt else ()
-            _run(exe, "component", "new", embed, *adapt, "-o", staged)
+            if fx.component:
+                _run(exe, "parse", fx.source, "-o", staged)
+            else:
+                _run(exe, "component", "embed", wit, "--world", fx.world, fx.source,
+                     "-o", embed)
+                adapt = ("--adapt", f"wasi_snapshot_preview1={ADAPTER}") if fx.adapt else ()
+                _run(exe, "component", "new", embed, *adapt, "-o", staged)
             _run(exe, "validate", staged)
             final = (target if target is not None else fx.home) / f"{fx.name}.wasm"
             shutil.copyfile(staged, final)

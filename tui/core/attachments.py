@@ -1,9 +1,11 @@
 """Tool attachments (seed 000): images a tool wrote into its work folder.
 
-Each is checked — media type one of four, path inside the workdir and not a link, leading bytes
-matching the type, size within `context.images.max_bytes` — and stored once by sha256 in an
-`attachments/` folder beside the conversation record. A refused attachment becomes a note in
-the call's result; it never changes the call's status.
+Each is checked — media type one of four, the path a regular file beneath the workdir reached
+without following a link (`beneath.py`), leading bytes matching the type, size within
+`context.images.max_bytes` — and stored once by sha256 in an `attachments/` folder beside the
+conversation record. A call may attach at most `PER_CALL` images, `TOTAL_FACTOR` ×
+`context.images.max_bytes` together; past either, the rest are refused. A refused attachment
+becomes a note in the call's result; it never changes the call's status.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tui.core import beneath
 
 MAGIC: dict[str, tuple[bytes, ...]] = {
     "image/png": (b"\x89PNG\r\n\x1a\n",),
@@ -22,6 +26,8 @@ MAGIC: dict[str, tuple[bytes, ...]] = {
     "image/gif": (b"GIF87a", b"GIF89a"),
     "image/webp": (b"RIFF",),
 }
+PER_CALL = 16      # images one call may attach
+TOTAL_FACTOR = 4   # their bytes together: at most this many times context.images.max_bytes
 
 
 @dataclass(frozen=True)
@@ -46,50 +52,55 @@ class Refused:
         return f"[attachment {self.path} refused: {self.reason}]"
 
 
+@dataclass(frozen=True)
+class Checked:
+    """One call's attachments: the images accepted (bytes in order) and the notes."""
+
+    images: tuple[tuple[str, str, bytes], ...]  # media type, path, bytes
+    notes: tuple[str, ...]
+
+
 def check(workdir: Path, media_type: str, path: str, max_bytes: int) -> bytes | Refused:
     """The attachment's bytes, or why it is refused."""
     if media_type not in MAGIC:
         return Refused(path, f"media type {media_type!r} is not one of "
                              f"{', '.join(MAGIC)}")
-    root = workdir.resolve()
-    target = root / path
-    if Path(path).is_absolute() or not _inside(root, target):
-        return Refused(path, "the path is outside the work folder")
     try:
-        info = os.lstat(target)
-    except FileNotFoundError:
-        return Refused(path, "no such file")
-    except OSError as exc:
-        return Refused(path, f"cannot be read ({exc.strerror})")
-    if stat.S_ISLNK(info.st_mode) or _has_link(root, target):
-        return Refused(path, "it is a link")
-    if not stat.S_ISREG(info.st_mode):
-        return Refused(path, "not a regular file")
-    if info.st_size > max_bytes:
-        return Refused(path, f"{info.st_size} bytes is over context.images.max_bytes "
+        read = beneath.read_beneath(workdir, path, max_bytes)
+    except beneath.Refused as refused:
+        return Refused(path, str(refused))
+    if read.truncated:
+        return Refused(path, f"{read.size} bytes is over context.images.max_bytes "
                              f"({max_bytes})")
-    try:
-        data = target.read_bytes()
-    except OSError as exc:
-        return Refused(path, f"cannot be read ({exc.strerror})")
+    data = read.data
     if not any(data.startswith(magic) for magic in MAGIC[media_type]) or (
             media_type == "image/webp" and data[8:12] != b"WEBP"):
         return Refused(path, f"its bytes are not {media_type}")
     return data
 
 
-def _inside(root: Path, target: Path) -> bool:
-    normal = Path(os.path.normpath(target))
-    return normal == root or root in normal.parents
-
-
-def _has_link(root: Path, target: Path) -> bool:
-    current = Path(os.path.normpath(target)).parent
-    while current != root and root in current.parents:
-        if current.is_symlink():
-            return True
-        current = current.parent
-    return False
+def check_all(workdir: Path, named: Sequence[tuple[str, str]], named_count: int,
+              max_bytes: int) -> Checked:
+    """Check a call's attachments (`named`: media type and path, the first of
+    `named_count`) within the per-call count and total."""
+    total = TOTAL_FACTOR * max_bytes
+    images: list[tuple[str, str, bytes]] = []
+    notes: list[str] = []
+    used = 0
+    for media_type, path in named[:PER_CALL]:
+        checked = check(workdir, media_type, path, max_bytes)
+        if not isinstance(checked, Refused) and used + len(checked) > total:
+            checked = Refused(path, f"the call's images would pass {total} bytes together "
+                                    f"({TOTAL_FACTOR} × context.images.max_bytes)")
+        if isinstance(checked, Refused):
+            notes.append(checked.note())
+            continue
+        used += len(checked)
+        images.append((media_type, path, checked))
+    if named_count > PER_CALL:
+        notes.append(f"[attachments: {named_count} named; only the first {PER_CALL} were "
+                     f"checked (at most {PER_CALL} per call)]")
+    return Checked(tuple(images), tuple(notes))
 
 
 class AttachmentStore:

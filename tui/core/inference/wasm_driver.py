@@ -10,6 +10,10 @@ A driver with a `gateway:` reaches its provider through the credential gateway
 driver's `transient` metadata says so, or — without that key — when the gateway saw a 408,
 429 or retryable 5xx, or could not reach the provider; `transient: "false"` vetoes a retry. A
 key the provider rejected (and that did not change) fails the task `credential_rejected`.
+
+A driver's result is lifted within `conversion.RESULT_CAPS`: response JSON over
+`RESULT_BYTES` (1 MiB) would be cut, so it fails the turn (`malformed_response`) saying how big
+it was, without ever being copied whole into Python.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
 from tui.core.manifest import Capsule, Retry
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostTrap
+from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutStr
 from tui.core.wasm.guest import Guest, GuestFailure
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.sandbox import sandbox
@@ -87,7 +92,8 @@ class WasmDriver:
             lambda: self.runtime.interrupt_all(self.sandbox.deadline_seconds))
         try:
             guest = Guest(self.runtime, self.loaded, self.export, self.sandbox, self.name)
-            result = guest.call("run", record(data=data, log_path=None), context=context)
+            result = guest.call("run", record(data=data, log_path=None), context=context,
+                                caps=RESULT_CAPS)
         except GuestFailure as failure:
             if cancel.is_set():
                 raise InferenceCanceled() from None
@@ -98,9 +104,18 @@ class WasmDriver:
             unsubscribe()
             if guest is not None:
                 guest.close()
+        for name in ("data", "summary"):
+            value = field(result, name)
+            if isinstance(value, CutStr):
+                raise DriverError(
+                    f"driver {self.name}: its result's {name} is {value.full_bytes} bytes, "
+                    f"over the {RESULT_BYTES >> 20} MiB result cap; the response JSON would "
+                    "be cut, so the turn fails", "malformed_response")
         metadata = tuple((str(k), str(v)) for k, v in field(result, "metadata", []) or [])
+        data, summary = field(result, "data"), field(result, "summary")
         return DriverReply(status=str(field(result, "status", "error")),
-                           data=field(result, "data"), summary=field(result, "summary"),
+                           data=None if data is None else str(data),
+                           summary=None if summary is None else str(summary),
                            metadata=metadata)
 
     def close(self) -> None:

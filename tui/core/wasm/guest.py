@@ -3,11 +3,22 @@
 Every store gets WASI set (without it the process aborts on the first WASI call, gotcha 1), a
 memory limit, and a fresh epoch deadline before instantiation and before every call (gotcha 2).
 A trap poisons the instance (gotcha 4): the caller discards the guest. `close()` drops the store
-at once (gotcha 5). The component's stdout and stderr are appended to its log file.
+at once (gotcha 5). The component's stdout and stderr are appended to its log file (0600),
+redacted (`secrets.ByteStreamRedactor`).
+
+Limits (`Sandbox`): wasmtime's store limits are per memory and per table, so the memory budget
+is split evenly across the linear memories the component's modules define, and the table
+budget across its tables (`runtime.Census`); the store may create no more memories or tables
+than that (a module instantiated twice cannot double its share) and at most `instances` core
+instances. A limit hit at start is a `limit` failure naming the manifest key; a memory growth
+refused later is reported by the component itself (its trap), recognised as out of memory.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +28,8 @@ from typing import Any
 import wasmtime
 from wasmtime.component import Func, Instance
 
-from tui.core.wasm import calls
+from tui.core.secrets import ByteStreamRedactor
+from tui.core.wasm import calls, conversion
 from tui.core.wasm.cache import LoadedComponent
 from tui.core.wasm.runtime import WasmRuntime
 
@@ -32,6 +44,8 @@ class Sandbox:
     memory_bytes: int
     deadline_seconds: float
     limits_key: str  # where the limits come from, for messages: "capabilities.limits"
+    table_elements: int = 100_000
+    instances: int = 1000
     preopen: Path | None = None  # mounted as "."
     read_only: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
@@ -43,36 +57,63 @@ class GuestFailure(Exception):
 
     def __init__(self, kind: str, reason: str) -> None:
         super().__init__(reason)
-        self.kind = kind  # deadline | memory | trap | start | canceled
+        self.kind = kind  # deadline | memory | limit | trap | start | canceled
         self.reason = reason
 
 
 class _Log:
-    """Appends a component's output to its log file; keeps the tail of stderr."""
+    """Appends a component's output to its log file (created 0600), through a redactor per
+    stream, so no registered key reaches the file even split across writes; keeps the tail of
+    stderr. `close` writes what the redactors still hold."""
 
     def __init__(self, path: Path, artifact: str) -> None:
         self.path = path
         self.artifact = artifact
         self.stderr_tail = ""
         self._lock = threading.Lock()
+        self._redactors = {"stdout": ByteStreamRedactor(), "stderr": ByteStreamRedactor()}
+        self._fd: int | None = None
+
+    def _append(self, data: bytes) -> None:
+        if not data:
+            return
+        try:
+            if self._fd is None:
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                                   | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
+                                   0o600)
+                os.fchmod(self._fd, 0o600)
+            os.write(self._fd, data)
+        except OSError:
+            pass  # a log that cannot be written must not fail the component
 
     def _write(self, stream: str, data: bytes) -> None:
-        text = data.decode("utf-8", errors="replace")
         with self._lock:
+            clean = self._redactors[stream].feed(data)
             if stream == "stderr":
+                text = clean.decode("utf-8", errors="replace")
                 self.stderr_tail = (self.stderr_tail + text)[-4000:]
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as handle:
-                    handle.write(text)
-            except OSError:
-                pass  # a log that cannot be written must not fail the component
+            self._append(clean)
 
     def stdout(self, data: bytes) -> None:
         self._write("stdout", data)
 
     def stderr(self, data: bytes) -> None:
         self._write("stderr", data)
+
+    def close(self) -> None:
+        with self._lock:
+            for stream, redactor in self._redactors.items():
+                rest = redactor.flush()
+                if stream == "stderr" and rest:
+                    self.stderr_tail = (self.stderr_tail
+                                        + rest.decode("utf-8", errors="replace"))[-4000:]
+                self._append(rest)
+            if self._fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
+                self._fd = None
 
 
 class Guest:
@@ -86,6 +127,9 @@ class Guest:
         self._lock = threading.Lock()
         self._funcs: dict[str, Func | None] = {}
         self.poisoned = False
+        counted = runtime.census(loaded)
+        self.memories = max(1, counted.memories)
+        self.tables = max(1, counted.tables)
         store = wasmtime.Store(runtime.engine)
         wasi = wasmtime.WasiConfig()
         wasi.env = list(sandbox.env.items())
@@ -96,7 +140,10 @@ class Guest:
         store.set_wasi(wasi)
         if sandbox.http:
             store.set_wasi_http()
-        store.set_limits(memory_size=sandbox.memory_bytes)
+        store.set_limits(memory_size=sandbox.memory_bytes // self.memories,
+                         table_elements=sandbox.table_elements // self.tables,
+                         instances=sandbox.instances, tables=self.tables,
+                         memories=self.memories)
         store.set_epoch_deadline(runtime.ticks(sandbox.deadline_seconds))
         self.store: wasmtime.Store | None = store
         try:
@@ -126,9 +173,11 @@ class Guest:
         return self._funcs[name]
 
     def call(self, name: str, *args: Any, context: calls.CallContext,
-             deadline_seconds: float | None = None) -> Any:
+             deadline_seconds: float | None = None,
+             caps: conversion.LiftCaps | None = None) -> Any:
         """Call an export of the interface. Raises the host import's own exception if one
-        stopped the guest, else GuestFailure; either way the guest is then poisoned."""
+        stopped the guest, else GuestFailure; either way the guest is then poisoned. With
+        `caps`, the result is lifted only up to them (`conversion.CutStr`, `CutList`)."""
         function = self._func(name)
         if function is None or self.store is None:
             raise GuestFailure("start", f"{self.artifact} does not export {self.export}#{name}")
@@ -141,7 +190,8 @@ class Guest:
             calls.push(context)
             try:
                 try:
-                    return function(self.store, *args)
+                    with conversion.limited(caps):
+                        return function(self.store, *args)
                 except wasmtime.WasmtimeError as exc:
                     self.poisoned = True
                     parked = calls.take_parked()
@@ -168,9 +218,15 @@ class Guest:
         tail = self._log.stderr_tail
         if any(marker in message or marker in tail for marker in _MEMORY_MARKERS) or \
                 "exceeds memory limits" in message:
+            share = "" if self.memories == 1 else (
+                f", {_size(self.sandbox.memory_bytes // self.memories)} for each of its "
+                f"{self.memories} memories")
             return GuestFailure("memory", f"out of memory: {self.artifact} hit its "
                                 f"{_size(self.sandbox.memory_bytes)} limit "
-                                f"({self.sandbox.limits_key}.memory_bytes)")
+                                f"({self.sandbox.limits_key}.memory_bytes{share})")
+        limit = self._limit(message)
+        if limit is not None:
+            return GuestFailure("limit", f"{self.artifact} could not start: {limit}")
         if starting:
             first = lines[0] if lines else message
             return GuestFailure("start", f"{self.artifact} could not start: {first}")
@@ -179,10 +235,34 @@ class Guest:
         suffix = f" — stderr: {last.strip()}" if last else ""
         return GuestFailure("trap", f"{self.artifact} trapped: {detail}{suffix}")
 
+    def _limit(self, message: str) -> str | None:
+        """What a store limit refused, in the manifest's words, or None."""
+        key = self.sandbox.limits_key
+        table = re.search(r"table minimum size of (\d+) elements exceeds table limits", message)
+        if table:
+            share = "" if self.tables == 1 else (
+                f", {self.sandbox.table_elements // self.tables} for each of its "
+                f"{self.tables} tables")
+            return (f"a table of {table.group(1)} elements is over {key}.table_elements "
+                    f"({self.sandbox.table_elements}{share})")
+        count = re.search(r"(instance|memory|table) count too high at (\d+)", message)
+        if count is None:
+            return None
+        what = count.group(1)
+        if what == "instance":
+            return (f"it needs at least {count.group(2)} instances, over {key}.instances "
+                    f"({self.sandbox.instances})")
+        defined = self.memories if what == "memory" else self.tables
+        plural = "memories" if what == "memory" else "tables"
+        budget = "memory_bytes" if what == "memory" else "table_elements"
+        return (f"it creates more {plural} than its modules define ({defined}); "
+                f"{key}.{budget} is split across the {plural} a component defines")
+
     def close(self) -> None:
         self._funcs.clear()
         self.instance = None
         self.store = None
+        self._log.close()
 
 
 def _size(count: int) -> str:

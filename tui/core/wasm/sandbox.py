@@ -5,8 +5,10 @@
 - The environment holds only the `MURMUR_*` variables murmur-tui sets and the host variables
   named in `capabilities.env.allow` (the entry's, else the capsule's) — never one whose name is
   credential-shaped (`secrets.credential_shaped`), even when allowed by name.
-- Memory: `capabilities.limits.memory_bytes` (entry, else capsule; 512 MiB). Deadline:
-  `capabilities.limits.deadline_seconds` (entry, else capsule; 600 s, hooks 30 s).
+- Limits, from the entry's `capabilities.limits` when it declares them, else the capsule's:
+  `memory_bytes` (512 MiB, all the component's linear memories together), `table_elements`
+  (100,000, all its tables together), `instances` (1,000 core instances) and
+  `deadline_seconds` (600 s, hooks 30 s). guest.py enforces them on the store.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def sandbox(capsule: Capsule, entry: Artifact, *, workdir: Path, logs: Path,
         log_path=logs / f"{entry.name}.log",
         memory_bytes=limits.memory_bytes,
         deadline_seconds=float(deadline),
+        table_elements=limits.table_elements,
+        instances=limits.instances,
         limits_key=where,
         preopen=preopen,
         env=environment(capsule, entry, extra_env),

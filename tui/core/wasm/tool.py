@@ -3,17 +3,24 @@
 A trap is never a crash: it becomes an error result naming the reason (out of time, out of
 memory, the trap message) and the instance is discarded. `request-input` running past
 `lifecycle.input_timeout_secs` raises InputTimeout out of `call`: the task fails.
+
+The result is lifted within `conversion.RESULT_CAPS`: its text (`data`, else the `data-path`
+file, else `summary`) is at most `RESULT_BYTES` (1 MiB); a longer one is cut there and says
+`truncated: true` and how big it was in a note (a file is kept where it is, and the note
+names it). `metadata` keeps its first 64 entries; attachments are checked by `attachments.py`
+(at most 16 a call). A `data-path` that is not a regular file beneath the work folder, reached
+without following a link, is refused with a note naming it and why.
 """
 
 from __future__ import annotations
 
-import os
+import codecs
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tui.core import attachments
+from tui.core import attachments, beneath
 from tui.core.artifacts import ResolvedArtifact
 from tui.core.asking import InputTimeout, NoAnswer
 from tui.core.cancel import CancelToken
@@ -22,6 +29,7 @@ from tui.core.manifest import Capsule
 from tui.core.tools import ToolCall, ToolOutcome, ToolSpec, refusal
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices, HostTrap
+from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutList, CutStr
 from tui.core.wasm.guest import Guest, GuestFailure, Sandbox
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.sandbox import sandbox
@@ -50,6 +58,7 @@ class WasmToolHandler:
 
     def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome:
         started = time.perf_counter()
+        deadline = time.monotonic() + self.sandbox.deadline_seconds
         context = CallContext(self.resolved.name, "tool", self.services, self.stream)
         guest: Guest | None = None
         unsubscribe = cancel.subscribe(
@@ -57,7 +66,8 @@ class WasmToolHandler:
         try:
             guest = Guest(self.runtime, self.loaded, self.export, self.sandbox,
                           self.resolved.name)
-            result = guest.call("run", record(data=call.data, log_path=None), context=context)
+            result = guest.call("run", record(data=call.data, log_path=None), context=context,
+                                caps=RESULT_CAPS)
         except InputTimeout:
             raise
         except GuestFailure as failure:
@@ -69,47 +79,72 @@ class WasmToolHandler:
             unsubscribe()
             if guest is not None:
                 guest.close()
-        return self._outcome(result, _ms(started))
+        return self._outcome(result, _ms(started), deadline)
 
-    def _outcome(self, result: Any, duration_ms: int) -> ToolOutcome:
+    def _outcome(self, result: Any, duration_ms: int, deadline: float) -> ToolOutcome:
         status = str(field(result, "status", "error"))
-        text = field(result, "data")
+        notes: list[str] = []
+        text = _text(field(result, "data"), "the result's data", notes)
         if text is None and field(result, "data-path"):
-            text = self._read_data_path(str(field(result, "data-path")))
+            text = self._read_data_path(field(result, "data-path"), deadline, notes)
         if text is None:
-            text = field(result, "summary")
+            text = _text(field(result, "summary"), "the result's summary", notes)
         if text is None:
             text = "tool returned no data"
-        metadata = tuple((str(k), str(v)) for k, v in field(result, "metadata", []) or [])
+        listed = field(result, "metadata", []) or []
+        metadata = tuple((str(k), str(v)) for k, v in listed)
+        if isinstance(listed, CutList):
+            notes.append(f"[metadata: {listed.full_length} entries; only the first "
+                         f"{len(listed)} were kept]")
+        named = field(result, "attachments", []) or []
+        checked = attachments.check_all(
+            self.workdir, [(str(field(item, "media-type")), str(field(item, "path")))
+                           for item in named],
+            named.full_length if isinstance(named, CutList) else len(named),
+            self.max_image_bytes)
         accepted: list[dict[str, Any]] = []
         images: list[dict[str, Any]] = []
-        notes: list[str] = []
-        for item in field(result, "attachments", []) or []:
-            media_type, path = str(field(item, "media-type")), str(field(item, "path"))
-            checked = attachments.check(self.workdir, media_type, path, self.max_image_bytes)
-            if isinstance(checked, attachments.Refused):
-                notes.append(checked.note())
-                continue
-            digest = self.store.put(checked)
-            kept = attachments.Accepted(media_type, path, digest, len(checked))
+        for media_type, path, data in checked.images:
+            digest = self.store.put(data)
+            kept = attachments.Accepted(media_type, path, digest, len(data))
             accepted.append({"media_type": media_type, "path": path, "sha256": digest,
-                             "bytes": len(checked)})
+                             "bytes": len(data)})
             images.append(kept.record_block())
+        notes.extend(checked.notes)
         if notes:
             text = text + "\n\n" + "\n".join(notes)
-        return ToolOutcome(status=status, text=str(text), fenced=True, kind="wasm",
+        return ToolOutcome(status=status, text=text, fenced=True, kind="wasm",
                            duration_ms=duration_ms, metadata=metadata,
                            attachments=tuple(accepted), images=tuple(images))
 
-    def _read_data_path(self, name: str) -> str:
-        root = self.workdir.resolve()
-        target = Path(os.path.normpath(root / name))
-        if Path(name).is_absolute() or not (target == root or root in target.parents):
-            return f"[data-path {name} is outside the work folder]"
+    def _read_data_path(self, name: Any, deadline: float, notes: list[str]) -> str:
+        if isinstance(name, CutStr):
+            return f"[data-path refused: its name is {name.full_bytes} bytes long]"
         try:
-            return target.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            return f"[data-path {name} cannot be read: {exc.strerror}]"
+            read = beneath.read_beneath(self.workdir, str(name), RESULT_BYTES, deadline)
+        except beneath.Refused as refused:
+            return f"[data-path {name} refused: {refused}]"
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text: str = decoder.decode(read.data, final=not read.truncated)
+        if read.truncated:
+            notes.append(f"[truncated: true — data-path {name} is {read.size} bytes; the "
+                         f"first {_size(RESULT_BYTES)} is above (the result cap); the whole "
+                         f"file is kept at {read.path}]")
+        return text
+
+
+def _text(value: Any, what: str, notes: list[str]) -> str | None:
+    """A lifted string as plain text; a cut one adds its `truncated: true` note."""
+    if value is None:
+        return None
+    if isinstance(value, CutStr):
+        notes.append(f"[truncated: true — {what} was {value.full_bytes} bytes; the first "
+                     f"{_size(RESULT_BYTES)} is above (the result cap)]")
+    return str(value)
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MiB" if count % (1 << 20) == 0 else f"{count} bytes"
 
 
 def _ms(started: float) -> int:
