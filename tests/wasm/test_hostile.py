@@ -115,7 +115,7 @@ def test_a_300_mib_data_path_file_is_cut_at_the_cap_and_kept(tmp_path: Path,
     assert (f"[truncated: true — data-path out/big.log is {300 * MIB} bytes; the first 1 MiB "
             f"is above (the result cap); the whole file is kept at {big}]") in output
     assert big.stat().st_size == 300 * MIB
-    assert finished(sink).output_bytes < MIB + 4096
+    assert finished(sink).output_bytes < MIB + 4096 and finished(sink).truncated
 
 
 def test_the_data_path_file_costs_the_cap_not_its_size(tmp_path: Path) -> None:
@@ -226,7 +226,7 @@ def test_a_long_result_is_cut_at_1_mib_and_says_so(tmp_path: Path) -> None:
     result, sink = run(tmp_path, {"q": f"bytes={3 * MIB}"})
     assert result.exit_status == "ok"
     call = finished(sink)
-    assert call.status == "ok"
+    assert call.status == "ok" and call.truncated
     assert call.output.count("x") == MIB
     assert (f"[truncated: true — the result's data was {3 * MIB} bytes; the first 1 MiB is "
             "above (the result cap)]") in call.output
@@ -239,7 +239,7 @@ def test_a_long_result_is_cut_at_1_mib_and_says_so(tmp_path: Path) -> None:
 def test_a_result_under_the_cap_is_whole(tmp_path: Path) -> None:
     _, sink = run(tmp_path, {"q": f"bytes={MIB}"})
     assert finished(sink).output.count("x") == MIB
-    assert "truncated" not in finished(sink).output
+    assert "truncated" not in finished(sink).output and not finished(sink).truncated
 
 
 def test_a_huge_metadata_list_keeps_its_first_entries(tmp_path: Path) -> None:

@@ -210,6 +210,7 @@ class ToolCallFinished(Event):
     state_effect: str | None = None
     resource_id: str | None = None
     attachments: tuple[JsonObject, ...] = ()
+    truncated: bool = False  # the output was cut (the tool's own flag, or a result cap)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -663,7 +663,7 @@ class Session:
         outcome, _ = self._dispatch(task, self.tools, call)
         return record(status=outcome.status if outcome.status in ("passed", "failed", "error")
                       else "error", summary=None, data=outcome.text, data_path=None,
-                      truncated=False, metadata=list(outcome.metadata))
+                      truncated=outcome.truncated, metadata=list(outcome.metadata))
 
     # -- tools ------------------------------------------------------------------------------
     def _call_tool(self, task: _Task, tools: ToolTable, turn: int,
@@ -706,6 +706,7 @@ class Session:
             input_bytes=len(call.data.encode()), output=text,
             output_bytes=len(text.encode()), state_effect=outcome.meta("state_effect"),
             resource_id=outcome.meta("resource_id"), attachments=outcome.attachments,
+            truncated=outcome.truncated or (outcome.shell is not None and outcome.shell.truncated),
         )
         if outcome.shell is not None:
             task.shell_calls += 1

@@ -70,6 +70,7 @@ class ToolOutcome:
     attachments: tuple[dict[str, Any], ...] = ()  # accepted: media_type, path, sha256, bytes
     images: tuple[dict[str, Any], ...] = ()  # their image blocks, as the record keeps them
     shell: ShellResult | None = None
+    truncated: bool = False  # the tool, or the host's result cap, cut what the model reads
 
     @property
     def ok(self) -> bool:

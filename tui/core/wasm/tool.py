@@ -111,11 +111,14 @@ class WasmToolHandler:
                              "bytes": len(data)})
             images.append(kept.record_block())
         notes.extend(checked.notes)
+        truncated = field(result, "truncated", False) is True or \
+            any(note.startswith("[truncated: true") for note in notes)
         if notes:
             text = text + "\n\n" + "\n".join(notes)
         return ToolOutcome(status=status, text=text, fenced=True, kind="wasm",
                            duration_ms=duration_ms, metadata=metadata,
-                           attachments=tuple(accepted), images=tuple(images))
+                           attachments=tuple(accepted), images=tuple(images),
+                           truncated=truncated)
 
     def _read_data_path(self, name: Any, deadline: float, notes: list[str]) -> str:
         if isinstance(name, CutStr):
