@@ -182,3 +182,19 @@ def test_compiled_code_is_reused_by_the_next_launch(tmp_path: Path, murmur_home:
     code, events, _ = launch(root, murmur_home)
     assert code == 0
     assert not of(events, "Progress")  # a cached component is not compiled again
+
+
+def test_a_huge_prompt_from_a_tool_is_cut_before_it_reaches_python(tmp_path: Path,
+                                                                   murmur_home: Path) -> None:
+    """A string a component hands to a host import is lifted up to 1 MiB: the question shown
+    to the human (and every event and line after it) holds no more than that."""
+    tool = guest("py_tool")
+    entries = f"  - name: pytool\n    runtime: tool\n    source: {tool}\n"
+    prompt = "é" * (3 << 19) + "?"  # 3 MiB of UTF-8, a character across the cut
+    root = capsule(tmp_path / "ask", [step("pytool", {"op": "ask", "prompt": prompt}, "a"),
+                                      done()], entries)
+    code, events, stderr = launch(root, murmur_home, "fine")
+    assert code == 0, stderr
+    asked = of(events, "InputRequested")[0]["prompt"]
+    assert len(asked.encode()) <= 1 << 20 and set(asked) == {"é"}
+    assert "fine" in of(events, "ToolCallFinished")[0]["output"]

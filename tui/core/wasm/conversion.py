@@ -25,7 +25,9 @@ bytes (cut at a character boundary) and all the result's strings together at mos
 `CutStr` and a cut list a `CutList`, each saying how big the original was; the rest is freed
 where it lies, never copied into Python. What wasmtime itself holds while it lifts (the guest's
 memory, and two copies of the value) is outside Python's reach and is measured in
-docs/components.md. Arguments a component passes to host imports are lifted as before.
+docs/components.md. A string a component passes to a host import while a call runs (a
+`request-input` prompt, a streamed chunk, a script capsule's tool input) keeps at most
+`ARGUMENT_BYTES` (1 MiB) the same way; lists passed to imports (a hook's messages) are whole.
 
 `install` runs once, when the runtime starts, and only on the wasmtime-py version pinned
 (another version may build its types, copy strings or call functions differently).
@@ -68,6 +70,7 @@ class LiftCaps:
 
 RESULT_BYTES = 1 << 20  # a tool's or driver's result text, as Spice caps it
 RESULT_CAPS = LiftCaps(string_bytes=RESULT_BYTES, total_bytes=2 * RESULT_BYTES, list_items=64)
+ARGUMENT_BYTES = 1 << 20  # one string argument of a host import
 
 
 class CutStr(str):
@@ -115,6 +118,13 @@ def _capping() -> _Lift | None:
     if stack and stack[-1].active and stack[-1].caps is not None:
         return stack[-1]
     return None
+
+
+def _in_call() -> bool:
+    """A component call on this thread is running (what is lifted now is an import's
+    argument, not the call's result)."""
+    stack = _stack()
+    return bool(stack) and not stack[-1].active
 
 
 def _memo(name: str, read: Any) -> property:
@@ -185,11 +195,14 @@ def _lift_string(self: Any, c: Any) -> str:
             return ""
         lift = _capping()
         if lift is None or lift.caps is None:
-            return ctypes.string_at(vec.data, size).decode("utf-8")
-        keep = min(size, lift.caps.string_bytes, max(0, lift.caps.total_bytes - lift.used))
-        if keep < size:
-            keep = _boundary(vec.data, keep)
-        lift.used += keep
+            if size <= ARGUMENT_BYTES or not _in_call():
+                return ctypes.string_at(vec.data, size).decode("utf-8")
+            keep = _boundary(vec.data, ARGUMENT_BYTES)
+        else:
+            keep = min(size, lift.caps.string_bytes, max(0, lift.caps.total_bytes - lift.used))
+            if keep < size:
+                keep = _boundary(vec.data, keep)
+            lift.used += keep
         text = ctypes.string_at(vec.data, keep).decode("utf-8") if keep else ""
         if keep == size:
             return text
