@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -32,6 +33,7 @@ class ContextLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
+        self._guard = threading.Lock()
 
     def acquire(self, session_id: str, context_id: str) -> None:
         """Hold the lock, or raise ContextInUse naming who holds it."""
@@ -51,11 +53,13 @@ class ContextLock:
         self._fd = fd
 
     def release(self) -> None:
-        if self._fd is not None:
+        """Drop the lock (once, whichever thread asks first)."""
+        with self._guard:
+            fd, self._fd = self._fd, None
+        if fd is not None:
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, 0)
-            os.close(self._fd)  # closing the descriptor drops the lock
-            self._fd = None
+                os.ftruncate(fd, 0)
+            os.close(fd)  # closing the descriptor drops the lock
 
 
 def _holder(fd: int) -> str:

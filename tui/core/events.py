@@ -337,6 +337,10 @@ class EventStream:
         with self._lock:
             self.closed = True
 
+    def exclusive(self) -> threading.RLock:
+        """Hold it to emit several events no other thread's event comes between."""
+        return self._lock
+
     def add(self, sink: EventSink) -> None:
         self._sinks.append(sink)
 

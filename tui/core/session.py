@@ -227,7 +227,7 @@ class Session:
         except BaseException:
             self.close_runtime()
             raise
-        self._terminal = threading.Lock()  # the last lines are written once, by one thread
+        self._terminal = threading.RLock()  # the last lines are written once, by one thread
         self._live: _Task | None = None
         self._task_ended = False
         self._session_ended = False
@@ -406,13 +406,15 @@ class Session:
         task ends `canceled`, the session ends, the record and trace take no more lines. What
         still runs on the session's own thread writes nothing after this."""
         self.cancel.set()
-        task = self._live
-        if task is not None:
+        # the last lines, nothing of the worker's between them (locks in the worker's order)
+        with self._terminal, self._stream.exclusive():
+            task = self._live
+            if task is not None:
+                with contextlib.suppress(TraceWriteError, OSError):
+                    self._task_end(task, _Outcome("canceled", f"error: {reason}"))
             with contextlib.suppress(TraceWriteError, OSError):
-                self._task_end(task, _Outcome("canceled", f"error: {reason}"))
-        with contextlib.suppress(TraceWriteError, OSError):
-            self._session_end("canceled", int((time.monotonic() - self._started) * 1000))
-        self._stream.close()
+                self._session_end("canceled", int((time.monotonic() - self._started) * 1000))
+            self._stream.close()
         if self._record is not None:
             self._record.close(seal=True)
         if self._trace is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ class TraceWriter:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise TraceWriteError(f"cannot open trace {path}: {exc}") from exc
+        self._guard = threading.Lock()
         self._ids_written: list[str] = []  # the message_ids of the last inference line
         self._ids_json = ""  # ... as JSON array items, reused while the context only grows
         self._session_node: str | None = None
@@ -54,10 +56,12 @@ class TraceWriter:
         return self._task_node
 
     def close(self) -> None:
-        """Close the file; later events are not written (after a failed write, too)."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        """Close the file; later events are not written (after a failed write, too). Safe
+        from any thread: the descriptor is closed once."""
+        with self._guard:
+            fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
 
     # -- the sink ---------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:
