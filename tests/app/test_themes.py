@@ -37,6 +37,25 @@ def test_a_broken_theme_file_names_the_problem(tmp_path: Path) -> None:
             raise AssertionError(f"{text!r} was accepted")
 
 
+def test_a_hostile_theme_file_is_refused_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    for text, line, problem in (
+            ("name: x\nprimary: '#112233'\nprimary: '#000000'\n", 3, "first at line 2"),
+            ("name: x\nprimary: \"#11\x1b[2J\"\n", 2, "control character"),
+            ("name: x\nprimary: &p [*p]\n", 2, "circular alias"),
+            ("name: x\nprimary: !!python/name:os.system ''\n", 2, "is not allowed"),
+            ("name: x\nprimary: !!binary aGk=\n", 2, "is not a color"),
+            ("name: x\nvariables: " + "[" * 500 + "]" * 500 + "\n", 2, "deeper than"),
+            ("name: x\ndark: maybe\nprimary: '#112233'\n", 2, "true or false")):
+        path.write_text(text)
+        try:
+            load_theme(path)
+        except ThemeError as exc:
+            assert str(exc).startswith(f"{path}:{line}:") and problem in str(exc), str(exc)
+        else:
+            raise AssertionError(f"{text!r} was accepted")
+
+
 async def test_default_and_requested_themes(murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(100, 30)):

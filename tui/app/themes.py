@@ -15,6 +15,7 @@ import yaml
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from tui.core.located_yaml import YamlError, describe, read
 from tui.core.paths import bundled
 
 DEFAULT_THEME = "murmur-dark"
@@ -41,38 +42,45 @@ def theme_dirs(home: Path) -> list[Path]:
 
 
 def load_theme(path: Path) -> Theme:
-    """Read one theme file; ThemeError names what is wrong."""
+    """Read one theme file; ThemeError names what is wrong, with the file and the line."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ThemeError(f"{path}: cannot be read ({exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ThemeError(f"{path}{where}: not valid YAML") from None
-    if not isinstance(data, dict):
-        raise ThemeError(f"{path}: a theme is a mapping of fields (name, primary, ...)")
+        data, node = read(path)
+    except FileNotFoundError:
+        raise ThemeError(f"{path}: cannot be read (no such file)") from None
+    except YamlError as exc:
+        raise ThemeError(str(exc)) from None
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        raise ThemeError(f"{path}:1: a theme is a mapping of fields (name, primary, ...)")
+    lines = {str(key.value): key.start_mark.line + 1 for key, _ in node.value
+             if isinstance(key, yaml.ScalarNode)}
+
+    def refuse(key: str, message: str) -> ThemeError:
+        return ThemeError(f"{path}:{lines.get(key, 1)}: {key}: {message}")
+
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not name:
-        raise ThemeError(f"{path}: name must be a non-empty string")
+        raise refuse("name", "must be a non-empty string")
     fields: dict[str, Any] = {"name": name}
     for key in COLOR_FIELDS:
         value = data.get(key)
         if value is None:
             continue
+        if not isinstance(value, str):
+            raise refuse(key, f"{describe(value)} is not a color")
         try:
-            Color.parse(str(value))
+            Color.parse(value)
         except ColorParseError:
-            raise ThemeError(f"{path}: {key}: {value!r} is not a color") from None
-        fields[key] = str(value)
+            raise refuse(key, f"{describe(value)} is not a color") from None
+        fields[key] = value
     if "primary" not in fields:
-        raise ThemeError(f"{path}: primary (a color) is required")
+        raise ThemeError(f"{path}:1: primary (a color) is required")
     dark = data.get("dark", True)
     if not isinstance(dark, bool):
-        raise ThemeError(f"{path}: dark must be true or false")
+        raise refuse("dark", "must be true or false")
     variables = data.get("variables", {})
-    if not isinstance(variables, dict):
-        raise ThemeError(f"{path}: variables must be a mapping")
+    if not isinstance(variables, dict) or not all(
+            isinstance(value, (str, int, float)) for value in variables.values()):
+        raise refuse("variables", "must be a mapping of names to values")
     return Theme(dark=dark, variables={str(k): str(v) for k, v in variables.items()}, **fields)
 
 

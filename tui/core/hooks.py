@@ -22,6 +22,7 @@ from wasmtime.component import Variant
 
 from tui.core.artifacts import ResolvedArtifact
 from tui.core.errors import LaunchError
+from tui.core.located_yaml import describe
 from tui.core.private import append_private
 from tui.core.secrets import redact
 from tui.core.wasm import versions
@@ -75,30 +76,33 @@ class Hook:
 
 
 def contract(resolved: ResolvedArtifact) -> tuple[str | None, str, str]:
-    """(binding, execution_mode, commit_policy) from the hook's own manifest, checked."""
+    """(binding, execution_mode, commit_policy) from the hook's own manifest, checked; a
+    refusal names the hook, the file, the line and the key."""
     manifest = resolved.manifest
-    where = f"hook {resolved.name!r} ({resolved.wasm.parent / 'murmur.yaml'})"
     binding = manifest.get("binding")
     mode = manifest.get("execution_mode", "blocking")
     policy = manifest.get("commit_policy", "none")
+
+    def refuse(key: str, message: str) -> LaunchError:
+        return LaunchError(f"hook {resolved.name!r}: {resolved.locate(key)}: {message}")
+
     if binding is not None and binding not in HANDLERS:
-        raise LaunchError(f"{where}: binding {binding!r} is not one of {', '.join(HANDLERS)}")
+        raise refuse("binding", f"{describe(binding)} is not one of {', '.join(HANDLERS)}")
     if mode not in ("blocking", "async"):
-        raise LaunchError(f"{where}: execution_mode must be blocking or async, not {mode!r}")
+        raise refuse("execution_mode", f"must be blocking or async, not {describe(mode)}")
     policies = ("none", "write-manifests", "replace-context", "reopen-task", "seed-context",
                 "deny")
     if policy not in policies:
-        raise LaunchError(f"{where}: commit_policy {policy!r} is not one of "
-                          f"{', '.join(policies)}")
+        raise refuse("commit_policy", f"{describe(policy)} is not one of {', '.join(policies)}")
     if mode == "async" and policy != "none":
-        raise LaunchError(f"{where}: an async hook must have commit_policy: none")
+        raise refuse("commit_policy", "an async hook must have commit_policy: none")
     if policy == "deny" and binding is None:
-        raise LaunchError(f"{where}: commit_policy: deny needs an explicit binding")
+        raise refuse("commit_policy", "commit_policy: deny needs an explicit binding")
     if policy != "none":
         allowed = [h for h, p in POLICY_FOR.items() if p == policy]
         if binding is not None and binding not in allowed:
-            raise LaunchError(f"{where}: commit_policy {policy} pairs with "
-                              f"{' or '.join(allowed)}, not {binding}")
+            raise refuse("commit_policy", f"{policy} pairs with {' or '.join(allowed)}, "
+                         f"not {binding}")
     return binding, mode, policy
 
 

@@ -1,9 +1,11 @@
 """`murmur.yaml` -> a typed, validated `Capsule` (spec §1).
 
 Unknown keys are warned (`W-SEC-019`), never refused. A wrong type, a missing required key, a
-bad record store or unreadable YAML refuses the manifest with `ManifestError`, whose every line
-names the file, the line and the key path. Keys Murmur defines but murmur-tui does not act on
-are accepted silently (docs/manifest.md lists them).
+bad record store or YAML murmur-tui will not read (tui/core/located_yaml.py) refuses the
+manifest with `ManifestError`, whose every line names the file, the line and the key path.
+Everything a session would otherwise refuse at setup (a built-in driver's `config`, paths) is
+checked here, so it is located too. Keys Murmur defines but murmur-tui does not act on are
+accepted silently (docs/manifest.md lists them).
 """
 
 from __future__ import annotations
@@ -15,8 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.located_yaml import Problem, Report, Section, YamlSyntaxError, describe, load
+from tui.core.located_yaml import (
+    MAX_FILE_BYTES,
+    Problem,
+    Report,
+    YamlError,
+    describe,
+    load,
+    read_text,
+)
+from tui.core.secrets import credential_shaped, remember
 from tui.core.segments import segment_problem
+from tui.core.yaml_section import Section, path_problem
 
 MANIFEST_NAME = "murmur.yaml"
 MIB = 1024 * 1024
@@ -26,8 +38,10 @@ HTTP_BUILTINS = ("openai", "anthropic")
 INTERPRETERS = frozenset({"bash", "sh", "zsh", "fish", "dash", "ksh"})
 _ARTIFACT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$")
 _BINARY_NAME = re.compile(r"^[A-Za-z0-9._+-]+$")
-_DURATION = re.compile(r"^(\d+)([smhd])$")
+_DURATION = re.compile(r"^([0-9]{1,9})([smhd])$")
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+KEY_REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")  # api_key: ${NAME}
+MAX_KEY_CHARS = 4096  # a literal api_key longer than this is no provider's key
 
 # Keys Murmur defines that murmur-tui reads no further (accepted without a warning).
 _INERT_TOP = ("mur_version", "network", "observability", "exports", "control",
@@ -78,6 +92,14 @@ class Gateway:
 
 
 @dataclass(frozen=True)
+class HttpSettings:
+    """`config` of a `builtin: openai|anthropic` driver entry."""
+
+    stream: bool = True
+    read_timeout_s: float = 300.0
+
+
+@dataclass(frozen=True)
 class Artifact:
     name: str
     version: str | None
@@ -89,6 +111,7 @@ class Artifact:
     gateway: Gateway | None = None
     capabilities: Capabilities | None = None  # None: no block declared
     on_overflow: str = "drop"
+    http: HttpSettings | None = None  # a built-in HTTP driver's settings
 
 
 @dataclass(frozen=True)
@@ -188,14 +211,17 @@ def manifest_path(target: Path) -> Path:
 
 def load_capsule(target: Path) -> Capsule:
     """Read and validate a capsule manifest; raise ManifestError naming every problem."""
-    path = manifest_path(target).resolve()
+    shown = Path(target)
     try:
-        text = path.read_text(encoding="utf-8")
+        path = shown = manifest_path(target).resolve()
+        text = read_text(path)
     except FileNotFoundError:
-        raise ManifestError([Problem(path, None, "", "no such file (a capsule is a folder "
+        raise ManifestError([Problem(shown, None, "", "no such file (a capsule is a folder "
                                      "holding murmur.yaml, or the manifest path)")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError([Problem(path, None, "", f"cannot be read: {exc}")]) from None
+    except YamlError as exc:
+        raise ManifestError(exc.problems) from None
+    except (OSError, ValueError, RuntimeError) as exc:  # a path the system cannot follow
+        raise ManifestError([Problem(shown, None, "", f"cannot be read: {exc}")]) from None
     return parse_capsule(path, text)
 
 
@@ -203,8 +229,8 @@ def parse_capsule(path: Path, text: str) -> Capsule:
     report = Report(path)
     try:
         data, node = load(path, text)
-    except YamlSyntaxError as exc:
-        raise ManifestError([exc.problem]) from None
+    except YamlError as exc:
+        raise ManifestError(exc.problems) from None
     if not isinstance(data, dict):
         raise ManifestError([Problem(path, 1, "", "expected a mapping of keys at the top "
                                      f"level, got {describe(data)}")])
@@ -230,11 +256,12 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     top.finish()
     if inference is not None:
         _check_driver(top, inference, artifacts)
-    if context.record and context.record_store is None and name:
-        problem = segment_problem(name)
-        if problem:
-            top.problem("name", f"{describe(name)} {problem}, so it cannot name the "
-                        "conversation record; set context.record_store", "E-CAP-011")
+    if name and (problem := segment_problem(name)):
+        names_record = context.record and context.record_store is None
+        top.problem("name", f"{describe(name)} {problem}, so it cannot name the capsule's "
+                    "folder under $MURMUR_HOME/workdirs" + (
+                        " nor its conversation record (context.record_store would name that)"
+                        if names_record else ""), "E-CAP-011" if names_record else None)
     return Capsule(
         name=name, version=version, manifest_path=path, artifacts=artifacts,
         capabilities=capabilities, context=context, inference=inference,
@@ -246,7 +273,8 @@ def _check_unique_names(top: Section, artifacts: tuple[Artifact, ...]) -> None:
     seen: set[str] = set()
     for entry in artifacts:
         if entry.name and entry.name in seen:
-            top.report.problem(entry.line, "artifacts", f"{entry.name!r} is declared twice")
+            top.report.problem(entry.line, "artifacts", f"{describe(entry.name)} is declared "
+                               "twice")
         seen.add(entry.name)
 
 
@@ -255,8 +283,9 @@ def _check_driver(top: Section, inference: Inference, artifacts: tuple[Artifact,
     key = "inference.driver.artifact"
     if entry is None:
         names = ", ".join(item.name for item in artifacts if item.runtime == "driver") or "none"
-        top.report.problem(top.line_of("inference"), key, f"names {inference.driver_artifact!r}, "
-                           f"which is not an artifacts entry (driver entries: {names})")
+        top.report.problem(top.line_of("inference"), key, f"names "
+                           f"{describe(inference.driver_artifact)}, which is not an artifacts "
+                           f"entry (driver entries: {names})")
     elif entry.runtime != "driver":
         top.report.problem(entry.line, key, f"names {entry.name!r}, whose runtime is "
                            f"{entry.runtime!r}; it must be runtime: driver")
@@ -275,7 +304,7 @@ def _read_artifact(item: Section) -> Artifact:
         item.problem("name", f"{describe(name)} is not an artifact name (lowercase letters, "
                      "digits and '-', at most 100, not starting or ending with '-')")
     runtime = item.choice("runtime", "tool", RUNTIMES)
-    source = item.string("source", None)
+    source = item.file_path("source", None)
     builtin = item.string("builtin", None)
     if builtin is not None:
         if builtin not in BUILTIN_DRIVERS:
@@ -284,11 +313,15 @@ def _read_artifact(item: Section) -> Artifact:
         if runtime != "driver":
             item.problem("builtin", "only a runtime: driver entry can be built in")
     version = item.string("version", None, required=source is None and builtin is None)
-    config = item.mapping("config") or {}
+    config = item.mapping("config")
     if config:
-        size = len(json.dumps(config, separators=(",", ":"), default=str).encode())
+        size = len(json.dumps(config, separators=(",", ":"), ensure_ascii=False).encode())
         if size > 65536:
             item.problem("config", f"is {size} bytes as JSON; the limit is 65536", "E-CAP-010")
+    http = None
+    refused_config = config is None and item.raw("config") is not None and item.has("config")
+    if builtin in BUILTIN_DRIVERS and runtime == "driver" and not refused_config:
+        http = _read_builtin_config(item, builtin, config or {})
     gateway = _read_gateway(item.section("gateway"))
     caps_section = item.section("capabilities")
     capabilities = (
@@ -300,9 +333,30 @@ def _read_artifact(item: Section) -> Artifact:
     item.finish()
     return Artifact(
         name=name, version=version, runtime=runtime, line=item.line, source=source,
-        builtin=builtin, config=config, gateway=gateway, capabilities=capabilities,
-        on_overflow=on_overflow,
+        builtin=builtin, config=config or {}, gateway=gateway, capabilities=capabilities,
+        on_overflow=on_overflow, http=http,
     )
+
+
+def _read_builtin_config(item: Section, builtin: str, data: dict[str, Any]) -> HttpSettings | None:
+    """A built-in driver's `config`, checked here so a bad value names its line: the HTTP
+    drivers' `stream` and `read_timeout_s`, the scripted driver's script and pacing."""
+    config = Section(item.report, item.key_path("config"), data, item.node_of("config"),
+                     item.line_of("config"))
+    settings = None
+    if builtin in HTTP_BUILTINS:
+        settings = HttpSettings(
+            stream=config.boolean("stream", True),
+            read_timeout_s=config.number("read_timeout_s", 300.0, check=lambda v: v > 0,
+                                         expectation="a number of seconds > 0"))
+    else:
+        config.file_path("script", None, required=True)
+        config.integer("chunk_chars", 8, minimum=1)
+        config.number("chars_per_second", 0.0, check=lambda v: v >= 0,
+                      expectation="a number >= 0")
+        config.file_path("requests_log", None)
+    config.finish()
+    return settings
 
 
 def _read_gateway(section: Section | None) -> Gateway | None:
@@ -312,6 +366,13 @@ def _read_gateway(section: Section | None) -> Gateway | None:
     if endpoint and (problem := endpoint_problem(endpoint)):
         section.problem("endpoint", problem, "E-MAN-003")
     api_key = section.string("api_key", None)
+    if api_key is not None and not KEY_REFERENCE.match(api_key):
+        if len(api_key) > MAX_KEY_CHARS:
+            section.problem("api_key", f"is {len(api_key)} characters long; no provider key "
+                            f"is longer than {MAX_KEY_CHARS}")
+            api_key = None
+        else:
+            remember(api_key)  # a literal key: redacted from every output from the start
     keyless = section.boolean("keyless", False)
     upstream: tuple[str, str] | None = None
     if (auth := section.section("upstream_auth")) is not None:
@@ -332,9 +393,13 @@ def endpoint_problem(endpoint: str) -> str | None:
 
     if "${" in endpoint:
         return "must not contain ${…} (keys go in api_key)"
-    parts = urlsplit(endpoint)
+    try:
+        parts = urlsplit(endpoint)
+        _ = parts.port
+    except ValueError as exc:
+        return f"{describe(endpoint)} is not a valid URL ({exc})"
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"{endpoint!r} is not an http(s) URL"
+        return f"{describe(endpoint)} is not an http(s) URL"
     if parts.username or parts.password:
         return "must not carry a user or password (keys go in api_key)"
     if parts.query or parts.fragment:
@@ -366,6 +431,11 @@ def _read_capabilities(
     env_allow: tuple[str, ...] = ()
     if (env := section.section("env")) is not None:
         env_allow = env.strings("allow") or ()
+        for variable in env_allow:
+            if credential_shaped(variable):
+                env.warn("allow", f"{describe(variable)} looks like a credential; murmur-tui "
+                         "never passes such a variable to a component or a shell command, even "
+                         "when allowed by name (docs/security.md)", "W-SEC-024")
         env.finish()
     limits = _read_limits(section.section("limits"))
     conversation_read = _read_grant(section, "conversation", capsule_wide=capsule_wide, hook=hook)
@@ -383,12 +453,17 @@ def _read_capabilities(
 def _read_filesystem(section: Section | None) -> tuple[str | None, tuple[str, ...]]:
     if section is None:
         return None, ()
-    scope = section.string("scope", None)
+    scope = section.file_path("scope", None)
     if scope is not None and (scope.startswith("/") or ".." in Path(scope).parts):
         section.problem("scope", f"{describe(scope)} must be a relative path under the "
                         "workdir (no '..', not absolute)", "E-CAP-002")
         scope = None
     read_only = section.strings("read_only") or ()
+    for entry in read_only:
+        if problem := path_problem(entry):
+            section.problem("read_only", f"{describe(entry)} {problem}")
+            read_only = ()
+            break
     section.mark_known("workdir_exec")
     section.finish()
     return scope, read_only
@@ -514,7 +589,7 @@ def _read_inference(section: Section | None, root: Path) -> Inference | None:
 
 def _read_system_prompt(section: Section, root: Path) -> str | None:
     inline = section.string("system_prompt", None)
-    file_name = section.string("system_prompt_file", None)
+    file_name = section.file_path("system_prompt_file", None)
     if inline is not None and file_name is not None:
         section.problem("system_prompt_file", "set system_prompt or system_prompt_file, not both")
         return None
@@ -524,11 +599,14 @@ def _read_system_prompt(section: Section, root: Path) -> str | None:
         return None
     target = root / file_name
     try:
-        return target.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = "no such file" if isinstance(exc, FileNotFoundError) else str(exc)
-        section.problem("system_prompt_file", f"{target}: {reason}", "E-RUN-009")
-        return None
+        return read_text(target, max_bytes=MAX_FILE_BYTES)
+    except FileNotFoundError:
+        reason = "no such file"
+    except YamlError as exc:
+        line = f" (line {exc.problem.line})" if exc.problem.line else ""
+        reason = f"{exc.problem.message}{line}"
+    section.problem("system_prompt_file", f"{target}: {reason}", "E-RUN-009")
+    return None
 
 
 def _read_compaction(section: Section | None, root: Path) -> Compaction:

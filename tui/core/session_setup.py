@@ -147,21 +147,15 @@ def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
 
 def http_driver(capsule: Capsule, entry: Artifact, home: Path,
                 warn: Callable[[str, str], None] | None) -> Driver:
-    """`builtin: openai` / `builtin: anthropic`; `config.stream` (default true) and
-    `config.read_timeout_s` (default 300) tune it."""
+    """`builtin: openai` / `builtin: anthropic`, with the `config.stream` and
+    `config.read_timeout_s` the manifest reader checked."""
     from tui.core.inference.credentials import Credentials
     from tui.core.inference.http_driver import HttpDriver
     from tui.core.inference.retry import RetryPolicy
+    from tui.core.manifest import HttpSettings
 
     assert entry.gateway is not None and capsule.inference is not None and entry.builtin
-    config = entry.config
-    stream = config.get("stream", True)
-    timeout = config.get("read_timeout_s", 300)
-    where = f"artifacts[{entry.name}].config"
-    if not isinstance(stream, bool):
-        raise LaunchError(f"{where}.stream: expected true or false, got {stream!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise LaunchError(f"{where}.read_timeout_s: expected seconds > 0, got {timeout!r}")
+    settings = entry.http or HttpSettings()
     return HttpDriver(entry.name, entry.builtin, entry.gateway, Credentials(home, warn),
-                      RetryPolicy(capsule.inference.retry), stream=stream,
-                      read_timeout_s=float(timeout))
+                      RetryPolicy(capsule.inference.retry), stream=settings.stream,
+                      read_timeout_s=settings.read_timeout_s)
