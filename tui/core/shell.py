@@ -2,7 +2,7 @@
 
 Interpreters (`bash`, `sh`, …) run `<bin> -c <command>`; any other binary gets the command split
 shell-word style as its arguments. The child sees a stripped environment with
-`HOME=<workdir>/.capsule-home`. A non-zero exit is data,
+`HOME=<workdir>/.capsule-home` and never a credential-shaped variable. A non-zero exit is data,
 not an error. Output is read as it arrives (`shell_output`): 16 KiB of each stream in the result,
 the whole of it (up to 32 MiB of each) in `logs/shell-<ms>.log` when either stream is cut.
 
@@ -36,6 +36,7 @@ from pathlib import Path
 
 from tui.core.cancel import CancelToken
 from tui.core.manifest import INTERPRETERS
+from tui.core.secrets import credential_shaped, redact
 from tui.core.shell_output import CAP_BYTES, LOG_CAP_BYTES, OutputCapture, size_text
 
 __all__ = ["CAP_BYTES", "LOG_CAP_BYTES"]
@@ -134,11 +135,14 @@ class ShellTool:
         self._env["HOME"] = str(self.home)
         self._resolved: dict[str, str] = {}
         self._home_made = False
+        protect_supervisor()
 
     @property
     def environment(self) -> dict[str, str]:
-        """The environment every command gets (a copy)."""
-        return dict(self._env)
+        """The environment every command gets (a copy): no credential-shaped name, and a key
+        murmur-tui knows is `[redacted]` in any value."""
+        return {name: redact(value) for name, value in self._env.items()
+                if not credential_shaped(name)}
 
     def resolve(self, binary: str) -> str:
         """The absolute path the name runs, or the bare name when nothing resolves."""
@@ -475,6 +479,7 @@ def _exited(pid: int) -> bool:
 
 # -- Linux process controls -----------------------------------------------------------------------
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 
 
 def _load_prctl() -> Callable[..., int] | None:
@@ -492,6 +497,19 @@ def _load_prctl() -> Callable[..., int] | None:
 
 
 _PRCTL = _load_prctl()
+_protected = False
+
+
+def protect_supervisor() -> None:
+    """Make this process non-dumpable (Linux): a command running with the user's rights can
+    then no longer read its environment or memory through /proc/<pid>/ (nor attach a
+    debugger), and it writes no core dump."""
+    global _protected
+    if _PRCTL is not None and not _protected:
+        _PRCTL(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        _protected = True
+
+
 _SETPRIV = ("/usr/bin/setpriv", "/bin/setpriv")
 _wrapper: list[tuple[str, ...] | None] = []
 
