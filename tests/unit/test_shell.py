@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
+import secrets as random
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
+from tui.core import secrets
 from tui.core.cancel import CancelToken
 from tui.core.shell import CAP_BYTES, NEUTRALISED, ShellRefused, ShellTool, fence
 
@@ -63,6 +73,80 @@ def test_runs_in_workdir_with_private_home_and_stripped_env(
     assert lines[1] == str(shell.workdir / ".capsule-home")
     assert (shell.workdir / ".capsule-home").is_dir()
     assert "hunter2" not in result.stdout and "SECRET_TOKEN" not in result.stdout
+
+
+def test_a_credential_shaped_variable_never_reaches_a_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-env-" + random.token_hex(16)
+    secrets.remember(key)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "from-the-supervisor")
+    extra = {"GITHUB_TOKEN": "ghp-1", "MY_SERVICE_SECRET": "s-2", "DB_PASSWORD": "p-3",
+             "aws_region": "eu-4", "OPENAI_API_KEY": "k-5", "PLAIN": "kept",
+             "MURMUR_INFERENCE_DRIVER_CONFIG": json.dumps({"api_key": key, "model": "m"})}
+    tool = ShellTool(("bash",), tmp_path, tmp_path / "logs", extra)
+    # reversed, so that a leak could not be hidden by the redaction of the output itself
+    result = run(tool, "bash", "env | rev")
+    lines = [line[::-1] for line in result.stdout.splitlines()]
+    names = {line.split("=", 1)[0] for line in lines}
+    assert names.isdisjoint({"ANTHROPIC_API_KEY", "GITHUB_TOKEN", "MY_SERVICE_SECRET",
+                             "DB_PASSWORD", "aws_region", "OPENAI_API_KEY"})
+    assert "PLAIN=kept" in lines
+    config = next(line for line in lines if line.startswith("MURMUR_INFERENCE_DRIVER_CONFIG="))
+    assert key not in config and '"api_key": "[redacted]"' in config
+    assert set(tool.environment) <= names  # bash adds PWD, SHLVL and _ of its own
+
+
+PROTECTED = textwrap.dedent("""\
+    import json, os, subprocess, sys
+    from pathlib import Path
+    from tui.core.shell import ShellTool
+
+    work = Path(sys.argv[1])
+    tool = ShellTool(("bash",), work, work / "logs")
+    sibling = subprocess.Popen(["sleep", "60"], env={"SIBLING": "readable"},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        own = tool.run("bash", json.dumps({"command": f"cat /proc/{os.getpid()}/environ"}))
+        other = tool.run("bash", json.dumps({"command": f"cat /proc/{sibling.pid}/environ"}))
+    finally:
+        sibling.kill()
+    print(json.dumps({"own": own.exit_code, "error": own.stderr, "other": other.stdout}))
+""")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="prctl(PR_SET_DUMPABLE) is Linux's")
+def test_a_command_cannot_read_the_supervisors_environment(tmp_path: Path) -> None:
+    """The supervisor makes itself non-dumpable; a process of the same user that is not
+    (the sibling) stays readable, so the refusal is that protection and nothing else."""
+    work = tmp_path
+    argv = [sys.executable, "-c", PROTECTED, str(work)]
+    env = dict(os.environ)
+    if os.geteuid() == 0:  # root reads any process: run the supervisor as an ordinary user
+        python, setpriv = shutil.which("python3", path="/usr/bin"), shutil.which("setpriv")
+        if python is None or setpriv is None:
+            pytest.skip("running as root without setpriv and a system python3")
+        work = Path(tempfile.mkdtemp(prefix="murmur-shell-"))  # reachable by that user
+        os.chmod(work, 0o777)
+        env["PYTHONPATH"] = str(REPO)
+        argv = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c",
+                PROTECTED, str(work)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    finally:
+        if work != tmp_path:
+            shutil.rmtree(work, ignore_errors=True)
+    if done.returncode != 0 and "ModuleNotFoundError" in done.stderr:
+        pytest.skip(f"the system python3 cannot import murmur-tui: {done.stderr[-200:]}")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["own"] != 0 and "Permission denied" in report["error"]
+    assert "SIBLING=readable" in report["other"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="prctl(PR_SET_DUMPABLE) is Linux's")
+def test_a_process_that_runs_commands_is_not_dumpable(tmp_path: Path) -> None:
+    ShellTool(("bash",), tmp_path, tmp_path / "logs")
+    assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
 
 
 def test_non_zero_exit_is_data_and_a_signal_is_128_plus(shell: ShellTool) -> None:

@@ -112,7 +112,9 @@ class ShellHandler:
         metadata: tuple[tuple[str, str], ...] = ()
         if result.full_output_path:
             metadata = (("full_output_path", result.full_output_path),)
-        return ToolOutcome(status="passed", text=result.text, fenced=True, kind="shell",
+        # A non-zero exit is data; a command killed at its deadline or on cancel failed.
+        status = "passed" if result.stopped is None else "failed"
+        return ToolOutcome(status=status, text=result.text, fenced=True, kind="shell",
                            duration_ms=result.duration_ms, metadata=metadata, shell=result)
 
 

@@ -1,0 +1,231 @@
+"""A shell command stops when told and never outlives its call or the supervisor: real
+subprocesses, real signals, pids checked through /proc."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, tool_response
+from tests.unit.processes import (
+    FAMILY,
+    Seen,
+    children,
+    cmdline,
+    ended,
+    family,
+    seen,
+    wait_until,
+)
+from tui.core.cancel import CancelToken
+from tui.core.shell import ShellTool, running_groups
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+
+
+def make_tool(tmp_path: Path, deadline: float | None = None) -> ShellTool:
+    workdir = tmp_path / "work"
+    workdir.mkdir(exist_ok=True)
+    return ShellTool(("bash", "sleep"), workdir, workdir / "logs", deadline_seconds=deadline)
+
+
+def call(tool: ShellTool, command: str, cancel: CancelToken | None = None):  # type: ignore[no-untyped-def]
+    return tool.run("bash", json.dumps({"command": command}), cancel)
+
+
+def gone(*processes: Seen) -> bool:
+    return wait_until(lambda: not any(p.alive() for p in processes))
+
+
+def test_a_command_past_its_deadline_is_killed_with_its_children(tmp_path: Path) -> None:
+    tool = make_tool(tmp_path, deadline=3)
+    result = call(tool, FAMILY)
+    assert result.stopped == "timeout" and result.exit_code == 128 + 9
+    assert result.stdout == "started\n"
+    assert result.text.endswith(
+        "\n\nTimed out after 3 s (capabilities.limits.deadline_seconds); the command was "
+        "killed.")
+    for name in ("leader.pid", "grand.pid"):
+        assert wait_until(lambda name=name: ended(tool.workdir / name)), name  # type: ignore[misc]
+    assert running_groups() == ()
+
+
+def test_cancel_mid_run_kills_the_whole_group(tmp_path: Path) -> None:
+    tool = make_tool(tmp_path)
+    cancel = CancelToken()
+    processes: list[Seen] = []
+
+    def cancel_once_running() -> None:
+        processes.extend(family(tool.workdir))
+        cancel.set()
+
+    watcher = threading.Thread(target=cancel_once_running)
+    watcher.start()
+    result = call(tool, FAMILY, cancel)
+    watcher.join()
+    assert result.stopped == "canceled" and result.exit_code == 128 + 9
+    assert result.text.endswith("\n\nCanceled; the command was killed.")
+    assert len(processes) == 2 and gone(*processes)
+
+
+def test_the_call_ends_when_the_command_exits_and_takes_its_background_jobs(
+        tmp_path: Path) -> None:
+    """A background job holding stdout open does not keep the call waiting for the
+    deadline, and does not outlive the call."""
+    tool = make_tool(tmp_path)
+    result = call(tool, "sh -c 'echo $$ > grand.pid; exec sleep 300' & "
+                        "until [ -s grand.pid ]; do sleep 0.01; done; echo done")
+    assert result.stopped is None and result.exit_code == 0 and result.stdout == "done\n"
+    assert wait_until(lambda: ended(tool.workdir / "grand.pid"))
+
+
+def test_a_process_that_left_the_group_neither_holds_the_call_nor_keeps_writing(
+        tmp_path: Path) -> None:
+    """`setsid` takes a process out of reach of the group kill; it still cannot keep the call
+    waiting, and once the call has returned its output pipe is closed under it."""
+    tool = make_tool(tmp_path)
+    pid_file = tool.workdir / "escaped.pid"
+    try:
+        result = call(tool, "setsid sh -c 'echo $$ > escaped.pid; exec yes' & "
+                            "until [ -s escaped.pid ]; do sleep 0.01; done; echo done")
+        assert result.stopped is None and result.exit_code == 0
+        assert result.stdout.startswith(("done\n", "y\n"))
+        assert wait_until(lambda: ended(pid_file))
+    finally:
+        if pid_file.is_file() and not ended(pid_file):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_a_command_killed_by_its_deadline_is_a_failed_tool_call_in_the_record(
+        make_capsule: CapsuleFactory, murmur_home: Path) -> None:
+    root = make_capsule([tool_response("echo begun; sleep 60"), text_response("gave up")],
+                        extra="capabilities:\n  shell:\n    allow: [bash]\n"
+                              "  limits:\n    deadline_seconds: 1\n", shell=())
+    result = run_cli("launch", str(root), "--headless", "--json", "--task", "go")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    shell = next(e for e in events if e["event"] == "ShellExecuted")
+    assert shell["exit_code"] == 137 and shell["stdout"] == "begun\n"
+    finished = next(e for e in events if e["event"] == "ToolCallFinished")
+    assert finished["status"] == "error"
+    assert "Timed out after 1 s (capabilities.limits.deadline_seconds)" in finished["output"]
+    record = next((murmur_home / "conversations").rglob("*.jsonl"))
+    tool_line = next(m for m in read_jsonl(record) if m["role"] == "tool")
+    assert tool_line["is_error"] is True
+
+
+# -- the supervisor goes away while a command runs -------------------------------------------------
+SUPERVISOR = textwrap.dedent("""\
+    import json, os, signal, sys, threading, time
+    from pathlib import Path
+    from tui.core.shell import ShellTool, watchdog_pid
+
+    workdir, binary, command, how = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+    tool = ShellTool(("bash", "sleep"), workdir, workdir / "logs")
+
+    def run():
+        tool.run(binary, json.dumps({"command": command}))
+
+    if how == "rewatch":  # something kills the watchdog between two commands
+        tool.run("bash", json.dumps({"command": "true"}))
+        first = watchdog_pid()
+        os.kill(first, signal.SIGKILL)
+        while watchdog_pid() == first:
+            time.sleep(0.01)
+    if how in ("main", "rewatch"):
+        run()
+        sys.exit(3)  # only reached if the command ended on its own
+    threading.Thread(target=run, daemon=True).start()
+    while not (workdir / "grand.pid").is_file():
+        time.sleep(0.01)
+    time.sleep(0.1)
+    if how == "raise":
+        raise RuntimeError("the supervisor fails while a command runs")
+    sys.exit(0)
+""")
+
+
+def start_supervisor(workdir: Path, command: str, how: str = "main",
+                     binary: str = "bash") -> subprocess.Popen[bytes]:
+    workdir.mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-c", SUPERVISOR, str(workdir), binary, command,
+                             how], stderr=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("how, signum", [
+    ("main", signal.SIGTERM), ("main", signal.SIGHUP), ("main", signal.SIGINT),
+    ("main", signal.SIGKILL), ("rewatch", signal.SIGKILL), ("exit", None), ("raise", None),
+], ids=["SIGTERM", "SIGHUP", "SIGINT", "SIGKILL", "SIGKILL-after-watchdog-killed",
+        "normal-exit", "exception"])
+def test_a_supervisor_that_goes_away_leaves_no_process_of_the_command(
+        tmp_path: Path, how: str, signum: int | None) -> None:
+    supervisor = start_supervisor(tmp_path / "work", FAMILY, how)
+    processes: list[Seen] = []
+    try:
+        processes += family(tmp_path / "work")
+        if signum is not None:
+            supervisor.send_signal(signum)
+        assert supervisor.wait(timeout=60) != 3
+        assert gone(*processes)
+    finally:
+        supervisor.kill()
+        supervisor.wait()
+        for process in processes:
+            process.kill()
+
+
+def test_parent_death_signal_alone_kills_a_command_of_a_sigkilled_supervisor(
+        tmp_path: Path) -> None:
+    """With its watchdog gone too, the command still dies with the supervisor."""
+    workdir = tmp_path / "work"
+    supervisor = start_supervisor(workdir, "300", binary="sleep")
+    command: list[Seen] = []
+    try:
+        def both_started() -> bool:
+            return len(children(supervisor.pid)) == 2
+
+        assert wait_until(both_started)
+        kids = children(supervisor.pid)
+        watchdog = next(seen(pid) for pid in kids if cmdline(pid)[:2] == ["/bin/sh", "-c"])
+        command.append(next(seen(pid) for pid in kids if cmdline(pid) == ["sleep", "300"]))
+        watchdog.kill()
+        assert gone(watchdog)
+        supervisor.kill()
+        supervisor.wait(timeout=60)
+        assert gone(*command)
+    finally:
+        supervisor.kill()
+        supervisor.wait()
+        for process in command:
+            process.kill()
+
+
+def test_a_headless_session_killed_mid_command_leaves_nothing_running(
+        make_capsule: CapsuleFactory, tmp_path: Path) -> None:
+    root = make_capsule([tool_response(FAMILY), text_response("never")])
+    work = tmp_path / "given-workdir"
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        for name in ("leader.pid", "grand.pid"):
+            (work / name).unlink(missing_ok=True)
+        cli = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
+                                "--workdir", str(work), "--task", "go"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        processes: list[Seen] = []
+        try:
+            processes += family(work)
+            cli.send_signal(signum)
+            cli.wait(timeout=60)
+            assert gone(*processes), signal.Signals(signum).name
+        finally:
+            cli.kill()
+            cli.wait()
+            for process in processes:
+                process.kill()
