@@ -240,6 +240,9 @@ def _interrupt_handler(cancel: threading.Event, finish_now: Callable[[], None]
     def handler(signum: int, frame: FrameType | None) -> None:
         if cancel.is_set():
             finish_now()
+            from tui.core.shell import kill_running
+
+            kill_running()  # os._exit runs no atexit hook
             sys.stdout.flush()
             sys.stderr.write("\nmurmur-tui: stopped\n")
             sys.stderr.flush()

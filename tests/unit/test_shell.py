@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, CapsuleFactory, text_response
 from tui.core import secrets
 from tui.core.cancel import CancelToken
+from tui.core.manifest import Artifact, load_capsule
 from tui.core.shell import CAP_BYTES, NEUTRALISED, ShellRefused, ShellTool, fence
+from tui.core.wasm.sandbox import environment as component_environment
 
 
 @pytest.fixture
@@ -196,3 +198,23 @@ def test_fence_wraps_and_neutralises_markers() -> None:
     assert fenced.count("</untrusted-content>") == 1
     assert f"<{NEUTRALISED}/untrusted-content>" in fenced
     assert f"<{NEUTRALISED}UNTRUSTED-CONTENT source=evil>" in fenced
+
+
+def test_strip_env_patterns_from_the_manifest_are_never_passed(
+        make_capsule: CapsuleFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`capabilities.shell.strip_env` adds patterns to the credential rule, for shell commands
+    and for what components get through `env.allow` alike (as Murmur's)."""
+    monkeypatch.setenv("MYCOMPANY_DEPLOY", "hidden-by-strip-env")
+    monkeypatch.setenv("VISIBLE_ONE", "shown")
+    root = make_capsule([text_response("done")], shell=(),
+                        extra="capabilities:\n  shell:\n    allow: [bash]\n"
+                              "    strip_env: ['MYCOMPANY_*']\n"
+                              "  env:\n    allow: [MYCOMPANY_DEPLOY, VISIBLE_ONE]\n")
+    capsule = load_capsule(root)
+    assert capsule.capabilities.shell_strip_env == ("MYCOMPANY_*",)
+    tool = ShellTool(("bash",), root, root / "logs", {"MYCOMPANY_DEPLOY": "x", "KEPT": "y"},
+                     strip_env=capsule.capabilities.shell_strip_env)
+    assert "MYCOMPANY_DEPLOY" not in tool.environment and tool.environment["KEPT"] == "y"
+    entry = Artifact(name="t", version="1", runtime="tool", line=None)
+    seen = component_environment(capsule, entry, {})
+    assert seen.get("VISIBLE_ONE") == "shown" and "MYCOMPANY_DEPLOY" not in seen

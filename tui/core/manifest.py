@@ -76,6 +76,7 @@ class Capabilities:
     filesystem_scope: str | None = None
     filesystem_read_only: tuple[str, ...] = ()
     shell_allow: tuple[str, ...] = ()
+    shell_strip_env: tuple[str, ...] = ()  # more name patterns never passed (as Murmur's)
     env_allow: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     limits_declared: bool = False  # an entry without a limits block inherits the capsule's
@@ -421,12 +422,14 @@ def _read_capabilities(
         network.finish()
     scope, read_only = _read_filesystem(section.section("filesystem"))
     shell_allow: tuple[str, ...] = ()
+    strip_env: tuple[str, ...] = ()
     if (shell := section.section("shell")) is not None:
         shell_allow = shell.strings("allow", allow_empty=False) or ()
         for binary in shell_allow:
             if not _BINARY_NAME.match(binary):
                 shell.problem("allow", f"{describe(binary)} is not a bare binary name")
-        shell.mark_known("strip_env", "baseline_env", "interpreter_runtime", "staged_runtime")
+        strip_env = shell.strings("strip_env") or ()
+        shell.mark_known("baseline_env", "interpreter_runtime", "staged_runtime")
         shell.finish()
     env_allow: tuple[str, ...] = ()
     if (env := section.section("env")) is not None:
@@ -444,7 +447,7 @@ def _read_capabilities(
     section.finish()
     return Capabilities(
         network_allow=network_allow, filesystem_scope=scope, filesystem_read_only=read_only,
-        shell_allow=shell_allow, env_allow=env_allow, limits=limits,
+        shell_allow=shell_allow, shell_strip_env=strip_env, env_allow=env_allow, limits=limits,
         limits_declared=section.has("limits"),
         conversation_read=conversation_read, task_io_read=task_io_read,
     )

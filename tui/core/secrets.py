@@ -25,12 +25,14 @@ import json
 import re
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
 REDACTED = "[redacted]"
 MIN_SECRET = 4  # shorter values are not secrets worth hiding (and would shred every text)
 MIN_ENCODED = 8  # an encoded form shorter than this is not looked for
+MAX_ENCODED_SECRET = 4096  # a longer secret is looked for as itself only (raw, JSON, URL, hex)
 
 # Murmur's CREDENTIAL_ENV_PATTERNS (crates/capsule-runtime/src/shell.rs), plus `*_TOKEN`,
 # `*_SECRET`, `*_PASSWORD` and the other common spellings of a credential's name.
@@ -94,17 +96,42 @@ def base64_cores(secret: str) -> set[tuple[str, bool]]:
 _B64 = "[A-Za-z0-9+/_-]"
 
 
+@dataclass(frozen=True)
+class _Table:
+    """What `Secrets` looks for, built once per added secret and swapped in whole."""
+
+    pattern: re.Pattern[str]
+    pattern_bytes: re.Pattern[bytes]
+    needles: tuple[str, ...]  # every match holds one of these: no needle, no regex pass
+    needles_bytes: tuple[bytes, ...]
+    longest: int  # the longest needle, in bytes
+
+    @classmethod
+    def build(cls, known: Iterable[str]) -> _Table:
+        forms: set[str] = set()
+        cores: set[tuple[str, bool]] = set()
+        for secret in known:
+            forms |= encoded_forms(secret)
+            if len(secret) <= MAX_ENCODED_SECRET:
+                cores |= base64_cores(secret)
+        literal = sorted(forms, key=len, reverse=True)
+        patterns = [(f"(?:{_B64}{{4}})?" if mixed else "") + re.escape(core)
+                    + f"{_B64}{{0,4}}={{0,2}}"
+                    for core, mixed in sorted(cores, key=lambda item: -len(item[0]))]
+        patterns += [re.escape(form) for form in literal]
+        needles = tuple(dict.fromkeys(literal + sorted({core for core, _ in cores})))
+        encoded = tuple(needle.encode("utf-8") for needle in needles)
+        return cls(re.compile("|".join(patterns)), re.compile("|".join(patterns).encode()),
+                   needles, encoded, max(len(needle) for needle in encoded))
+
+
 class Secrets:
-    """The registry of secrets one process keeps out of what it writes."""
+    """The registry of secrets one process keeps out of what it writes. Thread-safe."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._known: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-        self._pattern_bytes: re.Pattern[bytes] | None = None
-        self._prefixes: frozenset[str] = frozenset()
-        self._prefixes_bytes: frozenset[bytes] = frozenset()
-        self._longest = 0
+        self._table: _Table | None = None
 
     def add(self, secret: str | None) -> None:
         """Remember a secret (a no-op for None, short values, or one already known)."""
@@ -112,42 +139,25 @@ class Secrets:
             return
         with self._lock:
             self._known.add(secret)
-            forms: set[str] = set()
-            cores: set[tuple[str, bool]] = set()
-            for known in self._known:
-                forms |= encoded_forms(known)
-                cores |= base64_cores(known)
-            literal = sorted(forms, key=len, reverse=True)
-            patterns = [(f"(?:{_B64}{{4}})?" if mixed else "") + re.escape(core)
-                        + f"{_B64}{{0,4}}={{0,2}}"
-                        for core, mixed in sorted(cores, key=lambda item: -len(item[0]))]
-            patterns += [re.escape(form) for form in literal]
-            self._pattern = re.compile("|".join(patterns))
-            self._pattern_bytes = re.compile("|".join(patterns).encode("utf-8"))
-            starts = literal + [core for core, _ in cores]
-            self._prefixes = frozenset(form[:n] for form in starts for n in range(1, len(form)))
-            encoded = [form.encode("utf-8") for form in starts]
-            self._prefixes_bytes = frozenset(form[:n] for form in encoded
-                                             for n in range(1, len(form)))
-            self._longest = max(len(form) for form in encoded)
+            self._table = _Table.build(self._known)
 
     @property
     def active(self) -> bool:
-        return self._pattern is not None
+        return self._table is not None
 
     def redact(self, text: str, headers: bool = True) -> str:
         """`text` with every known secret (in every form) and, unless `headers` is False,
         every auth header value replaced by `[redacted]`."""
-        pattern = self._pattern
-        if pattern is not None:
-            text = pattern.sub(REDACTED, text)
+        table = self._table
+        if table is not None and any(needle in text for needle in table.needles):
+            text = table.pattern.sub(REDACTED, text)
         return redact_headers(text) if headers else text
 
     def redact_bytes(self, data: bytes, headers: bool = True) -> bytes:
-        pattern = self._pattern_bytes
-        if pattern is not None:
-            data = pattern.sub(REDACTED.encode(), data)
-        if headers and _HEADER_BYTES.search(data):
+        table = self._table
+        if table is not None and any(needle in data for needle in table.needles_bytes):
+            data = table.pattern_bytes.sub(REDACTED.encode(), data)
+        if headers and _may_hold_header_bytes(data):
             data = _HEADER_BYTES.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or b"")
                                      + REDACTED.encode(), data)
         return data
@@ -174,19 +184,33 @@ class Secrets:
 
     def held_back(self, text: str) -> int:
         """How many characters at the end of `text` could begin a secret (0: none)."""
-        return _held_back(text, self._prefixes, self._longest)
+        table = self._table
+        return 0 if table is None else _held_back(text, table.needles, table.longest)
 
     def held_back_bytes(self, data: bytes) -> int:
-        return _held_back(data, self._prefixes_bytes, self._longest)
+        table = self._table
+        return 0 if table is None else _held_back(data, table.needles_bytes, table.longest)
 
 
-def _held_back(text: Any, prefixes: frozenset[Any], longest: int) -> int:
-    if not prefixes:
-        return 0
-    for size in range(min(len(text), longest - 1), 0, -1):
-        if text[-size:] in prefixes:
-            return size
-    return 0
+def _held_back(text: Any, needles: tuple[Any, ...], longest: int) -> int:
+    """The length of the longest tail of `text` that is a proper start of a needle."""
+    tail = text[-(longest - 1):] if longest > 1 else text[:0]
+    best = 0
+    for needle in needles:
+        first = needle[:1]
+        at = tail.find(first)
+        while at != -1 and len(tail) - at > best:
+            size = len(tail) - at
+            if size < len(needle) and needle.startswith(tail[at:]):
+                best = size
+                break
+            at = tail.find(first, at + 1)
+    return best
+
+
+def _may_hold_header_bytes(data: bytes) -> bool:
+    lowered = data.lower()
+    return b"authorization" in lowered or b"api-key" in lowered
 
 
 def redact_headers(text: str) -> str:

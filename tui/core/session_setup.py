@@ -117,7 +117,8 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
             shell_env["MURMUR_INFERENCE_DRIVER_CONFIG"] = compact_json(
                 dict(capsule.inference.driver_config))
         shell = ShellTool(allow, target.accessible, target.shell_logs, shell_env,
-                          deadline_seconds=capsule.capabilities.limits.deadline_seconds)
+                          deadline_seconds=capsule.capabilities.limits.deadline_seconds,
+                          strip_env=capsule.capabilities.shell_strip_env)
         for binary in allow:
             table.shell[binary] = ShellHandler(binary, shell)
     for entry in capsule.artifacts:

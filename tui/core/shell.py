@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui.core.cancel import CancelToken
+from tui.core.hardening import make_undumpable
 from tui.core.manifest import INTERPRETERS
 from tui.core.secrets import credential_shaped, redact
 from tui.core.shell_output import CAP_BYTES, LOG_CAP_BYTES, OutputCapture, size_text
@@ -122,8 +123,10 @@ class ShellTool:
         extra_env: Mapping[str, str] | None = None,
         deadline_seconds: float | None = None,
         log_cap_bytes: int = LOG_CAP_BYTES,
+        strip_env: tuple[str, ...] = (),
     ) -> None:
         self.allow = allow
+        self.strip_env = strip_env
         self.workdir = workdir
         self.logs_dir = logs_dir
         self.home = workdir / ".capsule-home"
@@ -135,14 +138,14 @@ class ShellTool:
         self._env["HOME"] = str(self.home)
         self._resolved: dict[str, str] = {}
         self._home_made = False
-        protect_supervisor()
+        make_undumpable()  # a command runs with the user's rights: it must not read this process
 
     @property
     def environment(self) -> dict[str, str]:
         """The environment every command gets (a copy): no credential-shaped name, and a key
         murmur-tui knows is `[redacted]` in any value."""
         return {name: redact(value) for name, value in self._env.items()
-                if not credential_shaped(name)}
+                if not credential_shaped(name, self.strip_env)}
 
     def resolve(self, binary: str) -> str:
         """The absolute path the name runs, or the bare name when nothing resolves."""
@@ -479,7 +482,6 @@ def _exited(pid: int) -> bool:
 
 # -- Linux process controls -----------------------------------------------------------------------
 _PR_SET_PDEATHSIG = 1
-_PR_SET_DUMPABLE = 4
 
 
 def _load_prctl() -> Callable[..., int] | None:
@@ -497,17 +499,6 @@ def _load_prctl() -> Callable[..., int] | None:
 
 
 _PRCTL = _load_prctl()
-_protected = False
-
-
-def protect_supervisor() -> None:
-    """Make this process non-dumpable (Linux): a command running with the user's rights can
-    then no longer read its environment or memory through /proc/<pid>/ (nor attach a
-    debugger), and it writes no core dump."""
-    global _protected
-    if _PRCTL is not None and not _protected:
-        _PRCTL(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-        _protected = True
 
 
 _SETPRIV = ("/usr/bin/setpriv", "/bin/setpriv")

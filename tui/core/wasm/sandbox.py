@@ -31,7 +31,8 @@ def environment(capsule: Capsule, entry: Artifact, extra: Mapping[str, str]) -> 
     allow = (entry.capabilities.env_allow if entry.capabilities and entry.capabilities.env_allow
              else capsule.capabilities.env_allow)
     for name in allow:
-        if name in os.environ and not credential_shaped(name):
+        if name in os.environ and not credential_shaped(name,
+                                                        capsule.capabilities.shell_strip_env):
             env[name] = os.environ[name]
     if entry.config:
         env["MURMUR_ARTIFACT_CONFIG"] = compact_json(dict(entry.config))
