@@ -18,9 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from tui.core import secrets
+from tui.core.located_yaml import YamlError, read_private
 
 REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")
 REDACTED = secrets.REDACTED
@@ -95,14 +94,14 @@ class Credentials:
                             f"users (mode {info.st_mode & 0o777:o}); it holds keys: "
                             f"chmod 600 {self.config}")
         try:
-            data = yaml.safe_load(self.config.read_text(encoding="utf-8")) or {}
+            data = read_private(self.config) or {}  # its errors never quote the file
+        except FileNotFoundError:
+            data = {}
         except OSError as exc:
             raise CredentialError(f"{self.config}: cannot read credentials: "
                                   f"{exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:  # its message would quote the file: keys and all
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1})" if mark is not None else ""
-            raise CredentialError(f"{self.config}: not valid YAML{where}") from None
+        except YamlError as exc:
+            raise CredentialError(str(exc)) from None
         found = data.get("credentials") if isinstance(data, dict) else None
         table = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
         with self._lock:

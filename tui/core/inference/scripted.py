@@ -15,11 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
+from tui.core.located_yaml import YamlError, read, read_text
 from tui.core.messages import compact_json
 
 
@@ -104,16 +103,17 @@ class ScriptedDriver:
 def load_script(path: Path) -> list[dict[str, Any]]:
     """Read and check a response script; LaunchError names the file and the response."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = json.loads(read_text(path)) if path.suffix == ".json" else read(path)[0]
     except FileNotFoundError:
         raise LaunchError(f"{path}: scripted driver script not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LaunchError(f"{path}: cannot read the scripted driver script: {exc}") from None
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise LaunchError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: "
-                          f"{exc}") from None
+    except OSError as exc:
+        raise LaunchError(f"{path}: cannot read the scripted driver script: "
+                          f"{exc.strerror or exc}") from None
+    except YamlError as exc:
+        raise LaunchError(str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise LaunchError(f"{path}: not valid JSON: {reason}") from None
     if not isinstance(data, list) or not data:
         raise LaunchError(f"{path}: a script is a non-empty list of response objects")
     for index, response in enumerate(data, start=1):
