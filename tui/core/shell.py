@@ -10,15 +10,14 @@ A command runs in its own process group and never outlives its call: the group i
 the call is canceled, when `capabilities.limits.deadline_seconds` (600 s) passes, when the
 command's own process exits (whatever it left in the background), and when the supervisor exits
 (`kill_running`, run at exit; the CLI calls it on SIGTERM/SIGHUP). Should the supervisor be
-killed outright, the child's parent-death signal (Linux) and a watchdog process that holds a
-pipe to the supervisor kill the group all the same.
+killed outright, a watchdog process that holds a pipe to the supervisor kills the group all the
+same.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import json
 import os
 import re
@@ -30,7 +29,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -385,18 +384,10 @@ atexit.register(_at_exit)
 
 
 def _spawn(argv: list[str], workdir: Path, env: dict[str, str], binary: str) -> _Group:
-    wrapper = pdeathsig_wrapper()
-    setup = None
-    if wrapper is not None:
-        if shutil.which(argv[0], path=env.get("PATH")) is None:  # as Popen itself would say
-            raise ShellRefused(f"cannot run '{binary}': not found in PATH")
-        argv = [*wrapper, "--", *argv]
-    else:
-        setup = _child_setup(os.getpid())
     try:
         process = subprocess.Popen(
             argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=setup,
+            stderr=subprocess.PIPE, start_new_session=True,
         )
     except OSError as exc:
         raise ShellRefused(f"cannot run '{binary}': {exc.strerror or exc}") from None
@@ -478,70 +469,6 @@ def _exited(pid: int) -> bool:
         return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:
         return True
-
-
-# -- Linux process controls -----------------------------------------------------------------------
-_PR_SET_PDEATHSIG = 1
-
-
-def _load_prctl() -> Callable[..., int] | None:
-    if sys.platform != "linux":
-        return None
-    try:
-        function = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                         ctypes.c_ulong]
-    function.restype = ctypes.c_int
-    prctl: Callable[..., int] = function
-    return prctl
-
-
-_PRCTL = _load_prctl()
-
-
-_SETPRIV = ("/usr/bin/setpriv", "/bin/setpriv")
-_wrapper: list[tuple[str, ...] | None] = []
-
-
-def pdeathsig_wrapper() -> tuple[str, ...] | None:
-    """`setpriv --pdeathsig KILL` (util-linux 2.33+), when this system has one that takes the
-    option: it asks for the parent-death signal and then execs the command, so the child is
-    started the cheap way (vfork). Without it, `_child_setup` does the same between fork and
-    exec, and every command pays for a full fork of the supervisor (milliseconds once the
-    supervisor holds compiled components)."""
-    if not _wrapper:
-        found = None
-        if sys.platform == "linux":
-            for path in _SETPRIV:
-                if not os.access(path, os.X_OK):
-                    continue
-                argv = (path, "--pdeathsig", "KILL")
-                with contextlib.suppress(OSError, subprocess.SubprocessError):
-                    probe = subprocess.run([*argv, "--", path, "--version"], timeout=30,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                    if probe.returncode == 0:
-                        found = argv
-                        break
-        _wrapper.append(found)
-    return _wrapper[0]
-
-
-def _child_setup(parent: int) -> Callable[[], None] | None:
-    """Runs in the child between fork and exec: ask for SIGKILL when the parent dies. Linux
-    ties this to the thread that forked, which is the one waiting in `ShellTool.run` until
-    the child is reaped, so it outlives the call."""
-    prctl = _PRCTL
-    if prctl is None:
-        return None
-
-    def setup() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the supervisor died before the request took effect
-            os._exit(128 + signal.SIGKILL)
-
-    return setup
 
 
 def fence(source: str, content: str) -> str:
