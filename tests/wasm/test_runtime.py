@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.wasm.conftest import FIXTURES, fixture
+from tui.core.cancel import CancelToken
 from tui.core.wasm import calls, versions
 from tui.core.wasm.cache import ComponentLoadError
 from tui.core.wasm.guest import Guest, GuestFailure, Sandbox
@@ -292,3 +293,22 @@ def test_a_long_compaction_event_is_handed_to_a_hook_again_and_again(tmp_path: P
         guest.close()
         runtime.close()
     assert asked == ["hook", "hook", "hook"]
+
+
+def test_a_cancel_that_came_before_the_call_is_not_lost(runtime: WasmRuntime,
+                                                       tmp_path: Path) -> None:
+    """Canceling trips a running component's deadline; a cancel that lands between the tool
+    call's start and the component's first instruction must stop it too (the fresh deadline a
+    call sets would otherwise let it spin for all of it)."""
+    loaded = runtime.load(fixture("spin_tool"))
+    export = versions.check(loaded.path, "tool", loaded.imports, loaded.exports)
+    guest = Guest(runtime, loaded, export, sandbox(tmp_path, deadline_seconds=60.0), "spin")
+    cancel = CancelToken()
+    cancel.set()
+    try:
+        with pytest.raises(GuestFailure) as stopped:
+            guest.call("run", record(data="", log_path=None),
+                       context=calls.CallContext("spin", "tool"), cancel=cancel)
+    finally:
+        guest.close()
+    assert stopped.value.kind == "canceled" and "canceled" in stopped.value.reason

@@ -100,10 +100,14 @@ class ScriptedDriver:
         return None
 
 
+SCRIPT_BYTES = 64 << 20  # a JSON script (a recorded session, say) may be this big
+
+
 def load_script(path: Path) -> list[dict[str, Any]]:
     """Read and check a response script; LaunchError names the file and the response."""
     try:
-        data = json.loads(read_text(path)) if path.suffix == ".json" else read(path)[0]
+        data = json.loads(read_text(path, max_bytes=SCRIPT_BYTES)) if path.suffix == ".json" \
+            else read(path)[0]
     except FileNotFoundError:
         raise LaunchError(f"{path}: scripted driver script not found") from None
     except OSError as exc:

@@ -93,7 +93,7 @@ class WasmDriver:
         try:
             guest = Guest(self.runtime, self.loaded, self.export, self.sandbox, self.name)
             result = guest.call("run", record(data=data, log_path=None), context=context,
-                                caps=RESULT_CAPS)
+                                caps=RESULT_CAPS, cancel=cancel)
         except GuestFailure as failure:
             if cancel.is_set():
                 raise InferenceCanceled() from None

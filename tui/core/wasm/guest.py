@@ -174,7 +174,8 @@ class Guest:
 
     def call(self, name: str, *args: Any, context: calls.CallContext,
              deadline_seconds: float | None = None,
-             caps: conversion.LiftCaps | None = None) -> Any:
+             caps: conversion.LiftCaps | None = None,
+             cancel: threading.Event | None = None) -> Any:
         """Call an export of the interface. Raises the host import's own exception if one
         stopped the guest, else GuestFailure; either way the guest is then poisoned. With
         `caps`, the result is lifted only up to them (`conversion.CutStr`, `CutList`)."""
@@ -186,6 +187,9 @@ class Guest:
                 raise GuestFailure("trap", f"{self.artifact} trapped earlier and was discarded")
             seconds = deadline_seconds or self.sandbox.deadline_seconds
             self.store.set_epoch_deadline(self.runtime.ticks(seconds))
+            # a cancel from now on trips this deadline; one that came before, this check sees
+            if cancel is not None and cancel.is_set():
+                raise GuestFailure("canceled", f"{self.artifact} was canceled before it ran")
             calls.clear_parked()
             calls.push(context)
             try:

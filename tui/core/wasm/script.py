@@ -36,7 +36,7 @@ class ScriptCapsule:
         unsubscribe = cancel.subscribe(
             lambda: self.runtime.interrupt_all(self.sandbox.deadline_seconds))
         try:
-            guest.call("run", context=CallContext(NAME, "capsule", services))
+            guest.call("run", context=CallContext(NAME, "capsule", services), cancel=cancel)
         finally:
             unsubscribe()
             guest.close()

@@ -67,7 +67,7 @@ class WasmToolHandler:
             guest = Guest(self.runtime, self.loaded, self.export, self.sandbox,
                           self.resolved.name)
             result = guest.call("run", record(data=call.data, log_path=None), context=context,
-                                caps=RESULT_CAPS)
+                                caps=RESULT_CAPS, cancel=cancel)
         except InputTimeout:
             raise
         except GuestFailure as failure:
