@@ -26,10 +26,11 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote, quote_plus
 
 REDACTED = "[redacted]"
+T = TypeVar("T", str, bytes)
 MIN_SECRET = 4  # shorter values are not secrets worth hiding (and would shred every text)
 MIN_ENCODED = 8  # an encoded form shorter than this is not looked for
 MAX_ENCODED_SECRET = 4096  # a longer secret is looked for as itself only (raw, JSON, URL, hex)
@@ -157,10 +158,7 @@ class Secrets:
         table = self._table
         if table is not None and any(needle in data for needle in table.needles_bytes):
             data = table.pattern_bytes.sub(REDACTED.encode(), data)
-        if headers and _may_hold_header_bytes(data):
-            data = _HEADER_BYTES.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or b"")
-                                     + REDACTED.encode(), data)
-        return data
+        return redact_headers_bytes(data) if headers else data
 
     def redact_value(self, value: Any) -> Any:
         """A JSON-like value with every string in it redacted (the same object when nothing
@@ -208,9 +206,13 @@ def _held_back(text: Any, needles: tuple[Any, ...], longest: int) -> int:
     return best
 
 
-def _may_hold_header_bytes(data: bytes) -> bool:
+def redact_headers_bytes(data: bytes) -> bytes:
+    """`redact_headers` for bytes."""
     lowered = data.lower()
-    return b"authorization" in lowered or b"api-key" in lowered
+    if b"authorization" not in lowered and b"api-key" not in lowered:
+        return data
+    return _HEADER_BYTES.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or b"")
+                             + REDACTED.encode(), data)
 
 
 def redact_headers(text: str) -> str:
@@ -243,45 +245,65 @@ def redact_value(value: Any) -> Any:
     return SECRETS.redact_value(value)
 
 
-class StreamRedactor:
-    """Redacts text that arrives in pieces: `feed` returns what can be passed on now,
-    `flush` the rest once the stream ends."""
+class _Pieces(Generic[T]):
+    """Redacts what arrives in pieces: `feed` returns what can be passed on now, `flush` the
+    rest once the stream ends. The tail of a piece that could begin a secret waits for the
+    next piece."""
+
+    def __init__(self, empty: T, secrets: Secrets) -> None:
+        self._secrets = secrets
+        self._pending: T = empty
+        self._empty: T = empty
+
+    def _redact(self, piece: T, headers: bool) -> T:
+        raise NotImplementedError
+
+    def _headers(self, piece: T) -> T:
+        raise NotImplementedError
+
+    def _held_back(self, piece: T) -> int:
+        raise NotImplementedError
+
+    def feed(self, piece: T) -> T:
+        if not self._secrets.active and not self._pending:
+            return self._redact(piece, True)
+        whole = self._redact(self._pending + piece, False)
+        hold = self._held_back(whole)
+        self._pending = whole[len(whole) - hold:] if hold else self._empty
+        return self._headers(whole[:len(whole) - hold] if hold else whole)
+
+    def flush(self) -> T:
+        rest, self._pending = self._pending, self._empty
+        return self._redact(rest, True) if rest else self._empty
+
+
+class StreamRedactor(_Pieces[str]):
+    """Text that arrives in pieces (a streamed answer, a tool's chunks)."""
 
     def __init__(self, secrets: Secrets = SECRETS) -> None:
-        self._secrets = secrets
-        self._pending = ""
+        super().__init__("", secrets)
 
-    def feed(self, piece: str) -> str:
-        secrets = self._secrets
-        if not secrets.active and not self._pending:
-            return secrets.redact(piece)
-        text = secrets.redact(self._pending + piece, headers=False)
-        hold = secrets.held_back(text)
-        self._pending = text[len(text) - hold:] if hold else ""
-        return redact_headers(text[:len(text) - hold] if hold else text)
+    def _redact(self, piece: str, headers: bool) -> str:
+        return self._secrets.redact(piece, headers)
 
-    def flush(self) -> str:
-        text, self._pending = self._pending, ""
-        return self._secrets.redact(text) if text else ""
+    def _headers(self, piece: str) -> str:
+        return redact_headers(piece)
+
+    def _held_back(self, piece: str) -> int:
+        return self._secrets.held_back(piece)
 
 
-class ByteStreamRedactor:
-    """`StreamRedactor` for bytes (a relayed HTTP body, a log written in chunks)."""
+class ByteStreamRedactor(_Pieces[bytes]):
+    """Bytes that arrive in pieces (a relayed HTTP body, a log written in chunks)."""
 
     def __init__(self, secrets: Secrets = SECRETS) -> None:
-        self._secrets = secrets
-        self._pending = b""
+        super().__init__(b"", secrets)
 
-    def feed(self, piece: bytes) -> bytes:
-        secrets = self._secrets
-        if not secrets.active and not self._pending:
-            return secrets.redact_bytes(piece)
-        data = secrets.redact_bytes(self._pending + piece, headers=False)
-        hold = secrets.held_back_bytes(data)
-        self._pending = data[len(data) - hold:] if hold else b""
-        return secrets.redact_bytes(data[:len(data) - hold] if hold else data)
+    def _redact(self, piece: bytes, headers: bool) -> bytes:
+        return self._secrets.redact_bytes(piece, headers)
 
-    def flush(self) -> bytes:
-        data, self._pending = self._pending, b""
-        return self._secrets.redact_bytes(data) if data else b""
+    def _headers(self, piece: bytes) -> bytes:
+        return redact_headers_bytes(piece)
 
+    def _held_back(self, piece: bytes) -> int:
+        return self._secrets.held_back_bytes(piece)
