@@ -28,6 +28,24 @@ def answer(text: str, calls: list[dict[str, object]] | None = None) -> dict[str,
             "usage": {"prompt_tokens": 9, "completion_tokens": 4}}
 
 
+def http_capsule(tmp_path: Path, home: Path, wasm: Path, provider: Provider,
+                 extra: str = "") -> Path:
+    """A capsule whose driver is the componentize-py HTTP driver, its key in config.yaml."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(f"credentials:\n  WASM_KEY: {KEY}\n")
+    root = tmp_path / "capsule"
+    root.mkdir()
+    (root / "murmur.yaml").write_text(
+        "name: wasm-http\nversion: '1'\nartifacts:\n"
+        f"  - name: py-http-driver\n    runtime: driver\n    source: {wasm}\n"
+        f"    gateway:\n      endpoint: {provider.url}/v1\n      api_key: ${{WASM_KEY}}\n"
+        + extra +
+        "inference:\n  model: test-model\n  max_turns: 4\n"
+        "  retry: {max_attempts: 3, initial_backoff_ms: 10, max_backoff_ms: 100}\n"
+        "  driver:\n    artifact: py-http-driver\n")
+    return root
+
+
 def test_a_wasm_http_driver_runs_through_the_gateway(provider: Provider, tmp_path: Path,
                                                      murmur_home: Path) -> None:
     wasm = guest("py_http_driver")
@@ -37,18 +55,8 @@ def test_a_wasm_http_driver_runs_through_the_gateway(provider: Provider, tmp_pat
             "name": "bash", "arguments": '{"command": "echo from-wasm"}'}}])),
         lambda h: h.status(200, answer("The wasm driver is done.")),
     ]
-    murmur_home.mkdir(parents=True, exist_ok=True)
-    (murmur_home / "config.yaml").write_text(f"credentials:\n  WASM_KEY: {KEY}\n")
-    root = tmp_path / "capsule"
-    root.mkdir()
-    (root / "murmur.yaml").write_text(
-        "name: wasm-http\nversion: '1'\nartifacts:\n"
-        f"  - name: py-http-driver\n    runtime: driver\n    source: {wasm}\n"
-        f"    gateway:\n      endpoint: {provider.url}/v1\n      api_key: ${{WASM_KEY}}\n"
-        "capabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: test-model\n  max_turns: 4\n"
-        "  retry: {max_attempts: 3, initial_backoff_ms: 10, max_backoff_ms: 100}\n"
-        "  driver:\n    artifact: py-http-driver\n")
+    root = http_capsule(tmp_path, murmur_home, wasm, provider,
+                        "capabilities:\n  shell:\n    allow: [bash]\n")
     done = run_cli("launch", str(root), "--headless", "--task", "say hello",
                    env=env_for(murmur_home), timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -86,17 +94,7 @@ def test_a_provider_echoing_the_key_never_hands_it_to_the_component(
         lambda h: h.status(500, {"error": {"message": f"key {KEY} / {encoded}"}}),
         lambda h: h.status(200, answer(f"echo {KEY} {quote(KEY, safe='')} {encoded}")),
     ]
-    murmur_home.mkdir(parents=True, exist_ok=True)
-    (murmur_home / "config.yaml").write_text(f"credentials:\n  WASM_KEY: {KEY}\n")
-    root = tmp_path / "capsule"
-    root.mkdir()
-    (root / "murmur.yaml").write_text(
-        "name: wasm-echo\nversion: '1'\nartifacts:\n"
-        f"  - name: py-http-driver\n    runtime: driver\n    source: {wasm}\n"
-        f"    gateway:\n      endpoint: {provider.url}/v1\n      api_key: ${{WASM_KEY}}\n"
-        "inference:\n  model: test-model\n  max_turns: 2\n"
-        "  retry: {max_attempts: 2, initial_backoff_ms: 10, max_backoff_ms: 50}\n"
-        "  driver:\n    artifact: py-http-driver\n")
+    root = http_capsule(tmp_path, murmur_home, wasm, provider)
     done = run_cli("launch", str(root), "--headless", "--task", "echo", env=env_for(murmur_home),
                    timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
