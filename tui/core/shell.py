@@ -289,6 +289,13 @@ class _Watchdog:
         self._process: subprocess.Popen[bytes] | None = None
         self._pipe: int | None = None
 
+    def ensure(self) -> None:
+        """Have a watchdog running before a command starts (so the command is never running
+        while no watchdog could hear of it)."""
+        with self._lock:
+            if self._pipe is None or self._process is None or self._process.poll() is not None:
+                self._start()
+
     def add(self, pgid: int) -> None:
         self._send(f"+ {pgid}\n")
 
@@ -306,7 +313,7 @@ class _Watchdog:
                 if self._pipe is None or self._process is None or self._process.poll() is not None:
                     self._start()
                 if self._pipe is None:
-                    return  # no shell to run one: the parent-death signal is what is left
+                    return  # no shell to run one: the exit hook and the CLI's handlers remain
                 try:
                     os.write(self._pipe, line.encode())
                     return
@@ -384,6 +391,7 @@ atexit.register(_at_exit)
 
 
 def _spawn(argv: list[str], workdir: Path, env: dict[str, str], binary: str) -> _Group:
+    _WATCHDOG.ensure()
     try:
         process = subprocess.Popen(
             argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
