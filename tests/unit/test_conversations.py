@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from tui.core.chat import assistant_message, tool_message, user_message
 from tui.core.conversations import (
     export_jsonl,
     export_markdown,
@@ -15,7 +16,6 @@ from tui.core.conversations import (
     search_all,
     search_file,
 )
-from tui.core.messages import assistant_message, tool_message, user_message
 from tui.core.record import RecordWriter, record_path
 
 

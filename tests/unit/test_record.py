@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tui.core import ids
-from tui.core.messages import tool_message, user_message
+from tui.core.chat import tool_message, user_message
 from tui.core.record import (
     ConversationReadError,
     RecordReader,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui.core import tokens
-from tui.core.messages import assistant_message, for_payload, tool_message, user_message
+from tui.core.chat import assistant_message, for_payload, tool_message, user_message
 
 
 def test_counts_match_known_cl100k_values() -> None:

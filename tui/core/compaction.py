@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from wasmtime.component import Record
 
 from tui.core import events as ev
+from tui.core.chat import Message, from_wit_message, tool_calls_of
 from tui.core.hooks import Fault
-from tui.core.messages import Message, from_wit_message, tool_calls_of
 from tui.core.private import append_private
 from tui.core.record import to_wit
 from tui.core.secrets import redact

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tui.core.chat import Message
 from tui.core.inference.driver import DriverReply
-from tui.core.messages import Message
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tui.core.backward import Located, parse_line, read_forward
-from tui.core.messages import compact_json
+from tui.core.chat import compact_json
 from tui.core.printable import printable
 from tui.core.record import RECORD_FILE, conversations_root
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui.core.messages import Message, compact_json, wit_content
+from tui.core.chat import Message, compact_json, wit_content
 from tui.core.private import make_private_dirs
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem

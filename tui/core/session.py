@@ -25,13 +25,7 @@ from tui.core import events as ev
 from tui.core.asking import InputResponder, InputTimeout, NoAnswer
 from tui.core.attachments import AttachmentStore
 from tui.core.cancel import CancelToken
-from tui.core.context_lock import ContextInUse, ContextLock, lock_path
-from tui.core.errors import LaunchError
-from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
-from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
-from tui.core.inference.retry import RetryNotice
-from tui.core.manifest import Capsule, Inference
-from tui.core.messages import (
+from tui.core.chat import (
     Message,
     assistant_message,
     chat_shape_problem,
@@ -40,6 +34,12 @@ from tui.core.messages import (
     tool_message,
     user_message,
 )
+from tui.core.context_lock import ContextInUse, ContextLock, lock_path
+from tui.core.errors import LaunchError
+from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
+from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
+from tui.core.inference.retry import RetryNotice
+from tui.core.manifest import Capsule, Inference
 from tui.core.private import append_private, private_home
 from tui.core.record import RecordReader, RecordWriter, record_path
 from tui.core.secrets import StreamRedactor, redact

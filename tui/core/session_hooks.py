@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from tui.core import events as ev
 from tui.core import hook_events
 from tui.core.artifacts import resolve_wasm
+from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.hooks import Fault, Hook, HookRunner, contract
-from tui.core.messages import compact_json
 from tui.core.private import append_private
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem

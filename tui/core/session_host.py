@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from tui.core import events as ev
 from tui.core import ids, tokens
 from tui.core.asking import InputRequest, InputTimeout
+from tui.core.chat import compact_json, from_wit_message
 from tui.core.inference.driver import NullStream
 from tui.core.inference.response import parse_response
-from tui.core.messages import compact_json, from_wit_message
 from tui.core.record import EMPTY_PAGE, MessagePage
 from tui.core.secrets import StreamRedactor, redact
 

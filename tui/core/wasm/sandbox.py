@@ -17,8 +17,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from tui.core.chat import compact_json
 from tui.core.manifest import Artifact, Capsule
-from tui.core.messages import compact_json
 from tui.core.secrets import credential_shaped
 from tui.core.wasm.guest import Sandbox
 

@@ -1,4 +1,4 @@
-"""Messages as the runtime holds them: the driver content-block shape plus an `id` (spec §3.2).
+"""Chat messages as the runtime holds them: the driver content-block shape plus an `id` (spec §3.2).
 
 A message is a plain dict so it serialises to a record line and a driver payload without
 conversion. Keys appear in Murmur's order: `role`, (`tool_call_id`, `is_error`), `content`,
