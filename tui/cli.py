@@ -134,9 +134,9 @@ def launch(args: argparse.Namespace) -> int:
 def _run_screen(capsule: object, args: argparse.Namespace) -> int:
     from tui.app.app import SupervisorApp
     from tui.app.themes import DEFAULT_THEME, load_all
+    from tui.core.loop.session import LaunchOptions, Session
     from tui.core.manifest import Capsule
     from tui.core.paths import murmur_home
-    from tui.core.session import LaunchOptions, Session
 
     assert isinstance(capsule, Capsule)
     home = murmur_home()
@@ -175,8 +175,8 @@ def browse(args: argparse.Namespace) -> int:
 def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     from tui.core.cancel import CancelToken
     from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
+    from tui.core.loop.session import LaunchOptions, Session, SessionResult
     from tui.core.manifest import Capsule
-    from tui.core.session import LaunchOptions, Session, SessionResult
 
     assert isinstance(capsule, Capsule)
     printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)

@@ -9,8 +9,8 @@ from tests.app.conftest import settle, wait_for
 from tests.conftest import read_jsonl
 from tui.app.app import SupervisorApp
 from tui.app.screens.confirm import ConfirmScreen
+from tui.core.loop.session import LaunchOptions, Session
 from tui.core.manifest import load_capsule
-from tui.core.session import LaunchOptions, Session
 
 
 def sleeping_capsule(root: Path) -> Path:

@@ -17,8 +17,8 @@ from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
 from tui.core.asking import InputRequest, InputTimeout
+from tui.core.loop.session import LaunchOptions, Session
 from tui.core.manifest import load_capsule
-from tui.core.session import LaunchOptions, Session
 
 
 class BellCountingApp(SupervisorApp):

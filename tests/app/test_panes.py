@@ -10,6 +10,7 @@ from textual.widgets import TabbedContent
 from tests.app.conftest import recorded, replay, wait_for
 from tui.app.app import SupervisorApp
 from tui.core import events as ev
+from tui.core.event_stream import EventStream
 
 
 async def test_recorded_session_fills_every_pane(murmur_home: Path) -> None:
@@ -94,18 +95,18 @@ async def test_long_sessions_keep_a_bounded_window(murmur_home: Path) -> None:
     from tui.app.widgets import transcript as transcript_module
 
     app = SupervisorApp(murmur_home)
-    stream = ev.EventStream("ses_long")
+    stream = EventStream("ses_long")
     made: list[ev.Event] = []
     stream.add(type("Sink", (), {"emit": lambda self, e: made.append(e)})())
     turns = transcript_module.WINDOW * 3
     for turn in range(turns):
-        stream.emit(ev.TurnStarted, task_id="t", turn=turn, max_turns=turns, input_tokens=1)
-        stream.emit(ev.TextDelta, task_id="t", turn=turn, text=f"answer {turn}")
-        stream.emit(ev.ToolCallStarted, task_id="t", turn=turn, call_id=f"c{turn}",
-                    tool_name="bash", kind="shell", input={})
-        stream.emit(ev.TurnCompleted, task_id="t", turn=turn, input_tokens=1, output_tokens=1,
+        stream.emit(ev.TurnStarted(task_id="t", turn=turn, max_turns=turns, input_tokens=1))
+        stream.emit(ev.TextDelta(task_id="t", turn=turn, text=f"answer {turn}"))
+        stream.emit(ev.ToolCallStarted(task_id="t", turn=turn, call_id=f"c{turn}",
+                    tool_name="bash", kind="shell", input={}))
+        stream.emit(ev.TurnCompleted(task_id="t", turn=turn, input_tokens=1, output_tokens=1,
                     decision="tool_call", stop_reason="tool_call", tool_name="bash",
-                    model="m")
+                    model="m"))
     async with app.run_test(size=(120, 40)) as pilot:
         await replay(pilot, made)
         transcript = app.supervisor.transcript
@@ -144,13 +145,13 @@ async def test_thinking_can_be_hidden(murmur_home: Path) -> None:
 async def test_a_retry_shows_on_the_status_bar_and_drops_the_partial_answer(
         murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
-    stream = ev.EventStream("ses_retry")
+    stream = EventStream("ses_retry")
     made: list[ev.Event] = []
     stream.add(type("Sink", (), {"emit": lambda self, e: made.append(e)})())
-    stream.emit(ev.TurnStarted, task_id="t", turn=0, max_turns=3, input_tokens=1)
-    stream.emit(ev.TextDelta, task_id="t", turn=0, text="half an ans")
-    stream.emit(ev.InferenceRetry, task_id="t", turn=0, attempt=1, max_attempts=3,
-                status=429, reason="slow down", delay_ms=3_600_000)
+    stream.emit(ev.TurnStarted(task_id="t", turn=0, max_turns=3, input_tokens=1))
+    stream.emit(ev.TextDelta(task_id="t", turn=0, text="half an ans"))
+    stream.emit(ev.InferenceRetry(task_id="t", turn=0, attempt=1, max_attempts=3,
+                status=429, reason="slow down", delay_ms=3_600_000))
     async with app.run_test(size=(120, 40)) as pilot:
         await replay(pilot, made)
         assert "retrying in" in str(app.supervisor.status.render())

@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.benchmarks.wasm_host import session_capsule, time_session  # noqa: E402
 from tui.core import tokens  # noqa: E402
-from tui.core.compaction import compaction_event  # noqa: E402
+from tui.core.loop.compaction import compaction_event  # noqa: E402
 from tui.core.wasm import calls, versions  # noqa: E402
 from tui.core.wasm.guest import Guest, Sandbox  # noqa: E402
 from tui.core.wasm.runtime import WasmRuntime  # noqa: E402

@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 from tui.app.app import SupervisorApp  # noqa: E402
 from tui.app.bridge import CoalescingBridge, ImmediateBridge  # noqa: E402
 from tui.core import events as ev  # noqa: E402
+from tui.core.event_stream import EventStream  # noqa: E402
 
 RATE = 2000  # events per second
 DELTAS_PER_TURN = 80
@@ -41,35 +42,35 @@ CALLS_PER_TURN = 5  # each: ToolCallStarted, ToolCallFinished, ShellExecuted
 
 def make_events(total: int) -> list[ev.Event]:
     made: list[ev.Event] = []
-    stream = ev.EventStream("ses_bench")
+    stream = EventStream("ses_bench")
     stream.add(type("Collect", (), {"emit": lambda self, e: made.append(e)})())
     turns = total // (DELTAS_PER_TURN + 2 + 3 * CALLS_PER_TURN)
-    stream.emit(ev.SessionStarted, capsule_name="bench", capsule_version="1", model="m",
+    stream.emit(ev.SessionStarted(capsule_name="bench", capsule_version="1", model="m",
                 workdir="/w", trace_path="/w/trace.jsonl", context_id="ctx", record_path=None,
-                max_turns=turns, tools=("bash",), context_max_tokens=100_000)
-    stream.emit(ev.TaskStarted, task_id="t", context_id="ctx", text="a long session")
+                max_turns=turns, tools=("bash",), context_max_tokens=100_000))
+    stream.emit(ev.TaskStarted(task_id="t", context_id="ctx", text="a long session"))
     for turn in range(turns):
-        stream.emit(ev.TurnStarted, task_id="t", turn=turn, max_turns=turns,
-                    input_tokens=1000 + turn)
+        stream.emit(ev.TurnStarted(task_id="t", turn=turn, max_turns=turns,
+                    input_tokens=1000 + turn))
         for piece in range(DELTAS_PER_TURN):
-            stream.emit(ev.TextDelta, task_id="t", turn=turn,
-                        text=f"word{piece} " if piece % 20 else f"\n\nParagraph {turn}: ")
-        stream.emit(ev.TurnCompleted, task_id="t", turn=turn, input_tokens=1000 + turn,
+            stream.emit(ev.TextDelta(task_id="t", turn=turn,
+                        text=f"word{piece} " if piece % 20 else f"\n\nParagraph {turn}: "))
+        stream.emit(ev.TurnCompleted(task_id="t", turn=turn, input_tokens=1000 + turn,
                     output_tokens=40, decision="tool_call", stop_reason="tool_call",
-                    tool_name="bash", model="m")
+                    tool_name="bash", model="m"))
         for number in range(CALLS_PER_TURN):
             call_id = f"c{turn}.{number}"
             call = {"task_id": "t", "turn": turn, "call_id": call_id, "tool_name": "bash"}
             command = {"command": f"echo {turn}.{number}"}
-            stream.emit(ev.ToolCallStarted, kind="shell", input=command, **call)
-            stream.emit(ev.ToolCallFinished, kind="shell", status="ok", duration_ms=3,
+            stream.emit(ev.ToolCallStarted(kind="shell", input=command, **call))
+            stream.emit(ev.ToolCallFinished(kind="shell", status="ok", duration_ms=3,
                         input=command, input_bytes=20,
                         output="<untrusted-content>…</untrusted-content>", output_bytes=60,
-                        **call)
-            stream.emit(ev.ShellExecuted, task_id="t", turn=turn, call_id=call_id,
+                        **call))
+            stream.emit(ev.ShellExecuted(task_id="t", turn=turn, call_id=call_id,
                         binary="/usr/bin/bash", command=command["command"], exit_code=0,
                         stdout=f"{turn}\n" * 3, stderr="", stdout_bytes=12, stderr_bytes=0,
-                        duration_ms=3, truncated=False)
+                        duration_ms=3, truncated=False))
     return made
 
 

@@ -58,8 +58,8 @@ def time_subprocesses_alone(workdir: Path) -> float:
 
 
 def time_session(root: Path) -> tuple[float, str]:
+    from tui.core.loop.session import LaunchOptions, Session
     from tui.core.manifest import load_capsule
-    from tui.core.session import LaunchOptions, Session
 
     session = Session(load_capsule(root), LaunchOptions(task="run true a thousand times"))
     started = time.perf_counter()

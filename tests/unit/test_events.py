@@ -10,6 +10,7 @@ import pytest
 
 from tui.core import events as ev
 from tui.core.asking import InputRequest, InputTimeout, NoAnswer
+from tui.core.event_stream import EventStream
 from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
 
 VOCABULARY = {
@@ -26,9 +27,9 @@ def test_vocabulary_is_complete() -> None:
 
 def test_stream_stamps_session_seq_and_time_and_round_trips_json() -> None:
     out = io.StringIO()
-    stream = ev.EventStream("ses_1", [JsonPrinter(out)])
-    first = stream.emit(ev.TextDelta, task_id="tsk_1", turn=0, text="héllo")
-    second = stream.emit(ev.HookFault, hook="h", handler="on-tool-call", arm="artifact")
+    stream = EventStream("ses_1", [JsonPrinter(out)])
+    first = stream.emit(ev.TextDelta(task_id="tsk_1", turn=0, text="héllo"))
+    second = stream.emit(ev.HookFault(hook="h", handler="on-tool-call", arm="artifact"))
     assert (first.seq, second.seq) == (1, 2) and first.session_id == "ses_1"
     lines = out.getvalue().splitlines()
     decoded = json.loads(lines[0])
@@ -50,11 +51,11 @@ def test_events_are_frozen() -> None:
 
 def test_seq_order_is_delivery_order_across_threads() -> None:
     seen: list[int] = []
-    stream = ev.EventStream("s", [type("S", (), {"emit": lambda self, e: seen.append(e.seq)})()])
+    stream = EventStream("s", [type("S", (), {"emit": lambda self, e: seen.append(e.seq)})()])
 
     def burst() -> None:
         for _ in range(500):
-            stream.emit(ev.Warning, code="W", text="x")
+            stream.emit(ev.Warning(code="W", text="x"))
 
     threads = [threading.Thread(target=burst) for _ in range(4)]
     for thread in threads:
@@ -66,11 +67,11 @@ def test_seq_order_is_delivery_order_across_threads() -> None:
 
 def test_human_printer_streams_text_inline_and_warnings_to_stderr() -> None:
     out, err = io.StringIO(), io.StringIO()
-    stream = ev.EventStream("s", [HumanPrinter(out, err)])
-    stream.emit(ev.TextDelta, task_id="t", turn=0, text="Hel")
-    stream.emit(ev.TextDelta, task_id="t", turn=0, text="lo")
-    stream.emit(ev.Warning, code="W-RUN-001", text="cut short")
-    stream.emit(ev.TaskFailed, task_id="t", cause="driver_error", reason="HTTP 500")
+    stream = EventStream("s", [HumanPrinter(out, err)])
+    stream.emit(ev.TextDelta(task_id="t", turn=0, text="Hel"))
+    stream.emit(ev.TextDelta(task_id="t", turn=0, text="lo"))
+    stream.emit(ev.Warning(code="W-RUN-001", text="cut short"))
+    stream.emit(ev.TaskFailed(task_id="t", cause="driver_error", reason="HTTP 500"))
     assert out.getvalue() == "  Hello\n✗ task failed (driver_error): HTTP 500\n"
     assert err.getvalue() == "warning: cut short\n"
 

@@ -18,7 +18,7 @@ def core_modules() -> list[str]:
 
 def test_core_has_modules_to_check() -> None:
     names = core_modules()
-    assert "tui.core.session" in names
+    assert "tui.core.loop.session" in names
     assert "tui.core.manifest" in names
 
 
@@ -40,7 +40,7 @@ def test_headless_launch_path_imports_neither_textual_nor_rich() -> None:
     script = (
         "import sys\n"
         "import tui.cli\n"
-        "from tui.core import session, headless\n"
+        "from tui.core import headless\nfrom tui.core.loop import session\n"
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('textual', 'rich'))))\n"
     )

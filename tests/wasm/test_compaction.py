@@ -11,7 +11,7 @@ from tests.conftest import read_jsonl
 from tests.wasm.conftest import WasmCapsule, answer, call
 from tests.wasm.test_wasm_session import hook_entry, run, tool_entry
 from tui.core import events as ev
-from tui.core.compaction import rebuild, unpaired
+from tui.core.loop.compaction import rebuild, unpaired
 from tui.core.record import to_wit
 
 # a window of 400 tokens at a threshold of 0.5 makes every turn of these sessions due for

@@ -10,11 +10,11 @@ from tests.unit.test_session import Collect
 from tests.wasm.conftest import WasmCapsule, answer
 from tests.wasm.test_wasm_session import hook_entry
 from tui.core import events as ev
-from tui.core.compaction import compaction_event
-from tui.core.hook_events import tool_event
 from tui.core.hooks import QUEUE_SIZE
+from tui.core.loop.compaction import compaction_event
+from tui.core.loop.hook_points import tool_event
+from tui.core.loop.session import LaunchOptions, Session
 from tui.core.manifest import load_capsule
-from tui.core.session import LaunchOptions, Session
 
 
 def test_an_async_hooks_full_queue_drops_jobs_with_a_fault(wasm_capsule: WasmCapsule,

@@ -263,7 +263,7 @@ def test_strings_of_any_content_cross_into_a_component_and_back(runtime: WasmRun
 
 def test_a_long_compaction_event_is_handed_to_a_hook_again_and_again(tmp_path: Path) -> None:
     # the event's type is read once and reused for every message and every later call
-    from tui.core.compaction import compaction_event
+    from tui.core.loop.compaction import compaction_event
 
     runtime = WasmRuntime(tmp_path / "compiled")
     wasm = fixture("all_hook")

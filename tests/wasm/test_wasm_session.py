@@ -16,9 +16,10 @@ from tests.unit.test_session import Collect
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call, fixture
 from tui.core import events as ev
 from tui.core.errors import LaunchError
+from tui.core.event_stream import EventStream
 from tui.core.headless import HeadlessResponder
+from tui.core.loop.session import LaunchOptions, Session, SessionResult
 from tui.core.manifest import load_capsule
-from tui.core.session import LaunchOptions, Session, SessionResult
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
@@ -390,7 +391,7 @@ def test_a_script_capsule_invokes_declared_tools(wasm_capsule: WasmCapsule) -> N
 
 def test_a_hook_runs_inference_through_the_sessions_driver(wasm_capsule: WasmCapsule,
                                                            tmp_path: Path) -> None:
-    from tui.core import hook_events  # noqa: F401 - the records handlers receive
+    from tui.core.loop import hook_points  # noqa: F401 - the records handlers receive
     from tui.core.wasm.values import plain, record
 
     hook = hook_entry("summariser", "all_hook", contract="binding: on-compaction\n"
@@ -419,10 +420,10 @@ def test_hook_inference_lines_carry_their_origin_in_the_trace(tmp_path: Path) ->
     from tui.core.trace import TraceWriter
 
     writer = TraceWriter(tmp_path / "trace.jsonl")
-    stream = ev.EventStream("ses_x", primary=writer)
-    stream.emit(ev.TurnCompleted, task_id="tsk_1", turn=2, input_tokens=5, output_tokens=3,
+    stream = EventStream("ses_x", primary=writer)
+    stream.emit(ev.TurnCompleted(task_id="tsk_1", turn=2, input_tokens=5, output_tokens=3,
                 decision="end_turn", stop_reason="end_turn", tool_name=None, model="small",
-                origin="hook:summariser")
+                origin="hook:summariser"))
     writer.close()
     line = read_jsonl(tmp_path / "trace.jsonl")[0]
     assert (line["event_type"], line["origin"], line["model"]) == ("inference",

@@ -28,7 +28,7 @@ from tui.app.state import SessionState
 from tui.app.themes import DEFAULT_THEME, ThemeError, load_all, load_theme, user_theme_dir
 from tui.core import events as ev
 from tui.core.cancel import CancelToken
-from tui.core.session import Session, SessionResult
+from tui.core.loop.session import Session, SessionResult
 
 ESC_WINDOW = 1.5
 TITLE = "murmur-tui"

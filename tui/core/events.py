@@ -1,29 +1,28 @@
 """The event vocabulary: what a session reports, to every sink alike (ARCHITECTURE §4).
 
-Events are frozen dataclasses. Each carries the `session_id`, a per-session `seq` (from 1) and a
-timestamp in Unix milliseconds. `to_dict()` / `event_from_dict()` give the JSON form used by
-`launch --headless --json`: the fields plus `"event": <class name>`.
+Events are frozen dataclasses, built with their own constructors where they happen
+(`ev.TurnStarted(task_id=..., turn=...)`), so mypy checks every field. The stamp — the
+`session_id`, a per-session `seq` (from 1) and a timestamp in Unix milliseconds — is filled in
+by the `EventStream` that delivers the event (`tui.core.event_stream`). `to_dict()` /
+`event_from_dict()` give the JSON form used by `launch --headless --json`: the fields plus
+`"event": <class name>`.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Protocol, TypeVar
-
-from tui.core.secrets import redact_value
+from typing import Any, ClassVar
 
 JsonObject = dict[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Event:
-    session_id: str
-    seq: int
-    ts_ms: int
+    session_id: str = ""  # the stamp: filled by the stream that delivers the event
+    seq: int = 0
+    ts_ms: int = 0
 
     registry: ClassVar[dict[str, type[Event]]] = {}
 
@@ -298,75 +297,3 @@ class Progress(Event):
 class Warning(Event):  # noqa: A001 - the vocabulary's name for it
     code: str
     text: str
-
-
-# -- sinks ------------------------------------------------------------------------------------
-class EventSink(Protocol):
-    """Receives every event; `emit` must be safe to call from any thread."""
-
-    def emit(self, event: Event) -> None: ...
-
-
-E = TypeVar("E", bound=Event)
-
-
-class EventStream:
-    """Stamps events for one session and hands them to each sink in order.
-
-    Every value passes through the one redaction (`secrets.redact_value`) before any sink sees
-    it. The `primary` sink (the trace writer) may raise: its error reaches the session, which ends
-    (a failed trace write ends a session, spec §2). Any other sink that raises stops nothing:
-    the error is kept in `sink_errors`. Stamping and delivery share one lock, so `seq` order is
-    delivery order even when several threads emit.
-    """
-
-    def __init__(
-        self, session_id: str, sinks: Iterable[EventSink] = (), primary: EventSink | None = None
-    ) -> None:
-        self.session_id = session_id
-        self._primary = primary
-        self._sinks = list(sinks)
-        self._seq = 0
-        self._lock = threading.RLock()
-        self.sink_errors: list[BaseException] = []
-        self.closed = False
-
-    def close(self) -> None:
-        """Deliver nothing more (the session's files were finished); waits for an event being
-        delivered on another thread."""
-        with self._lock:
-            self.closed = True
-
-    def exclusive(self) -> threading.RLock:
-        """Hold it to emit several events no other thread's event comes between."""
-        return self._lock
-
-    def add(self, sink: EventSink) -> None:
-        self._sinks.append(sink)
-
-    def set_primary(self, sink: EventSink) -> None:
-        with self._lock:
-            self._primary = sink
-
-    def emit(self, cls: type[E], **values: Any) -> E:
-        values = {name: redact_value(value) for name, value in values.items()}
-        with self._lock:
-            if self.closed:
-                return cls(session_id=self.session_id, seq=0, ts_ms=0, **values)
-            self._seq += 1
-            event = cls(session_id=self.session_id, seq=self._seq,
-                        ts_ms=time.time_ns() // 1_000_000, **values)
-            failure: Exception | None = None
-            if self._primary is not None:
-                try:
-                    self._primary.emit(event)
-                except Exception as exc:  # raised below, once every sink has the event
-                    failure = exc
-            for sink in self._sinks:
-                try:
-                    sink.emit(event)
-                except Exception as exc:  # a broken printer or bridge must not end the session
-                    self.sink_errors.append(exc)
-            if failure is not None:
-                raise failure
-        return event

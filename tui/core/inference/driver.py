@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypeAlias
 
 from tui.core.cancel import CancelToken
+from tui.core.errors import MurmurTuiError
 
 
 class StreamSink(Protocol):
@@ -45,10 +46,17 @@ class DriverReply:
         return self.data or self.summary or "driver returned no data"
 
 
-class DriverError(Exception):
+# The task_failed causes a driver's failure can carry (spec §2).
+DriverCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
+                              "runtime_error"]
+
+
+class DriverError(MurmurTuiError):
     """The driver could not be called or did not answer (task_failed cause `driver_error`)."""
 
-    def __init__(self, message: str, cause: str = "driver_error",
+    default_code = "E-DRIVER"
+
+    def __init__(self, message: str, cause: DriverCause = "driver_error",
                  provider_status: int | None = None) -> None:
         super().__init__(message)
         self.cause = cause

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from tui.core.artifacts import resolve_skill, resolve_wasm
 from tui.core.attachments import AttachmentStore
+from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
-from tui.core.inference.driver import Driver, StreamSink
+from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
 from tui.core.inference.scripted import ScriptedDriver
-from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule
+from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.shell import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
 from tui.core.wasm.cache import ComponentLoadError
@@ -161,3 +163,30 @@ def http_driver(capsule: Capsule, entry: Artifact, home: Path,
     return HttpDriver(entry.name, entry.builtin, entry.gateway, Credentials(home, warn),
                       RetryPolicy(capsule.inference.retry), stream=settings.stream,
                       read_timeout_s=settings.read_timeout_s)
+
+
+class NoDriver:
+    """A script capsule without an inference block: hooks asking for inference get an error."""
+
+    name = "none"
+
+    def complete(self, request: dict[str, Any], stream: StreamSink,
+                 cancel: CancelToken) -> DriverReply:
+        raise DriverError("this capsule declares no inference: block (inference.driver."
+                          "artifact), so run-inference has no driver")
+
+    def close(self) -> None:
+        return None
+
+
+def request_head(capsule: Capsule, inference: Inference, system: str,
+                 tool_payload: list[dict[str, Any]], context_id: str) -> dict[str, Any]:
+    """A driver request without its messages: the same for every turn of a session."""
+    return {
+        "model": inference.model,
+        "max_tokens": inference.max_tokens,
+        "system": system,
+        "tools": tool_payload,
+        "params": dict(inference.params),
+        "prompt_cache_key": f"{capsule.name}:{capsule.version}:{context_id}",
+    }

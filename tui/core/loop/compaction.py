@@ -15,20 +15,23 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from wasmtime.component import Record
 
 from tui.core import events as ev
 from tui.core.chat import Message, from_wit_message, tool_calls_of
 from tui.core.hooks import Fault
+from tui.core.loop.context import Context
+from tui.core.loop.hook_points import HookPoints
+from tui.core.loop.report import Report
+from tui.core.loop.state import Failed
+from tui.core.manifest import Compaction
 from tui.core.private import append_private
 from tui.core.record import to_wit
 from tui.core.secrets import redact
 from tui.core.wasm.values import record
-
-if TYPE_CHECKING:
-    from tui.core.session import Session, _Outcome, _Task
 
 
 @dataclass(frozen=True)
@@ -77,14 +80,13 @@ def unpaired(messages: list[Message]) -> bool:
     return calls != results
 
 
-def decide(session: Session, task: _Task, session_tokens: int, ratio: float) -> Decision:
+def decide(hooks: HookPoints, messages: list[Message], settings: Compaction, model: str,
+           session_tokens: int, ratio: float) -> Decision:
     """Dispatch `on-compaction` and judge what came back."""
-    compaction = session.inference.compaction
     failures: list[Fault] = []
-    event = compaction_event(task.messages, session_tokens, ratio,
-                             compaction.model or session.inference.model,
-                             compaction.system_prompt)
-    committed = session.hooks.dispatch_compaction(event, failures)
+    event = compaction_event(messages, session_tokens, ratio, settings.model or model,
+                             settings.system_prompt)
+    committed = hooks.compaction(event, failures)
     if failures:
         first = failures[0]
         return Decision("failed", reason=f"compaction hook {first.hook} failed: {first.error}",
@@ -92,48 +94,36 @@ def decide(session: Session, task: _Task, session_tokens: int, ratio: float) -> 
     if not committed:
         return Decision("declined", reason="no_hook_replacement")
     hook, output = committed[0]
-    messages = rebuild(output.payload)
-    if unpaired(messages):
+    replacement = rebuild(output.payload)
+    if unpaired(replacement):
         return Decision("declined", reason="unresolved_tool_call", hook=hook.name)
-    return Decision("committed", messages=messages, hook=hook.name)
+    return Decision("committed", messages=replacement, hook=hook.name)
 
 
-def check(session: Session, task: _Task, turn: int, session_tokens: int) -> _Outcome | None:
+def check(context: Context, hooks: HookPoints, report: Report, settings: Compaction,
+          window: int | None, model: str, out: Path, task_id: str, turn: int,
+          session_tokens: int) -> Failed | None:
     """Step 8 of a turn: compact when due. An outcome fails the task; None goes on."""
-    from tui.core.session import _Outcome
-
-    window = session.capsule.context.max_tokens
-    ratio = due(session_tokens, window, session.inference.compaction.threshold)
-    if ratio is None or not session.hooks.bound("on-compaction"):
+    ratio = due(session_tokens, window, settings.threshold)
+    if ratio is None or not hooks.bound("on-compaction"):
         return None
-    decision = decide(session, task, session_tokens, ratio)
+    decision = decide(hooks, context.messages, settings, model, session_tokens, ratio)
     if decision.kind == "failed":
-        return _Outcome("failed", f"error: {decision.reason}", "compaction_hook", turn)
+        return Failed(f"error: {decision.reason}", "compaction_hook", turn)
     if decision.kind == "declined":
-        session._emit(ev.CompactionDeclined, task_id=task.task_id, turn=turn,
-                      tokens=session_tokens, reason=decision.reason)
+        report.emit(ev.CompactionDeclined(task_id=task_id, turn=turn, tokens=session_tokens,
+                                          reason=decision.reason))
         return None
-    replace_context(session, task, decision.messages)
-    tokens_after = session.counter.count(task.payload, task.ids) if task.payload else 0
-    session._emit(ev.Compacted, task_id=task.task_id, turn=turn,
-                  tokens_before=session_tokens, tokens_after=tokens_after)
-    session._log_bootstrap(f"compaction: turn {turn + 1}, {session_tokens} -> {tokens_after} "
-                           f"tokens, {len(decision.messages)} messages from hook "
-                           f"{decision.hook}")
-    if session.inference.compaction.dump_summaries:
-        line = {"task_id": task.task_id, "turn": turn, "hook": decision.hook,
+    context.replace(decision.messages)
+    tokens_after = context.count()
+    report.emit(ev.Compacted(task_id=task_id, turn=turn, tokens_before=session_tokens,
+                             tokens_after=tokens_after))
+    report.log(f"compaction: turn {turn + 1}, {session_tokens} -> {tokens_after} tokens, "
+               f"{len(decision.messages)} messages from hook {decision.hook}")
+    if settings.dump_summaries:
+        line = {"task_id": task_id, "turn": turn, "hook": decision.hook,
                 "tokens_before": session_tokens, "tokens_after": tokens_after,
                 "messages": decision.messages}
-        append_private(session.paths.out / "compaction-summaries.jsonl",
+        append_private(out / "compaction-summaries.jsonl",
                        redact(json.dumps(line, ensure_ascii=False)) + "\n")
     return None
-
-
-def replace_context(session: Session, task: _Task, messages: list[Message]) -> None:
-    """The context becomes `messages` (each appended to the record); the token counter forgets
-    what left, and a held driver continuation is dropped (the next turn resends all)."""
-    task.messages, task.ids, task.payload = [], [], []
-    for message in messages:
-        session._append(task, message)
-    session.counter.forget(set(task.ids))
-    session.continuation = None

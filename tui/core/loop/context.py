@@ -1,0 +1,96 @@
+"""The context: the messages the model is sent, as the record keeps them and as the driver sees
+them, with their ids, their hashes, the token counter over them and a driver's held
+continuation (seed 001, spec §4.2)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Protocol
+
+from tui.core import tokens
+from tui.core.chat import Message, compact_json, for_payload
+from tui.core.inference.driver import DriverReply
+from tui.core.loop import continuation
+
+
+class RecordSink(Protocol):
+    def append(self, message: Message) -> object: ...
+
+
+class ImageStore(Protocol):
+    def payload_block(self, block: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Context:
+    """Messages in order. `append` adds one (and writes it to the record unless it came from
+    the record); `replace` swaps the whole list (a compaction)."""
+
+    def __init__(self, images: ImageStore, record: RecordSink | None = None,
+                 hashes: bool = False, context_id: str | None = None) -> None:
+        self.messages: list[Message] = []
+        self.ids: list[str] = []  # parallel to messages
+        self.payload: list[Message] = []  # the messages as the driver sees them
+        self.counter: tokens.PayloadCounter | None = None  # set once the payload head is known
+        self.held: continuation.Held | None = None  # a stateful driver's state
+        self.context_id = context_id
+        self._images = images
+        self._record = record
+        self._hashes = hashes  # trace capture `content`: message_shas are written
+        self._shas: dict[str, str] = {}
+
+    def append(self, message: Message, record: bool = True) -> None:
+        self.messages.append(message)
+        self.ids.append(str(message["id"]))
+        payload = for_payload(message)
+        if message.get("role") == "tool" and len(payload["content"]) > 1:
+            payload["content"] = [self._images.payload_block(block)
+                                  if block.get("type") == "image" else block
+                                  for block in payload["content"]]
+        self.payload.append(payload)
+        if record and self._record is not None:
+            self._record.append(message)
+
+    def replace(self, messages: list[Message]) -> None:
+        """The context becomes `messages` (each appended to the record); the token counter
+        forgets what left, and a held continuation is dropped (the next turn resends all)."""
+        self.messages, self.ids, self.payload = [], [], []
+        for message in messages:
+            self.append(message)
+        if self.counter is not None:
+            self.counter.forget(set(self.ids))
+        self.held = None
+
+    def count(self, upto: int | None = None) -> int:
+        """Tokens of the payload messages (the first `upto` of them)."""
+        assert self.counter is not None
+        if upto is None:
+            return self.counter.count(self.payload, self.ids) if self.payload else 0
+        return self.counter.count(self.payload[:upto], self.ids[:upto])
+
+    def message_shas(self) -> tuple[str, ...]:
+        """sha256 of each payload message (trace `message_shas`, written under capture
+        `content`), computed once per message."""
+        if not self._hashes:
+            return ()
+        shas = []
+        for message_id, message in zip(self.ids, self.payload, strict=True):
+            known = self._shas.get(message_id)
+            if known is None:
+                known = self._shas[message_id] = sha(compact_json(message))
+            shas.append(known)
+        return tuple(shas)
+
+    # -- continuation -----------------------------------------------------------------------
+    def request(self, head: dict[str, Any], messages: list[Message]) -> dict[str, Any]:
+        """The driver request over `messages`: incremental under a held continuation."""
+        return continuation.request(head, messages, self.context_id, self.held)
+
+    def after_reply(self, reply: DriverReply, sent: int) -> None:
+        self.held = continuation.after_reply(reply, self.context_id, sent)
+
+    def drop_continuation(self) -> None:
+        self.held = None

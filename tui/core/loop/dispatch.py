@@ -1,0 +1,107 @@
+"""Tool calls (spec §5.3): one call in Murmur's order with its events and hook points, a model's
+`tool_call` block turned into a tool message, and `tool-registry.invoke` from a script capsule.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tui.core import events as ev
+from tui.core.asking import InputTimeout
+from tui.core.cancel import CancelToken
+from tui.core.chat import Message, tool_message
+from tui.core.loop.hook_points import HookPoints
+from tui.core.loop.report import DeltaSink, Report
+from tui.core.loop.state import CanceledError, InputTimedOut, TaskState
+from tui.core.tools import ToolCall, ToolOutcome, ToolTable, refusal
+from tui.core.wasm.values import record
+
+
+class Dispatcher:
+    def __init__(self, tools: ToolTable, report: Report, hooks: HookPoints, cancel: CancelToken,
+                 tool_stream: DeltaSink) -> None:
+        self.tools = tools
+        self._report = report
+        self._hooks = hooks
+        self._cancel = cancel
+        self._tool_stream = tool_stream
+        self._invocations = 0
+        self.script_task: TaskState | None = None  # the task a script capsule's invokes count in
+
+    def call_block(self, task: TaskState, turn: int, block: dict[str, Any]) -> Message:
+        """A model's `tool_call` block run, as the tool message the model reads next."""
+        if self._cancel.is_set():
+            raise CanceledError()
+        raw_input = block.get("input")
+        call = ToolCall(str(block["id"]), str(block["name"]),
+                        raw_input if isinstance(raw_input, dict) else {}, turn, task.task_id)
+        outcome, text = self.call(task, call)
+        return tool_message(call.call_id, not outcome.ok, text,
+                            f"tool:{call.name}" if outcome.fenced else None, outcome.images)
+
+    def invoke_from_script(self, name: str, data: str | None) -> Any:
+        """`tool-registry.invoke` from a script capsule: a declared WebAssembly tool only."""
+        if name not in self.tools.wasm:
+            return f"tool '{name}' is not declared in manifest allowlist"
+        task = self.script_task
+        assert task is not None
+        self._invocations += 1
+        try:
+            parsed = json.loads(data) if data else {}
+        except ValueError:
+            parsed = None
+        call = ToolCall(f"inv_{self._invocations}", name,
+                        parsed if isinstance(parsed, dict) else {"data": data}, 0,
+                        task.task_id, raw=data)
+        outcome, _ = self.call(task, call)
+        return record(status=outcome.status if outcome.status in ("passed", "failed", "error")
+                      else "error", summary=None, data=outcome.text, data_path=None,
+                      truncated=outcome.truncated, metadata=list(outcome.metadata))
+
+    def call(self, task: TaskState, call: ToolCall) -> tuple[ToolOutcome, str]:
+        """Run one call in §5.3 order, with its events; returns the outcome and the text the
+        model reads (fenced unless a skill or a refusal)."""
+        handler = self.tools.resolve(call.name)
+        kind = handler.spec.kind if handler else "unknown"
+        turn = call.turn
+        report = self._report
+        report.emit(ev.ToolCallStarted(task_id=task.task_id, turn=turn, call_id=call.call_id,
+                                       tool_name=call.name, kind=kind, input=call.input))
+        if handler is None:
+            outcome = refusal(f"error: tool '{call.name}' is not declared in manifest "
+                              "allowlist", kind)
+        else:
+            try:
+                outcome = handler.call(call, self._cancel)
+            except InputTimeout as exc:
+                raise InputTimedOut(f"{call.name} asked and {exc}", turn) from None
+            finally:
+                self._tool_stream.flush()
+        text = outcome.message_text(call.name)
+        status = "ok" if outcome.ok else "error"
+        input_bytes, output_bytes = len(call.data.encode()), len(text.encode())
+        if kind != "skill":
+            task.spend(tool_calls=1)
+        report.emit(ev.ToolCallFinished(
+            task_id=task.task_id, turn=turn, call_id=call.call_id, tool_name=call.name,
+            kind=kind, status=status, duration_ms=outcome.duration_ms, input=call.input,
+            input_bytes=input_bytes, output=text, output_bytes=output_bytes,
+            state_effect=outcome.meta("state_effect"), resource_id=outcome.meta("resource_id"),
+            attachments=outcome.attachments,
+            truncated=outcome.truncated or (outcome.shell is not None and outcome.shell.truncated),
+        ))
+        shell = outcome.shell
+        if shell is not None:
+            task.spend(shell_calls=1)
+            report.emit(ev.ShellExecuted(
+                task_id=task.task_id, turn=turn, call_id=call.call_id, binary=shell.binary,
+                command=shell.command, exit_code=shell.exit_code, stdout=shell.stdout,
+                stderr=shell.stderr, stdout_bytes=shell.stdout_bytes,
+                stderr_bytes=shell.stderr_bytes, duration_ms=shell.duration_ms,
+                truncated=shell.truncated, full_output_path=shell.full_output_path))
+        self._hooks.tool_call(turn, call.name, input_bytes, output_bytes, outcome.duration_ms,
+                              status)
+        if shell is not None:
+            self._hooks.shell(turn, shell)
+        return outcome, text

@@ -1,0 +1,103 @@
+"""What a running session offers its components through the host imports (`HostServices`):
+asking the human, one inference for a hook, reading the conversation record, calling a tool
+from a script capsule."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tui.core import events as ev
+from tui.core import ids, tokens
+from tui.core.asking import InputRequest, InputResponder, InputTimeout
+from tui.core.cancel import CancelToken
+from tui.core.chat import compact_json, from_wit_message
+from tui.core.inference.driver import Driver, NullStream
+from tui.core.inference.response import parse_response
+from tui.core.loop.report import Report
+from tui.core.record import EMPTY_PAGE, MessagePage, RecordReader
+from tui.core.secrets import redact
+
+HOOK_MAX_TOKENS = 8192
+
+
+@dataclass
+class Host:
+    """`HostServices` for one session. `driver` and `invoke` are set once the session has
+    built them (a hook may be built before the driver is)."""
+
+    report: Report
+    responder: InputResponder
+    cancel: CancelToken
+    input_timeout_secs: float | None
+    model: str
+    reader: RecordReader
+    record_path: Path | None
+    driver: Driver | None = None
+    invoke: Callable[[str, str | None], Any] | None = None
+
+    def ask(self, tool_name: str, prompt: str) -> str:
+        timeout = self.input_timeout_secs
+        task_id = self.report.position.task_id
+        request_id = ids.mint("req")
+        prompt = redact(prompt)  # shown to the human: the dialog and stderr see no key
+        deadline = int(time.time() * 1000 + timeout * 1000) if timeout else None
+        self.report.emit(ev.InputRequested(task_id=task_id, request_id=request_id,
+                                           prompt=prompt, tool_name=tool_name,
+                                           deadline_ms=deadline))
+        try:
+            answer = self.responder.ask(
+                InputRequest(request_id, prompt, tool_name, timeout, self.cancel))
+        except InputTimeout:
+            raise InputTimeout(f"no answer came within {timeout:g} s "
+                               "(lifecycle.input_timeout_secs)") from None
+        self.report.emit(ev.InputAnswered(task_id=self.report.position.task_id,
+                                          request_id=request_id, answer=answer))
+        return answer
+
+    def run_inference(self, hook_name: str, messages: list[dict[str, Any]],
+                      system_prompt: str | None, model: str | None
+                      ) -> tuple[str, str, int, int]:
+        assert self.driver is not None
+        chosen = model or self.model
+        request: dict[str, Any] = {"model": chosen, "max_tokens": HOOK_MAX_TOKENS}
+        if system_prompt is not None:
+            request["system"] = system_prompt
+        request.update({"tools": [], "params": {},
+                        "messages": [from_wit_message(m, keep_ids=False) for m in messages]})
+        input_tokens = tokens.count(compact_json(request))
+        position = self.report.position
+        task_id, turn, origin = position.task_id or "", position.turn, f"hook:{hook_name}"
+        try:
+            reply = self.driver.complete(request, NullStream(), self.cancel)
+            if reply.status != "passed":
+                raise RuntimeError(reply.error_text)
+            raw = reply.data or ""
+            response = parse_response(raw)
+            if response.stop_reason == "error":
+                raise RuntimeError(response.error or "the driver reported an error")
+        except Exception as exc:
+            self.report.emit(ev.TurnCompleted(
+                task_id=task_id, turn=turn, input_tokens=input_tokens, output_tokens=None,
+                decision="error", stop_reason="error", tool_name=None, model=chosen,
+                error=str(exc), origin=origin))
+            raise
+        output_tokens = tokens.count(raw)
+        self.report.emit(ev.TurnCompleted(
+            task_id=task_id, turn=turn, input_tokens=input_tokens, output_tokens=output_tokens,
+            decision="end_turn" if response.stop_reason != "tool_call" else "tool_call",
+            stop_reason=response.stop_reason, tool_name=None, model=chosen,
+            content=tuple(response.content), usage=response.usage, origin=origin))
+        return response.text, chosen, input_tokens, output_tokens
+
+    def read_messages(self, cursor: str | None, limit: int) -> MessagePage:
+        if self.report.position.task_id is None or self.record_path is None:
+            return EMPTY_PAGE
+        return self.reader.read_page(self.record_path, cursor, limit)
+
+    def invoke_tool(self, name: str, data: str | None) -> Any:
+        assert self.invoke is not None
+        return self.invoke(name, data)

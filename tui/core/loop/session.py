@@ -1,0 +1,322 @@
+"""The agent loop (spec §5.1–5.2, §5.4): one session, one task, turns until the model is done.
+
+`Session` wires the loop's pieces together: construction checks the input (LaunchError) and
+builds the driver, tools and hooks; `run()` is plain synchronous code — the TUI runs it in a
+thread worker, headless mode on a worker thread — that writes the workdir, the trace (the
+stream's primary sink), the conversation record and `out/result.txt` for every outcome, and
+stops between turns when `cancel` is set. `finish_now()` ends the files from any thread.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui.core import events as ev
+from tui.core import ids, paths, tokens
+from tui.core.asking import InputResponder, NoAnswer
+from tui.core.attachments import AttachmentStore
+from tui.core.cancel import CancelToken
+from tui.core.chat import compact_json
+from tui.core.context_lock import ContextInUse, ContextLock, lock_path
+from tui.core.errors import LaunchError
+from tui.core.event_stream import EventSink, EventStream
+from tui.core.inference.driver import Driver
+from tui.core.inference.retry import RetryNotice
+from tui.core.loop import setup, task
+from tui.core.loop.context import Context, sha
+from tui.core.loop.dispatch import Dispatcher
+from tui.core.loop.ending import Ending
+from tui.core.loop.hook_points import HookPoints, hooks_of
+from tui.core.loop.host import Host
+from tui.core.loop.report import Report
+from tui.core.loop.state import Canceled, ExitStatus, Failed, TaskOutcome
+from tui.core.loop.turn import Turns
+from tui.core.manifest import Capsule, Inference
+from tui.core.private import private_home
+from tui.core.record import RecordReader, RecordWriter, record_path
+from tui.core.segments import check_segment
+from tui.core.trace import TraceWriteError, TraceWriter
+from tui.core.wasm.cache import ComponentLoadError
+from tui.core.wasm.runtime import WasmRuntime
+from tui.core.wasm.script import ScriptCapsule
+from tui.core.wasm.versions import IncompatibleComponent
+from tui.core.workdir import SessionPaths, session_paths, write_manifest_copy, write_result
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    task: str | None = None
+    task_file: Path | None = None
+    context_id: str | None = None
+    workdir: Path | None = None
+    home: Path | None = None
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    session_id: str
+    exit_status: ExitStatus
+    result: str
+    paths: SessionPaths
+    record_path: Path | None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == "ok"
+
+
+class _NoResponder:
+    def ask(self, request: object) -> str:
+        raise NoAnswer("this session has no way to ask the human")
+
+
+class Session:
+    """One launch of a capsule. Construction checks the input (LaunchError); `run()` runs."""
+
+    def __init__(
+        self,
+        capsule: Capsule,
+        options: LaunchOptions | None = None,
+        sinks: Sequence[EventSink] = (),
+        responder: InputResponder | None = None,
+        cancel: CancelToken | None = None,
+        driver: Driver | None = None,
+    ) -> None:
+        options = options or LaunchOptions()
+        script = setup.script_component(capsule)
+        if capsule.inference is None and script is None:
+            raise LaunchError(f"{capsule.manifest_path}: the capsule declares no inference: "
+                              "block and has no capsule.wasm, so there is nothing to run (add "
+                              "inference.model and inference.driver.artifact)")
+        self.capsule = capsule
+        self.inference: Inference = capsule.inference or Inference(model="", driver_artifact="")
+        self.home = (options.home or paths.murmur_home()).resolve()
+        try:
+            self.context_id = check_segment(options.context_id, "--context") \
+                if options.context_id is not None else ids.context_id()
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from None
+        self.session_id = ids.session_id()
+        self.paths = session_paths(capsule.root, capsule.name, self.session_id,
+                                   options.workdir, self.home)
+        self.task_text = setup.read_task(options.task, options.task_file,
+                                         self.paths.accessible, capsule.root)
+        self._write_task_file = options.task is not None or options.task_file is not None
+        self.cancel = cancel or CancelToken()
+        self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
+                            if capsule.context.record else None)
+        self.report = Report(EventStream(self.session_id, sinks), self.paths.bootstrap_log)
+        self.reader = RecordReader(on_skipped=self.report.log)
+        self.attachments = AttachmentStore(
+            (self.record_path.parent if self.record_path else self.paths.session)
+            / "attachments")
+        self._record: RecordWriter | None = None
+        self._trace: TraceWriter | None = None
+        self._session_started = False
+        self.host = Host(self.report, responder or _NoResponder(), self.cancel,
+                         capsule.lifecycle.input_timeout_secs, self.inference.model,
+                         self.reader, self.record_path)
+        self._home_warning = private_home(self.home)  # the input was good: files may start
+        self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress) \
+            if setup.needs_wasm(capsule) else None
+        self._build(script, driver)
+        self.ending = Ending(self.report, self.paths,
+                             capsule.lifecycle.conversation == "threaded", self.script is not None)
+        self._started = time.monotonic()
+        self._context_lock: ContextLock | None = None
+        if self.record_path is not None:
+            lock = ContextLock(lock_path(self.home, capsule.record_store, self.context_id))
+            try:
+                lock.acquire(self.session_id, self.context_id)
+            except ContextInUse:
+                self.close_runtime()
+                raise
+            self._context_lock = lock
+
+    def _build(self, script: Path | None, driver: Driver | None) -> None:
+        """The script, driver, tools and hooks; a component that cannot load refuses the
+        launch (LaunchError) and nothing is left running."""
+        capsule, report = self.capsule, self.report
+        component_env = {"MURMUR_SESSION_ID": self.session_id,
+                         "MURMUR_CONTEXT_ID": self.context_id}
+        self.script: ScriptCapsule | None = None
+        try:
+            if script is not None:
+                assert self.runtime is not None
+                self.script = ScriptCapsule(self.runtime, script, capsule, self.paths.accessible,
+                                            self.paths.logs, component_env)
+            self.driver: Driver = driver or (
+                setup.build_driver(capsule, self.runtime, self.paths, self.home, component_env,
+                                   report.warn)
+                if capsule.inference is not None else setup.NoDriver())
+            if hasattr(self.driver, "on_retry"):
+                self.driver.on_retry = self._retrying
+            self.host.driver = self.driver
+            tool_stream = report.current_turn_stream()
+            self.tools = setup.build_tools(capsule, self.paths, self.home, self.runtime,
+                                           self.host, self.attachments, component_env,
+                                           tool_stream)
+            self.hooks = HookPoints(hooks_of(capsule, self.home, self.paths, component_env),
+                                    self.runtime, self.host, self.paths, report)
+        except (ComponentLoadError, IncompatibleComponent) as exc:
+            self.close_runtime()
+            raise LaunchError(str(exc)) from None
+        except BaseException:
+            self.close_runtime()
+            raise
+        self.dispatch = Dispatcher(self.tools, report, self.hooks, self.cancel, tool_stream)
+        self.host.invoke = self.dispatch.invoke_from_script
+
+    def close_runtime(self) -> None:
+        if self.runtime is not None:
+            self.runtime.close()
+            gc.collect()  # no Store may outlive the session (wasm-hosting §7, gotcha 5)
+
+    def _retrying(self, notice: RetryNotice) -> None:
+        """A model call will be tried again (the built-in HTTP drivers)."""
+        position = self.report.position
+        self.report.emit(ev.InferenceRetry(
+            task_id=position.task_id, turn=position.turn, attempt=notice.attempt,
+            max_attempts=notice.max_attempts, status=notice.status, reason=notice.reason,
+            delay_ms=int(notice.delay_s * 1000)))
+
+    # -- the session ------------------------------------------------------------------------
+    def run(self) -> SessionResult:
+        started = self._started = time.monotonic()
+        try:
+            self.paths.create()
+            self._trace = TraceWriter(self.paths.trace, self.capsule.trace.capture)
+        except (OSError, TraceWriteError) as exc:
+            self.close_runtime()
+            self._release_context()
+            raise LaunchError(f"cannot create the session workdir: {exc}") from None
+        self.report.stream.set_primary(self._trace)
+        if self.record_path is not None:
+            self._record = RecordWriter(self.home, self.record_path, self._warn_record)
+        outcome: TaskOutcome = Failed("error: the session did not start", "runtime_error")
+        try:
+            setup.write_tool_manifests(self.tools, self.paths)
+            self.hooks.stage(self.capsule.capabilities.shell_allow)
+            parts = self._start()
+            outcome = task.run(parts)
+        except TraceWriteError as exc:
+            outcome = self._trace_failed(exc)
+        except Exception as exc:  # setup failed (the disk, or a bug): still finish the files
+            self.report.log("session setup failed:\n" + traceback.format_exc())
+            outcome = Failed(f"error: session setup failed: {exc}", "runtime_error")
+            write_result(self.paths, outcome.result)
+        finally:
+            self.tools.close()
+            self.driver.close()
+        self._end(outcome, started)
+        self.close_runtime()
+        return SessionResult(self.session_id, outcome.exit_status, outcome.result, self.paths,
+                             self.record_path)
+
+    def _start(self) -> task.TaskParts:
+        """The session's first lines (warnings, session_start) and what its task needs."""
+        capsule, inference, report = self.capsule, self.inference, self.report
+        for warning in capsule.warnings:
+            report.warn(warning.code or "W-MANIFEST", str(warning))
+            report.log(f"warning: {warning}")
+        if self._home_warning:
+            report.warn("W-SEC-028", self._home_warning)
+            report.log(f"warning: {self._home_warning} [W-SEC-028]")
+        if self._write_task_file:
+            (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
+        manifest_copy = self.paths.accessible / "murmur.yaml"
+        if not manifest_copy.exists():
+            write_manifest_copy(capsule, manifest_copy)
+        system = setup.system_block(capsule)
+        tool_payload = [spec.payload() for spec in self.tools.specs()]
+        report.log("tool inventory " + compact_json(tool_payload))
+        head = setup.request_head(capsule, inference, system, tool_payload, self.context_id)
+        context = Context(self.attachments, self._record, capsule.trace.capture == "content",
+                          self.context_id)
+        context.counter = tokens.PayloadCounter(head)
+        kinds = ("shell",) if capsule.capabilities.shell_allow else ()
+        self._session_started = True
+        report.emit(ev.SessionStarted(
+            capsule_name=capsule.name, capsule_version=capsule.version, model=inference.model,
+            workdir=str(self.paths.accessible), trace_path=str(self.paths.trace),
+            context_id=self.context_id,
+            record_path=str(self.record_path) if self.record_path else None,
+            max_turns=inference.max_turns, tools=tuple(s["name"] for s in tool_payload),
+            max_session_tokens=inference.max_session_tokens,
+            capabilities=kinds + (("network",) if capsule.capabilities.network_allow else ()),
+            system_prompt_source="manifest" if inference.system_prompt else "none",
+            system_prompt_sha256=sha(inference.system_prompt) if inference.system_prompt
+            else None,
+            credential_source="none", context_max_tokens=capsule.context.max_tokens))
+        self.hooks.session_start(capsule.name, capsule.version, self.session_id,
+                                 inference.model, kinds)
+        turns = None if self.script is not None else Turns(
+            self.driver, context, report, self.hooks, self.dispatch, self.cancel, inference,
+            capsule.context.max_tokens, self.paths.out, head, tool_payload, sha(system),
+            sha(compact_json(tool_payload)))
+        return task.TaskParts(
+            capsule, self.context_id, self.task_text, context, report, self.hooks,
+            self.dispatch, self.ending, self.cancel, self.paths, self.reader, self.record_path,
+            self._record, turns, self.script, self.host, self._write_task_file)
+
+    def _end(self, outcome: TaskOutcome, started: float) -> None:
+        if not self._session_started:
+            self.hooks.close()
+            self._close_files()
+            return
+        duration_ms = int((time.monotonic() - started) * 1000)
+        totals = self.ending.totals
+        self.hooks.session_end(
+            total_turns=totals.turns, total_input_tokens=totals.input_tokens,
+            total_output_tokens=totals.output_tokens, total_tool_calls=totals.tool_calls,
+            total_shell_calls=totals.shell_calls, duration_ms=duration_ms,
+            exit_status=outcome.exit_status)
+        self.hooks.close()
+        try:
+            self.ending.session(outcome.exit_status, duration_ms)
+        except TraceWriteError as exc:
+            self._trace_failed(exc)
+        self._close_files()
+
+    def finish_now(self, reason: str = "canceled by the user") -> None:
+        """End the session's files at once, from any thread (a second Ctrl-C): the running
+        task ends `canceled`, the session ends, the record and trace take no more lines. What
+        still runs on the session's own thread writes nothing after this."""
+        self.cancel.set()
+        self.ending.now(Canceled(f"error: {reason}"),
+                        int((time.monotonic() - self._started) * 1000))
+        if self._record is not None:
+            self._record.close(seal=True)
+        if self._trace is not None:
+            self._trace.close()
+        self._release_context()
+
+    def _close_files(self) -> None:
+        if self._record is not None:
+            self._record.close()
+        if self._trace is not None:
+            self._trace.close()
+        self._release_context()
+
+    def _release_context(self) -> None:
+        if self._context_lock is not None:
+            self._context_lock.release()
+            self._context_lock = None
+
+    def _trace_failed(self, exc: TraceWriteError) -> Failed:
+        """A failed trace write ends the session: the trace stops, the reason is kept."""
+        if self._trace is not None:
+            self._trace.close()
+        reason = f"error: {exc} [E-RUN-007]"
+        self.report.log(reason)
+        self.report.warn("E-RUN-007", reason.removeprefix("error: "))
+        write_result(self.paths, reason)
+        return Failed(reason, "runtime_error")
+
+    def _warn_record(self, text: str) -> None:
+        self.report.warn_and_log("W-RECORD", text)

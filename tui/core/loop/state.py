@@ -1,0 +1,132 @@
+"""The loop's state, with no behaviour: where the session is, what a task has spent, and how a
+turn and a task end (a small union of frozen outcomes). A leaf: it imports nothing of the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+# How a task (and the session) ended: trace `task_end` / `session_end` exit_status (spec §2).
+ExitStatus: TypeAlias = Literal["ok", "failed", "canceled", "max_turns_reached",
+                                "spend_ceiling_reached", "reopen_budget_exhausted"]
+# Why a task attempt failed: trace `task_failed` cause (spec §2).
+FailureCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
+                                  "runtime_error", "input_timeout", "compaction_hook",
+                                  "reopen_budget_exhausted"]
+# What a driver call decided: trace `inference` decision.
+TurnDecision: TypeAlias = Literal["tool_call", "end_turn", "text", "error"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What was spent; `a + b` adds each counter."""
+
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_calls: int = 0
+    shell_calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.turns + other.turns, self.input_tokens + other.input_tokens,
+                     self.output_tokens + other.output_tokens,
+                     self.tool_calls + other.tool_calls, self.shell_calls + other.shell_calls)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class Position:
+    """Where the session is: the running task (the record scope) and its turn. Read by what
+    reports from another thread or a component (hook faults, a tool's streamed text)."""
+
+    task_id: str | None = None
+    turn: int = 0
+
+
+@dataclass
+class TaskState:
+    """One task while it runs: its id, when it started, what it has spent."""
+
+    task_id: str
+    started: float  # time.monotonic()
+    usage: Usage = field(default_factory=Usage)
+    reopens: int = 0
+
+    def spend(self, **counts: int) -> None:
+        self.usage = self.usage + Usage(**counts)
+
+
+# -- outcomes ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Finished:
+    """The model (or the script) finished: the task's result."""
+
+    result: str
+    exit_status: Literal["ok"] = "ok"
+    cause: None = None
+    turn: None = None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A task attempt failed (trace `task_failed`, with its cause)."""
+
+    result: str
+    cause: FailureCause
+    turn: int | None = None
+    exit_status: Literal["failed", "reopen_budget_exhausted"] = "failed"
+
+
+@dataclass(frozen=True)
+class Canceled:
+    """The human canceled."""
+
+    result: str = "error: canceled by the user"
+    exit_status: Literal["canceled"] = "canceled"
+    cause: None = None
+    turn: None = None
+
+
+@dataclass(frozen=True)
+class Limited:
+    """A limit ended the task: inference.max_turns or inference.max_session_tokens."""
+
+    exit_status: Literal["max_turns_reached", "spend_ceiling_reached"]
+    result: str
+    cause: None = None
+    turn: None = None
+
+
+TaskOutcome: TypeAlias = Finished | Failed | Canceled | Limited
+
+
+@dataclass(frozen=True)
+class Continue:
+    """A turn ended and the task goes on (tool results were appended)."""
+
+
+TurnOutcome: TypeAlias = TaskOutcome | Continue
+
+
+@dataclass(frozen=True)
+class Reopen:
+    """An on-task-end hook sent the task back with a reason."""
+
+    hook: str
+    reason: str
+
+
+class CanceledError(Exception):
+    """Raised inside a turn when the cancel token is set; the task ends `canceled`."""
+
+
+class InputTimedOut(Exception):
+    """A question to the human got no answer in time; the task fails `input_timeout`."""
+
+    def __init__(self, text: str, turn: int) -> None:
+        super().__init__(text)
+        self.turn = turn

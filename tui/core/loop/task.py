@@ -1,0 +1,190 @@
+"""One task (spec §5.1, §5.4): the context reloaded from the record when threaded, the task's
+first lines, attempts — turns, or a script capsule's run — with on-task-end's reopens between
+them, and the task's end."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui.core import events as ev
+from tui.core import ids
+from tui.core.asking import InputTimeout
+from tui.core.cancel import CancelToken
+from tui.core.chat import Message, chat_shape_problem, user_message
+from tui.core.loop.context import Context
+from tui.core.loop.dispatch import Dispatcher
+from tui.core.loop.ending import Ending
+from tui.core.loop.hook_points import HookPoints
+from tui.core.loop.host import Host
+from tui.core.loop.report import Report
+from tui.core.loop.state import (
+    Canceled,
+    CanceledError,
+    Failed,
+    Finished,
+    InputTimedOut,
+    Reopen,
+    TaskOutcome,
+    TaskState,
+)
+from tui.core.loop.turn import Turns
+from tui.core.manifest import Capsule
+from tui.core.record import RecordReader, RecordWriter
+from tui.core.trace import TraceWriteError
+from tui.core.wasm.guest import GuestFailure
+from tui.core.wasm.script import ScriptCapsule
+from tui.core.workdir import SessionPaths
+
+
+@dataclass
+class TaskParts:
+    capsule: Capsule
+    context_id: str
+    text: str
+    context: Context
+    report: Report
+    hooks: HookPoints
+    dispatch: Dispatcher
+    ending: Ending
+    cancel: CancelToken
+    paths: SessionPaths
+    reader: RecordReader
+    record_path: Path | None
+    record: RecordWriter | None
+    turns: Turns | None  # None: a script capsule runs instead
+    script: ScriptCapsule | None
+    host: Host
+    task_file_written: bool  # --task / --task-file wrote task.md already
+
+
+def run(parts: TaskParts) -> TaskOutcome:
+    task = TaskState(ids.task_id(), time.monotonic())
+    parts.ending.task_started(task)
+    context, report, hooks = parts.context, parts.report, parts.hooks
+    if parts.capsule.lifecycle.conversation == "threaded" and parts.record_path is not None:
+        history = reloadable(parts.reader.messages(parts.record_path), parts.record_path,
+                             report)
+        if parts.record is not None:
+            parts.record.mark_recorded([str(m["id"]) for m in history])
+        for message in history:
+            context.append(message, record=False)
+    text = parts.text
+    report.emit(ev.TaskStarted(task_id=task.task_id, context_id=parts.context_id, text=text,
+                               message_parts_bytes=len(text.encode())))
+    report.position.task_id = task.task_id
+    parts.dispatch.script_task = task
+    if parts.script is None:
+        context.append(user_message(text))
+    if hooks.bound("on-task-start"):
+        prior = context.count(len(context.ids) - 1) if len(context.ids) > 1 else 0
+        window = parts.capsule.context.max_tokens or 0
+        hooks.task_start(task.task_id, parts.context_id, len(text.encode()),
+                         int(window * parts.capsule.context.seed_budget), window, prior)
+    while True:
+        outcome = _attempt(parts, task)
+        if outcome.cause is not None:
+            report.emit(ev.TaskFailed(task_id=task.task_id, cause=outcome.cause,
+                                      reason=outcome.result.removeprefix("error: "),
+                                      turn=outcome.turn))
+        reopen = hooks.task_end(task.task_id, outcome.exit_status)
+        if reopen is None or parts.script is not None:
+            break
+        refused = _reopen(parts, task, reopen)
+        if refused is not None:
+            outcome = refused
+            break
+    report.position.task_id = None
+    parts.ending.task(task, outcome)
+    parts.ending.task_done(task)
+    return outcome
+
+
+def _attempt(parts: TaskParts, task: TaskState) -> TaskOutcome:
+    """One attempt at the task (a reopen makes another); never raises but for the trace."""
+    try:
+        if parts.turns is not None:
+            return parts.turns.run(task)
+        return _run_script(parts)
+    except CanceledError:
+        return Canceled()
+    except InputTimedOut as timed_out:
+        return Failed(f"error: input-timeout: {timed_out}", "input_timeout", timed_out.turn)
+    except TraceWriteError:
+        raise
+    except Exception as exc:  # a bug here must still leave complete files behind
+        parts.report.log("internal error:\n" + traceback.format_exc())
+        return Failed(f"error: internal error: {exc!r}", "runtime_error")
+
+
+def _reopen(parts: TaskParts, task: TaskState, reopen: Reopen) -> Failed | None:
+    """A hook sent the task back (on-task-end `reopen-task`): go on with the reason as a new
+    user message, within lifecycle.max_task_reopens and the task's max_turns."""
+    budget = parts.capsule.lifecycle.max_task_reopens
+    max_turns = parts.turns.inference.max_turns if parts.turns is not None else 0
+    remaining = max_turns - task.usage.turns
+    if task.reopens >= budget or remaining <= 0:
+        why = (f"lifecycle.max_task_reopens ({budget}) is used up" if task.reopens >= budget
+               else f"no turns are left of inference.max_turns ({max_turns})")
+        return Failed(f"error: a hook asked to reopen the task but {why}",
+                      "reopen_budget_exhausted", exit_status="reopen_budget_exhausted")
+    task.reopens += 1
+    parts.report.emit(ev.TaskReopened(task_id=task.task_id, hook_name=reopen.hook,
+                                      reason=reopen.reason, reopen_number=task.reopens,
+                                      turns_remaining=remaining))
+    parts.context.append(user_message(reopen.reason))
+    return None
+
+
+def _run_script(parts: TaskParts) -> TaskOutcome:
+    """A script capsule's `run` (its own loop, calling tools through the host)."""
+    script = parts.script
+    assert script is not None
+    accessible = parts.paths.accessible
+    if not parts.task_file_written and not (accessible / "task.md").exists():
+        (accessible / "task.md").write_text(parts.text, encoding="utf-8")
+    try:
+        script.run(parts.host, parts.cancel)
+    except GuestFailure as failure:
+        if parts.cancel.is_set():
+            raise CanceledError() from None
+        return Failed(f"error: {failure.reason}", "runtime_error")
+    except InputTimeout as exc:
+        raise InputTimedOut(str(exc), 0) from None
+    try:
+        text = (accessible / "out" / "result.txt").read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    return Finished(text)
+
+
+def reloadable(messages: list[Message], record_path: Path, report: Report) -> list[Message]:
+    """The record's messages a model can be sent again; any other is left out, and said so
+    once (a record line that is a message in Murmur's sense but not a chat message)."""
+    kept: list[Message] = []
+    left_out: list[str] = []
+    for number, message in enumerate(messages, start=1):
+        problem = chat_shape_problem(message)
+        if problem is None:
+            kept.append(_role_first(message))
+        else:
+            left_out.append(f"message {number}: {problem}")
+    if left_out:
+        report.warn_and_log("W-RECORD", f"{record_path}: {len(left_out)} of {len(messages)} "
+                            "messages are not chat messages and were left out of the context "
+                            f"({left_out[0]})")
+    return kept
+
+
+def _role_first(message: Message) -> Message:
+    """A reloaded message with `role` first (payload pieces are counted from `role`)."""
+    if next(iter(message)) == "role":
+        if "id" not in message:
+            message["id"] = ids.message_id()
+        return message
+    ordered: Message = {"role": message["role"]}
+    ordered.update((k, v) for k, v in message.items() if k != "role")
+    ordered.setdefault("id", ids.message_id())
+    return ordered
