@@ -19,7 +19,8 @@ from tui.core import events as ev
 from tui.core import secrets
 from tui.core.loop.session import LaunchOptions, Session, SessionResult
 from tui.core.manifest import load_capsule
-from tui.core.wasm.guest import Guest, GuestFailure, Sandbox
+from tui.core.wasm.errors import GuestFailure
+from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import Census, WasmRuntime, census
 
 MIB = 1 << 20

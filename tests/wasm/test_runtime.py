@@ -11,8 +11,8 @@ import pytest
 from tests.wasm.conftest import FIXTURES, fixture
 from tui.core.cancel import CancelToken
 from tui.core.wasm import calls, versions
-from tui.core.wasm.cache import ComponentLoadError
-from tui.core.wasm.guest import Guest, GuestFailure, Sandbox
+from tui.core.wasm.errors import ComponentLoadError, GuestFailure
+from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.values import plain, record
 

@@ -27,7 +27,8 @@ from tui.core.private import append_private
 from tui.core.secrets import redact
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices
-from tui.core.wasm.guest import Guest, GuestFailure, Sandbox
+from tui.core.wasm.errors import GuestFailure
+from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import WasmRuntime
 
 HANDLERS = ("on-stage", "on-session-start", "on-task-start", "on-inference", "on-tool-call",

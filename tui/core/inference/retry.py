@@ -10,7 +10,6 @@ the session. At most `max_attempts` attempts in all.
 
 from __future__ import annotations
 
-import email.utils
 import random
 import time
 from collections.abc import Callable
@@ -79,6 +78,8 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date: rare, and the module is slow to import
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -31,7 +31,8 @@ from tui.core.manifest import Capsule, Retry
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostTrap
 from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutStr
-from tui.core.wasm.guest import Guest, GuestFailure
+from tui.core.wasm.errors import GuestFailure
+from tui.core.wasm.guest import Guest
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.sandbox import sandbox
 from tui.core.wasm.values import field, record

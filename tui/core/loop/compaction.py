@@ -16,13 +16,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from wasmtime.component import Record
+from typing import TYPE_CHECKING, Any
 
 from tui.core import events as ev
 from tui.core.chat import Message, from_wit_message, tool_calls_of
-from tui.core.hooks import Fault
 from tui.core.loop.context import Context
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.report import Report
@@ -32,6 +29,11 @@ from tui.core.private import append_private
 from tui.core.record import to_wit
 from tui.core.secrets import redact
 from tui.core.wasm.values import record
+
+if TYPE_CHECKING:
+    from wasmtime.component import Record
+
+    from tui.core.hooks import Fault
 
 
 @dataclass(frozen=True)

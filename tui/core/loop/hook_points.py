@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-from wasmtime.component import Record
+from typing import TYPE_CHECKING, Any
 
 from tui.core import events as ev
 from tui.core.artifacts import resolve_wasm
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
-from tui.core.hooks import Fault, Hook, HookRunner, contract
 from tui.core.loop.report import Report
 from tui.core.loop.state import Reopen
 from tui.core.manifest import Capsule
@@ -22,13 +19,16 @@ from tui.core.private import append_private
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem
 from tui.core.shell import ShellResult
-from tui.core.wasm.cache import ComponentLoadError
-from tui.core.wasm.calls import HostServices
-from tui.core.wasm.runtime import WasmRuntime
-from tui.core.wasm.sandbox import sandbox
+from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.wasm.values import record
-from tui.core.wasm.versions import IncompatibleComponent
 from tui.core.workdir import SessionPaths
+
+if TYPE_CHECKING:  # the hook runner (and wasmtime) load only for a capsule with hooks
+    from wasmtime.component import Record
+
+    from tui.core.hooks import Fault, Hook, HookRunner
+    from tui.core.wasm.calls import HostServices
+    from tui.core.wasm.runtime import WasmRuntime
 
 
 def hooks_of(capsule: Capsule, home: Path, paths: SessionPaths,
@@ -38,6 +38,9 @@ def hooks_of(capsule: Capsule, home: Path, paths: SessionPaths,
     for entry in capsule.artifacts:
         if entry.runtime != "hook":
             continue
+        from tui.core.hooks import Hook, contract
+        from tui.core.wasm.sandbox import sandbox
+
         resolved = resolve_wasm(capsule, entry, home)
         binding, mode, policy = contract(resolved)
         hooks.append(Hook(
@@ -58,6 +61,8 @@ class HookPoints:
         self.runner: HookRunner | None = None
         self._encoded: dict[str, str] = {}  # message id -> its payload JSON
         if hooks:
+            from tui.core.hooks import HookRunner
+
             assert runtime is not None
             try:
                 self.runner = HookRunner(runtime, hooks, host, paths.logs, self._fault)
@@ -85,6 +90,8 @@ class HookPoints:
             for manifest in output.payload or []:
                 name = str(getattr(manifest, "binary-name"))
                 if segment_problem(name):
+                    from tui.core.hooks import Fault
+
                     self._fault(Fault(hook.name, "on-stage", None,
                                       f"write-manifests: {name!r} is not a tool name", True))
                     continue

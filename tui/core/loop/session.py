@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui.core import events as ev
 from tui.core import ids, paths, tokens
@@ -41,11 +42,12 @@ from tui.core.private import private_home
 from tui.core.record import RecordReader, RecordWriter, record_path
 from tui.core.segments import check_segment
 from tui.core.trace import TraceWriteError, TraceWriter
-from tui.core.wasm.cache import ComponentLoadError
-from tui.core.wasm.runtime import WasmRuntime
-from tui.core.wasm.script import ScriptCapsule
-from tui.core.wasm.versions import IncompatibleComponent
+from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths, session_paths, write_manifest_copy, write_result
+
+if TYPE_CHECKING:
+    from tui.core.wasm.runtime import WasmRuntime
+    from tui.core.wasm.script import ScriptCapsule
 
 
 @dataclass(frozen=True)
@@ -122,8 +124,11 @@ class Session:
                          capsule.lifecycle.input_timeout_secs, self.inference.model,
                          self.reader, self.record_path)
         self._home_warning = private_home(self.home)  # the input was good: files may start
-        self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress) \
-            if setup.needs_wasm(capsule) else None
+        self.runtime: WasmRuntime | None = None
+        if setup.needs_wasm(capsule):  # wasmtime is loaded only for a session that hosts one
+            from tui.core.wasm.runtime import WasmRuntime
+
+            self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
         self.ending = Ending(self.report, self.paths,
                              capsule.lifecycle.conversation == "threaded", self.script is not None)
@@ -147,6 +152,8 @@ class Session:
         self.script: ScriptCapsule | None = None
         try:
             if script is not None:
+                from tui.core.wasm.script import ScriptCapsule
+
                 assert self.runtime is not None
                 self.script = ScriptCapsule(self.runtime, script, capsule, self.paths.accessible,
                                             self.paths.logs, component_env)

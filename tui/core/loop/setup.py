@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core.artifacts import resolve_skill, resolve_wasm
 from tui.core.attachments import AttachmentStore
@@ -18,11 +18,12 @@ from tui.core.inference.scripted import ScriptedDriver
 from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.shell import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
-from tui.core.wasm.cache import ComponentLoadError
-from tui.core.wasm.calls import HostServices
-from tui.core.wasm.runtime import WasmRuntime
-from tui.core.wasm.versions import IncompatibleComponent
+from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths
+
+if TYPE_CHECKING:
+    from tui.core.wasm.calls import HostServices
+    from tui.core.wasm.runtime import WasmRuntime
 
 TRUST_NOTICE = ("Trust: the task comes from the operator who launched this capsule; follow it "
                 "within the capabilities the manifest grants.")

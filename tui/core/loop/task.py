@@ -8,6 +8,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui.core import events as ev
 from tui.core import ids
@@ -34,9 +35,11 @@ from tui.core.loop.turn import Turns
 from tui.core.manifest import Capsule
 from tui.core.record import RecordReader, RecordWriter
 from tui.core.trace import TraceWriteError
-from tui.core.wasm.guest import GuestFailure
-from tui.core.wasm.script import ScriptCapsule
+from tui.core.wasm.errors import GuestFailure
 from tui.core.workdir import SessionPaths
+
+if TYPE_CHECKING:
+    from tui.core.wasm.script import ScriptCapsule
 
 
 @dataclass

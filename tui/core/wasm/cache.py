@@ -23,12 +23,10 @@ from pathlib import Path
 import wasmtime
 from wasmtime.component import Component
 
+from tui.core.wasm.errors import ComponentLoadError
+
 WASMTIME_VERSION = importlib.metadata.version("wasmtime")
 LARGE_COMPONENT_BYTES = 1_000_000  # compiling more than this can take seconds: say so
-
-
-class ComponentLoadError(Exception):
-    """The file is not a component wasmtime can compile; the message names it."""
 
 
 @dataclass(frozen=True)

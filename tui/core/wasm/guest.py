@@ -31,6 +31,7 @@ from wasmtime.component import Func, Instance
 from tui.core.secrets import ByteStreamRedactor
 from tui.core.wasm import calls, conversion
 from tui.core.wasm.cache import LoadedComponent
+from tui.core.wasm.errors import GuestFailure
 from tui.core.wasm.runtime import WasmRuntime
 
 _MEMORY_MARKERS = ("MemoryError", "memory allocation of", "out of memory", "Out of memory")
@@ -50,15 +51,6 @@ class Sandbox:
     read_only: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
     http: bool = False
-
-
-class GuestFailure(Exception):
-    """The component trapped, ran out of time or memory, or could not start."""
-
-    def __init__(self, kind: str, reason: str) -> None:
-        super().__init__(reason)
-        self.kind = kind  # deadline | memory | limit | trap | start | canceled
-        self.reason = reason
 
 
 class _Log:

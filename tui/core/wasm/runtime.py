@@ -22,7 +22,8 @@ import wasmtime
 from wasmtime.component import Linker
 
 from tui.core.wasm import conversion
-from tui.core.wasm.cache import CompileCache, ComponentLoadError, LoadedComponent
+from tui.core.wasm.cache import CompileCache, LoadedComponent
+from tui.core.wasm.errors import ComponentLoadError
 from tui.core.wasm.imports import define_murmur_imports
 
 TICK_SECONDS = 0.01

@@ -30,7 +30,8 @@ from tui.core.tools import ToolCall, ToolOutcome, ToolSpec, refusal
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices, HostTrap
 from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutList, CutStr
-from tui.core.wasm.guest import Guest, GuestFailure, Sandbox
+from tui.core.wasm.errors import GuestFailure
+from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.sandbox import sandbox
 from tui.core.wasm.values import field, record

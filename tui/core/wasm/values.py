@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wasmtime.component import Record, Variant
+if TYPE_CHECKING:  # wasmtime is imported when a value is built: a session without
+    from wasmtime.component import Record  # components never loads it
 
 
 def record(**fields: Any) -> Record:
     """A Record from snake_case keywords (`log_path=` becomes the WIT field `log-path`)."""
+    from wasmtime.component import Record
+
     value = Record()
     for name, field_value in fields.items():
         setattr(value, name.replace("_", "-"), field_value)
@@ -22,6 +25,8 @@ def field(value: Any, name: str, default: Any = None) -> Any:
 
 def plain(value: Any) -> Any:
     """Lifted values as plain Python: dicts with snake_case keys, {tag, payload} variants."""
+    from wasmtime.component import Record, Variant
+
     if isinstance(value, Record):
         return {key.replace("-", "_"): plain(item) for key, item in vars(value).items()}
     if isinstance(value, Variant):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tui.core.wasm.errors import IncompatibleComponent
 from tui.core.wasm.imports import PROVIDED
 
 ROLE_EXPORTS: dict[str, tuple[str, ...]] = {
@@ -20,10 +21,6 @@ ROLE_EXPORTS: dict[str, tuple[str, ...]] = {
 TYPES_ONLY = frozenset({"murmur:tool/run@0.1.0", "murmur:tool/run@0.2.0"})
 REBUILD = ("rebuild it against the WIT that murmur-tui ships (the wit/ folder; "
            "docs/wit.md shows how)")
-
-
-class IncompatibleComponent(Exception):
-    """The component cannot be run in this role; the message says why and what to do."""
 
 
 def _package(name: str) -> str:
