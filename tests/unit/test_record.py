@@ -13,12 +13,8 @@ import pytest
 
 from tui.core import ids
 from tui.core.chat import tool_message, user_message
-from tui.core.record import (
-    ConversationReadError,
-    RecordReader,
-    RecordWriter,
-    record_path,
-)
+from tui.core.record.reader import ConversationReadError, RecordReader
+from tui.core.record.writer import RecordWriter, record_path
 
 
 def writer_for(home: Path, record: str = "rec", context: str = "ctx_1"

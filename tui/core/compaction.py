@@ -23,7 +23,7 @@ from tui.core import events as ev
 from tui.core.chat import Message, from_wit_message, tool_calls_of
 from tui.core.hooks import Fault
 from tui.core.private import append_private
-from tui.core.record import to_wit
+from tui.core.record.reader import to_wit
 from tui.core.secrets import redact
 from tui.core.wasm.values import record
 

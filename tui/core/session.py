@@ -23,7 +23,6 @@ from typing import Any
 from tui.core import compaction, continuation, ids, paths, tokens
 from tui.core import events as ev
 from tui.core.asking import InputResponder, InputTimeout, NoAnswer
-from tui.core.attachments import AttachmentStore
 from tui.core.cancel import CancelToken
 from tui.core.chat import (
     Message,
@@ -41,7 +40,9 @@ from tui.core.inference.response import MalformedResponse, ModelResponse, parse_
 from tui.core.inference.retry import RetryNotice
 from tui.core.manifest import Capsule, Inference
 from tui.core.private import append_private, private_home
-from tui.core.record import RecordReader, RecordWriter, record_path
+from tui.core.record.attachments import AttachmentStore
+from tui.core.record.reader import RecordReader
+from tui.core.record.writer import RecordWriter, record_path
 from tui.core.secrets import StreamRedactor, redact
 from tui.core.segments import check_segment
 from tui.core.session_hooks import SessionHooks

@@ -13,7 +13,7 @@ from tui.core.asking import InputRequest, InputTimeout
 from tui.core.chat import compact_json, from_wit_message
 from tui.core.inference.driver import NullStream
 from tui.core.inference.response import parse_response
-from tui.core.record import EMPTY_PAGE, MessagePage
+from tui.core.record.reader import EMPTY_PAGE, MessagePage
 from tui.core.secrets import StreamRedactor, redact
 
 if TYPE_CHECKING:

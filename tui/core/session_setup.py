@@ -8,12 +8,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tui.core.artifacts import resolve_skill, resolve_wasm
-from tui.core.attachments import AttachmentStore
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, StreamSink
 from tui.core.inference.scripted import ScriptedDriver
 from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule
+from tui.core.record.attachments import AttachmentStore
 from tui.core.shell import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
 from tui.core.wasm.cache import ComponentLoadError
