@@ -26,7 +26,7 @@ from tui.core.record.reader import (
     decode_cursor,
     parse_record_bytes,
 )
-from tui.core.trace import TraceFormatError, read_trace
+from tui.core.trace.reader import TraceFormatError, read_trace
 
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # what no terminal may receive
 

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tui.core.manifest import load_capsule
 from tui.core.session import LaunchOptions, Session
-from tui.core.trace import TraceFormatError, read_trace
+from tui.core.trace.reader import TraceFormatError, read_trace
 
 ENVELOPE = ["event_type", "event_id", "parent_id", "session_id", "timestamp"]
 

@@ -57,7 +57,7 @@ from tui.core.session_setup import (
     write_tool_manifests,
 )
 from tui.core.tools import ToolCall, ToolOutcome, ToolTable, refusal
-from tui.core.trace import TraceWriteError, TraceWriter
+from tui.core.trace.writer import TraceWriteError, TraceWriter
 from tui.core.wasm.cache import ComponentLoadError
 from tui.core.wasm.guest import GuestFailure
 from tui.core.wasm.runtime import WasmRuntime
