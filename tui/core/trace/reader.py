@@ -6,7 +6,7 @@ line cut short by a writer that died is skipped (and counted).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +22,13 @@ class TraceFormatError(MurmurTuiError):
 
 @dataclass
 class TraceLines:
-    """A trace's lines as dicts (iterating gives them), and the number of its last line when
-    that was cut short (a writer that died mid-line) and so skipped."""
+    """A trace's lines as dicts (iterating gives them), the file's line number of each
+    (`numbers`: blank lines are not events), and the number of its last line when that was
+    cut short (a writer that died mid-line) and so skipped."""
 
     events: list[dict[str, Any]]
     cut_line: int | None = None
+    numbers: list[int] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.events)
@@ -46,6 +48,7 @@ def read_trace(path: Path) -> TraceLines:
     writer that died, skipped and counted (`cut_line`). (Murmur's `mur trace` refuses that
     line too; the trace of a killed session is still worth reading.)"""
     events: list[dict[str, Any]] = []
+    numbers: list[int] = []
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             terminated = raw.endswith(b"\n")
@@ -56,10 +59,11 @@ def read_trace(path: Path) -> TraceLines:
                 value = loads_line(line)
             except NotJson as exc:
                 if not terminated and line.lstrip().startswith(b"{"):
-                    return TraceLines(events, cut_line=number)  # an object begun, never ended
+                    return TraceLines(events, number, numbers)  # an object begun, never ended
                 raise TraceFormatError(f"not JSON ({exc})", where=Where(path, number)
                                        ) from None
             if not isinstance(value, dict):
                 raise TraceFormatError("not a JSON object", where=Where(path, number))
             events.append(value)
-    return TraceLines(events)
+            numbers.append(number)
+    return TraceLines(events, None, numbers)
