@@ -45,7 +45,7 @@ def write_capsule(root: Path) -> None:
 
 def time_subprocesses_alone(workdir: Path) -> float:
     """The same command, environment and pipes as the shell tool uses, without the session."""
-    from tui.core.shell import ShellTool
+    from tui.core.shell.tool import ShellTool
 
     env = ShellTool(("bash",), workdir, workdir / "logs").environment
     started = time.perf_counter()

@@ -21,7 +21,8 @@ from tests.conftest import REPO, CapsuleFactory, text_response
 from tui.core import secrets
 from tui.core.cancel import CancelToken
 from tui.core.manifest import Artifact, load_capsule
-from tui.core.shell import CAP_BYTES, NEUTRALISED, ShellRefused, ShellTool, fence
+from tui.core.shell.output import CAP_BYTES
+from tui.core.shell.tool import NEUTRALISED, ShellRefused, ShellTool, fence
 from tui.core.wasm.sandbox import environment as component_environment
 
 
@@ -101,7 +102,7 @@ def test_a_credential_shaped_variable_never_reaches_a_command(
 PROTECTED = textwrap.dedent("""\
     import json, os, subprocess, sys
     from pathlib import Path
-    from tui.core.shell import ShellTool
+    from tui.core.shell.tool import ShellTool
 
     work = Path(sys.argv[1])
     tool = ShellTool(("bash",), work, work / "logs")

@@ -14,7 +14,7 @@ from tui.core.inference.driver import Driver, StreamSink
 from tui.core.inference.scripted import ScriptedDriver
 from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule
 from tui.core.record.attachments import AttachmentStore
-from tui.core.shell import ShellTool, synthetic_manifest
+from tui.core.shell.tool import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
 from tui.core.wasm.cache import ComponentLoadError
 from tui.core.wasm.calls import HostServices
