@@ -11,10 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tui.core.errors import MurmurTuiError
 from tui.core.manifest import load_capsule
 from tui.core.session import LaunchOptions, Session
 from tui.core.trace.analyse import Failure, summarise
 from tui.core.trace.reader import TraceFormatError, read_trace
+from tui.core.trace.writer import TraceWriteError, TraceWriter
 
 ENVELOPE = ["event_type", "event_id", "parent_id", "session_id", "timestamp"]
 
@@ -146,6 +148,16 @@ def test_only_an_unfinished_object_at_the_very_end_is_a_cut(tmp_path: Path) -> N
         read_trace(path)
     path.write_bytes(b'{"event_type":"a"}\n{"event_type":"caf\xc3')  # cut mid-character
     assert read_trace(path).cut_line == 2
+
+
+def test_a_trace_that_cannot_be_opened_ends_with_its_file_named(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    path.mkdir()  # a folder where the file belongs
+    with pytest.raises(TraceWriteError) as info:
+        TraceWriter(path)
+    assert isinstance(info.value, MurmurTuiError) and info.value.code == "E-RUN-007"
+    assert str(info.value).startswith(f"cannot open trace {path}: ")
+    assert info.value.where is not None and info.value.where.file == path
 
 
 # -- analyse: one trace summed up ---------------------------------------------------------------
