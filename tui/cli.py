@@ -240,7 +240,7 @@ def _interrupt_handler(cancel: threading.Event, finish_now: Callable[[], None]
     def handler(signum: int, frame: FrameType | None) -> None:
         if cancel.is_set():
             finish_now()
-            from tui.core.shell import kill_running
+            from tui.core.shell.process import kill_running
 
             kill_running()  # os._exit runs no atexit hook
             sys.stdout.flush()

@@ -15,7 +15,7 @@ from tui.app.browser.conversation import ConversationScreen
 from tui.app.browser.conversations import ConversationsScreen
 from tui.app.browser.search import SearchScreen
 from tui.core.chat import assistant_message, tool_message, user_message
-from tui.core.record import RecordWriter
+from tui.core.record.writer import RecordWriter
 
 
 def strict_json(line: str) -> Any:

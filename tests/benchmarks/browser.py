@@ -74,8 +74,8 @@ def timed(fn: Any, repeat: int = REPEAT) -> tuple[float, Any]:
 
 
 def first_page(path: Path) -> dict[str, Any]:
-    from tui.core.backward import BackwardReader
-    from tui.core.record import RecordReader
+    from tui.core.record.backward import BackwardReader
+    from tui.core.record.reader import RecordReader
 
     backward_s, backward = timed(lambda: BackwardReader(path).page(PAGE))
     spec_s, spec = timed(lambda: RecordReader(cache=False).read_page(path, None, PAGE), 2)
@@ -141,7 +141,7 @@ def paint_in_fresh_process(home: Path) -> float:
 
 def everything_first(home: Path) -> float:
     """The other way: scan and read every preview, then the list could paint."""
-    from tui.core.conversations import read_preview, scan
+    from tui.core.record.catalog import read_preview, scan
 
     start = time.perf_counter()
     for conversation in scan(home):

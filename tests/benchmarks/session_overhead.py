@@ -45,7 +45,7 @@ def write_capsule(root: Path) -> None:
 
 def time_subprocesses_alone(workdir: Path) -> float:
     """The same command, environment and pipes as the shell tool uses, without the session."""
-    from tui.core.shell import ShellTool
+    from tui.core.shell.tool import ShellTool
 
     env = ShellTool(("bash",), workdir, workdir / "logs").environment
     started = time.perf_counter()
@@ -69,7 +69,8 @@ def time_session(root: Path) -> tuple[float, str]:
 
 def reader_pages(home: Path) -> dict[str, float]:
     from tui.core.chat import assistant_message, tool_message, user_message
-    from tui.core.record import RecordReader, RecordWriter, record_path
+    from tui.core.record.reader import RecordReader
+    from tui.core.record.writer import RecordWriter, record_path
 
     path = record_path(home, "bench", "ctx_reader")
     assert path is not None

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.core.backward import BackwardReader, count_messages, read_forward
-from tui.core.record import RecordReader
+from tui.core.record.backward import BackwardReader, count_messages, read_forward
+from tui.core.record.reader import RecordReader
 
 
 def spec_walk(path: Path, limit: int) -> tuple[list[list[str]], int]:

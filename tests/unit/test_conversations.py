@@ -8,15 +8,9 @@ import os
 from pathlib import Path
 
 from tui.core.chat import assistant_message, tool_message, user_message
-from tui.core.conversations import (
-    export_jsonl,
-    export_markdown,
-    read_preview,
-    scan,
-    search_all,
-    search_file,
-)
-from tui.core.record import RecordWriter, record_path
+from tui.core.record.catalog import read_preview, scan, search_all, search_file
+from tui.core.record.export import export_jsonl, export_markdown
+from tui.core.record.writer import RecordWriter, record_path
 
 
 def make(home: Path, record: str, context: str, messages: list[dict[str, object]],

@@ -13,12 +13,9 @@ import pytest
 
 from tui.core import ids
 from tui.core.chat import tool_message, user_message
-from tui.core.record import (
-    ConversationReadError,
-    RecordReader,
-    RecordWriter,
-    record_path,
-)
+from tui.core.errors import MurmurTuiError
+from tui.core.record.reader import ConversationReadError, RecordReader
+from tui.core.record.writer import RecordWriter, record_path
 
 
 def writer_for(home: Path, record: str = "rec", context: str = "ctx_1"
@@ -200,6 +197,18 @@ def test_unreadable_record_is_unavailable(murmur_home: Path) -> None:
     with pytest.raises(ConversationReadError) as info:
         RecordReader().read_page(path, None, 5)
     assert info.value.code.startswith("unavailable: ")
+
+
+def test_an_unreadable_record_names_its_file_and_keeps_the_hook_string(murmur_home: Path
+                                                                       ) -> None:
+    path = fill(murmur_home, 1)
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(MurmurTuiError) as info:
+        RecordReader().read_page(path, None, 5)
+    assert isinstance(info.value, ConversationReadError)
+    assert info.value.where is not None and info.value.where.file == path
+    assert str(info.value) == info.value.code  # what the hook receives, nothing added
 
 
 def test_malformed_lines_are_skipped_counted_out_and_reported_once(murmur_home: Path) -> None:

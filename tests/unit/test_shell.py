@@ -20,8 +20,10 @@ import pytest
 from tests.conftest import REPO, CapsuleFactory, text_response
 from tui.core import secrets
 from tui.core.cancel import CancelToken
+from tui.core.errors import MurmurTuiError
 from tui.core.manifest import Artifact, load_capsule
-from tui.core.shell import CAP_BYTES, NEUTRALISED, ShellRefused, ShellTool, fence
+from tui.core.shell.output import CAP_BYTES
+from tui.core.shell.tool import NEUTRALISED, ShellRefused, ShellTool, fence
 from tui.core.wasm.sandbox import environment as component_environment
 
 
@@ -47,6 +49,13 @@ def test_result_text_has_murmur_format(shell: ShellTool) -> None:
 def test_binary_not_in_allowlist_is_refused(shell: ShellTool) -> None:
     with pytest.raises(ShellRefused, match=r"'python3' is not in capabilities\.shell\.allow"):
         run(shell, "python3", "-c 1")
+
+
+def test_a_refusal_is_a_murmur_tui_error_whose_text_is_unchanged(shell: ShellTool) -> None:
+    with pytest.raises(MurmurTuiError) as info:
+        run(shell, "python3", "-c 1")
+    assert isinstance(info.value, ShellRefused) and info.value.code == "E-SHELL"
+    assert str(info.value) == "'python3' is not in capabilities.shell.allow"
 
 
 @pytest.mark.parametrize("data", [None, "", "not json", '{"command": "  "}', '{"cmd": "ls"}',
@@ -101,7 +110,7 @@ def test_a_credential_shaped_variable_never_reaches_a_command(
 PROTECTED = textwrap.dedent("""\
     import json, os, subprocess, sys
     from pathlib import Path
-    from tui.core.shell import ShellTool
+    from tui.core.shell.tool import ShellTool
 
     work = Path(sys.argv[1])
     tool = ShellTool(("bash",), work, work / "logs")

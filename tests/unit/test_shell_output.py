@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tui.core import secrets
-from tui.core.shell import CAP_BYTES, LOG_CAP_BYTES, ShellTool
+from tui.core.shell.output import CAP_BYTES, LOG_CAP_BYTES
+from tui.core.shell.tool import ShellTool
 
 MIB = 1024 * 1024
 
@@ -34,7 +35,7 @@ def call(tool: ShellTool, command: str):  # type: ignore[no-untyped-def]
 FLOODS = textwrap.dedent("""\
     import json, resource, sys
     from pathlib import Path
-    from tui.core.shell import ShellTool
+    from tui.core.shell.tool import ShellTool
 
     def peak():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -23,7 +23,8 @@ from tests.unit.processes import (
     wait_until,
 )
 from tui.core.cancel import CancelToken
-from tui.core.shell import ShellTool, running_groups
+from tui.core.shell.process import running_groups
+from tui.core.shell.tool import ShellTool
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 
@@ -123,7 +124,8 @@ def test_a_command_killed_by_its_deadline_is_a_failed_tool_call_in_the_record(
 SUPERVISOR = textwrap.dedent("""\
     import json, os, signal, sys, threading, time
     from pathlib import Path
-    from tui.core.shell import ShellTool, watchdog_pid
+    from tui.core.shell.process import watchdog_pid
+    from tui.core.shell.tool import ShellTool
 
     workdir, binary, command, how = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     tool = ShellTool(("bash", "sleep"), workdir, workdir / "logs")

@@ -12,7 +12,7 @@ from tests.wasm.conftest import WasmCapsule, answer, call
 from tests.wasm.test_wasm_session import hook_entry, run, tool_entry
 from tui.core import events as ev
 from tui.core.loop.compaction import rebuild, unpaired
-from tui.core.record import to_wit
+from tui.core.record.reader import to_wit
 
 # a window of 400 tokens at a threshold of 0.5 makes every turn of these sessions due for
 # compaction; the hook asks the session's driver for each summary (the next scripted response)

@@ -417,7 +417,7 @@ def test_a_hook_runs_inference_through_the_sessions_driver(wasm_capsule: WasmCap
 
 
 def test_hook_inference_lines_carry_their_origin_in_the_trace(tmp_path: Path) -> None:
-    from tui.core.trace import TraceWriter
+    from tui.core.trace.writer import TraceWriter
 
     writer = TraceWriter(tmp_path / "trace.jsonl")
     stream = EventStream("ses_x", primary=writer)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tui.core.cancel import CancelToken
-from tui.core.shell import (
+from tui.core.shell.tool import (
     INPUT_SCHEMA,
     ShellRefused,
     ShellResult,

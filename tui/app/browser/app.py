@@ -11,7 +11,7 @@ from textual.binding import Binding
 from tui.app.browser.conversation import ConversationScreen
 from tui.app.browser.conversations import ConversationsScreen
 from tui.app.themes import DEFAULT_THEME, load_all
-from tui.core.conversations import scan
+from tui.core.record.catalog import scan
 
 
 class BrowserApp(App[int]):

@@ -15,9 +15,9 @@ from textual.widgets import Footer, Static
 from tui.app.browser.export import ExportScreen
 from tui.app.browser.message_view import MessageView
 from tui.app.browser.search import SearchScreen
-from tui.core.backward import Located, count_messages
-from tui.core.conversations import Conversation, Hit
 from tui.core.printable import printable
+from tui.core.record.backward import Located, count_messages
+from tui.core.record.catalog import Conversation, Hit
 
 POLL_SECONDS = 0.5
 

@@ -16,9 +16,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from tui.app.widgets.row_list import Row, RowList
-from tui.core.backward import count_messages
-from tui.core.conversations import Conversation, read_preview, scan
-from tui.core.record import conversations_root
+from tui.core.record.backward import count_messages
+from tui.core.record.catalog import Conversation, read_preview, scan
+from tui.core.record.writer import conversations_root
 
 MAX_ROWS = 1_000_000  # no cap a user would meet; rows are plain tuples
 FIRST_SCREENFUL = 60  # rows whose previews are read before the list first paints

@@ -10,8 +10,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from tui.core.conversations import Conversation, export_jsonl, export_markdown
 from tui.core.printable import printable
+from tui.core.record.catalog import Conversation
+from tui.core.record.export import export_jsonl, export_markdown
 
 
 def export(conversation: Conversation, target: Path) -> int:

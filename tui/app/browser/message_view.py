@@ -10,8 +10,8 @@ from textual.geometry import Size
 
 from tui.app.browser.message_render import DIM, render_message
 from tui.app.widgets.lines_view import LinesView
-from tui.core.backward import BackwardReader, Located, read_forward
-from tui.core.conversations import Conversation, as_text
+from tui.core.record.backward import BackwardReader, Located, read_forward
+from tui.core.record.catalog import Conversation, as_text
 
 PAGE = 50
 

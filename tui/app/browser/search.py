@@ -14,8 +14,8 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from tui.app.widgets.row_list import RowList
-from tui.core.conversations import Conversation, Hit, scan, search_all
 from tui.core.printable import printable
+from tui.core.record.catalog import Conversation, Hit, scan, search_all
 
 MAX_HITS = 5000
 

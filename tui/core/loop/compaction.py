@@ -26,7 +26,7 @@ from tui.core.loop.report import Report
 from tui.core.loop.state import Failed
 from tui.core.manifest import Compaction
 from tui.core.private import append_private
-from tui.core.record import to_wit
+from tui.core.record.reader import to_wit
 from tui.core.secrets import redact
 from tui.core.wasm.values import record
 

@@ -11,7 +11,7 @@ import time
 from tui.core import events as ev
 from tui.core.loop.report import Report
 from tui.core.loop.state import ExitStatus, TaskOutcome, TaskState, Usage
-from tui.core.trace import TraceWriteError
+from tui.core.trace.writer import TraceWriteError
 from tui.core.workdir import SessionPaths, write_result
 
 

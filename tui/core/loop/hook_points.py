@@ -18,7 +18,7 @@ from tui.core.manifest import Capsule
 from tui.core.private import append_private
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem
-from tui.core.shell import ShellResult
+from tui.core.shell.tool import ShellResult
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.wasm.values import record
 from tui.core.workdir import SessionPaths

@@ -18,7 +18,7 @@ from tui.core.chat import compact_json, from_wit_message
 from tui.core.inference.driver import Driver, NullStream
 from tui.core.inference.response import parse_response
 from tui.core.loop.report import Report
-from tui.core.record import EMPTY_PAGE, MessagePage, RecordReader
+from tui.core.record.reader import EMPTY_PAGE, MessagePage, RecordReader
 from tui.core.secrets import redact
 
 HOOK_MAX_TOKENS = 8192

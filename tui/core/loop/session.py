@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from tui.core import events as ev
 from tui.core import ids, paths, tokens
 from tui.core.asking import InputResponder, NoAnswer
-from tui.core.attachments import AttachmentStore
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.context_lock import ContextInUse, ContextLock, lock_path
@@ -39,9 +38,11 @@ from tui.core.loop.state import Canceled, ExitStatus, Failed, TaskOutcome
 from tui.core.loop.turn import Turns
 from tui.core.manifest import Capsule, Inference
 from tui.core.private import private_home
-from tui.core.record import RecordReader, RecordWriter, record_path
+from tui.core.record.attachments import AttachmentStore
+from tui.core.record.reader import RecordReader
+from tui.core.record.writer import RecordWriter, record_path
 from tui.core.segments import check_segment
-from tui.core.trace import TraceWriteError, TraceWriter
+from tui.core.trace.writer import TraceWriteError, TraceWriter
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths, session_paths, write_manifest_copy, write_result
 

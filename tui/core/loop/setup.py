@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui.core.artifacts import resolve_skill, resolve_wasm
-from tui.core.attachments import AttachmentStore
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
 from tui.core.inference.scripted import ScriptedDriver
 from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule, Inference
-from tui.core.shell import ShellTool, synthetic_manifest
+from tui.core.record.attachments import AttachmentStore
+from tui.core.shell.tool import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths

@@ -33,8 +33,9 @@ from tui.core.loop.state import (
 )
 from tui.core.loop.turn import Turns
 from tui.core.manifest import Capsule
-from tui.core.record import RecordReader, RecordWriter
-from tui.core.trace import TraceWriteError
+from tui.core.record.reader import RecordReader
+from tui.core.record.writer import RecordWriter
+from tui.core.trace.writer import TraceWriteError
 from tui.core.wasm.errors import GuestFailure
 from tui.core.workdir import SessionPaths
 

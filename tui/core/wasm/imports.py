@@ -11,7 +11,7 @@ from typing import Any
 
 from wasmtime.component import Linker, Record
 
-from tui.core.record import ConversationReadError, MessagePage
+from tui.core.record.reader import ConversationReadError, MessagePage
 from tui.core.wasm.calls import HostTrap, current, host_function
 from tui.core.wasm.values import record
 

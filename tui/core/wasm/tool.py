@@ -20,12 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tui.core import attachments, beneath
+from tui.core import beneath
 from tui.core.artifacts import ResolvedArtifact
 from tui.core.asking import InputTimeout, NoAnswer
 from tui.core.cancel import CancelToken
 from tui.core.inference.driver import StreamSink
 from tui.core.manifest import Capsule
+from tui.core.record import attachments
 from tui.core.tools import ToolCall, ToolOutcome, ToolSpec, refusal
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices, HostTrap

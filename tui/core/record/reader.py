@@ -1,133 +1,24 @@
-"""The durable conversation record: the writer and Murmur's newest-first reader (spec §3).
-
-`$MURMUR_HOME/conversations/<record>/<context-id>/conversation.jsonl` holds one message per
-line, append-only. The writer creates the directory chain (mode 0700) on its first append only
-and never writes an id twice; every line passes through the one redaction (`secrets.py`). Each
-line goes out in a single `write` to an `O_APPEND` file, so a crash mid-append leaves at most
-one partial last line — which every reader skips, and which the next writer closes off with a
-newline before appending.
+"""Murmur's newest-first reader of a conversation record (spec §3.3): the whole file parsed
+(cached per path and length), pages served by `mc_<n>` cursors, messages handed to a hook as
+`murmur:conversation/read` gives them. A line that is not a message (not a JSON object with a
+string `role`, or a partial last line a crash left) is skipped and reported once.
 """
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui.core.chat import Message, compact_json, wit_content
-from tui.core.private import make_private_dirs
-from tui.core.secrets import redact
-from tui.core.segments import segment_problem
+from tui.core.chat import Message, wit_content
+from tui.core.errors import MurmurTuiError, Where
 from tui.core.strict_json import NotJson, loads_line
 
-RECORD_FILE = "conversation.jsonl"
 CURSOR_PREFIX = "mc_"
 MAX_LIMIT = 100
 U32_MAX = 2**32 - 1
 
 
-def conversations_root(home: Path) -> Path:
-    return home / "conversations"
-
-
-def record_path(home: Path, record: str, context_id: str) -> Path | None:
-    """The record file, or None when either name is not a single path segment."""
-    if segment_problem(record) or segment_problem(context_id):
-        return None
-    return conversations_root(home) / record / context_id / RECORD_FILE
-
-
-# -- writer -----------------------------------------------------------------------------------
-class RecordWriter:
-    """Appends messages to one record file; the runtime is the only writer.
-
-    A failed write is reported once through `on_error` and the session goes on; the message
-    stays pending and is written (in order) by the next successful append, so no hole is left.
-    """
-
-    def __init__(self, home: Path, path: Path, on_error: Callable[[str], None]) -> None:
-        self.home = home
-        self.path = path
-        self._on_error = on_error
-        self._fd: int | None = None
-        self._recorded: set[str] = set()
-        self._pending: list[Message] = []
-        self._reported = False
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def mark_recorded(self, message_ids: list[str]) -> None:
-        """Ids already on disk (a threaded reload): never written again."""
-        self._recorded.update(message_ids)
-
-    def is_recorded(self, message_id: str) -> bool:
-        return message_id in self._recorded
-
-    def append(self, message: Message) -> bool:
-        """Write `message` (and any earlier pending ones); True when all are on disk."""
-        message_id = str(message["id"])
-        if message_id in self._recorded or any(m["id"] == message_id for m in self._pending):
-            return not self._pending
-        self._pending.append(message)
-        try:
-            with self._lock:
-                if self._closed:
-                    return False
-                fd = self._open()
-                while self._pending:
-                    head = self._pending[0]
-                    _write_all(fd, (redact(compact_json(head)) + "\n").encode("utf-8"))
-                    self._recorded.add(str(head["id"]))
-                    self._pending.pop(0)
-        except OSError as exc:
-            if not self._reported:
-                self._reported = True
-                self._on_error(f"conversation record {self.path}: write failed ({exc}); "
-                               "the task continues unrecorded until a write succeeds")
-            return False
-        return True
-
-    def close(self, seal: bool = False) -> None:
-        """Close the file (the next append opens it again) — or, with `seal`, write nothing
-        more. Safe from any thread: waits for a line being written."""
-        with self._lock:
-            self._closed = self._closed or seal
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
-
-    def _open(self) -> int:
-        if self._fd is not None:
-            return self._fd
-        make_private_dirs(self.path.parent, self.home)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            size = os.fstat(fd).st_size
-            if size and _last_byte(self.path, size) != b"\n":
-                _write_all(fd, b"\n")  # close off a partial line left by a crash
-        except OSError:
-            os.close(fd)
-            raise
-        self._fd = fd
-        return fd
-
-
-def _last_byte(path: Path, size: int) -> bytes:
-    with path.open("rb") as handle:
-        handle.seek(size - 1)
-        return handle.read(1)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-# -- reader -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class WitMessage:
     """A message as `murmur:conversation/read` hands it to a hook."""
@@ -148,12 +39,18 @@ class MessagePage:
 EMPTY_PAGE = MessagePage([], None, 0)
 
 
-class ConversationReadError(Exception):
-    """`invalid-cursor` or `unavailable: <reason>`: the error string a hook receives."""
+class ConversationReadError(MurmurTuiError):
+    """`invalid-cursor` or `unavailable: <reason>`: the error string a hook receives, which is
+    both its `code` and its text (`where` names the record file when one could not be read)."""
 
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
+    default_code = "unavailable"
+
+    def __init__(self, error: str, *, where: Where | None = None) -> None:
+        super().__init__(error, where=where)
+        self.code = error
+
+    def render(self) -> str:
+        return self.text  # exactly the WIT error string: a hook compares it
 
 
 @dataclass
@@ -239,7 +136,8 @@ class RecordReader:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise ConversationReadError(f"unavailable: {exc.strerror or exc}") from None
+            raise ConversationReadError(f"unavailable: {exc.strerror or exc}",
+                                        where=Where(path)) from None
         cached = self._cache.get(path)
         if cached is not None and cached.size == size:
             return cached
@@ -248,7 +146,8 @@ class RecordReader:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise ConversationReadError(f"unavailable: {exc.strerror or exc}") from None
+            raise ConversationReadError(f"unavailable: {exc.strerror or exc}",
+                                        where=Where(path)) from None
         self.reads += 1
         messages, skipped = parse_record_bytes(data)
         parsed = ParsedRecord(messages, skipped, len(data))

@@ -1,6 +1,6 @@
 """Reading a conversation record from its end: the newest page without parsing the file.
 
-The spec reader (`record.RecordReader`) parses the whole file to serve any page. A browser
+The spec reader (`reader.RecordReader`) parses the whole file to serve any page. A browser
 opening a record of a million messages needs only the newest few, so this reader walks the
 file backwards in blocks and parses lines only as it needs them. Its pages are the spec
 reader's pages for the same walk — the same messages, newest first, the same lines skipped
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tui.core.record import parse_message_line
+from tui.core.record.reader import parse_message_line
 
 BLOCK = 64 * 1024
 

@@ -1,0 +1,274 @@
+"""The process groups of running shell commands (docs/shell.md): each command runs in its own
+group and never outlives its call. The group is killed when the call is canceled, at its
+deadline, when the command's own process exits (whatever it left in the background) and when
+the supervisor exits (`kill_running`, run at exit; the CLI calls it on SIGTERM/SIGHUP). Should
+the supervisor be killed outright, a watchdog process that holds a pipe to the supervisor kills
+the groups all the same.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tui.core.shell.output import OutputCapture
+
+_READ_SIZE = 64 * 1024
+_POLL_SECONDS = 0.05  # only where a process cannot be waited on through a descriptor
+_KILLED_WAIT = 1.0  # once killed, how long between two kills while the leader lingers
+_DRAIN_READS = 16  # after the leader exits: at most this many reads of what is left (1 MiB)
+_WATCHDOG_SHELL = "/bin/sh"
+# One per supervisor process, in a session of its own. It keeps the set of running groups the
+# supervisor announces ("+ <pgid>" / "- <pgid>") and, at end of file — the supervisor is gone,
+# however it went — kills every group still in it.
+_WATCHDOG_SCRIPT = """\
+live=" "
+while read -r op pg; do
+  case "$op $live" in
+    "+ "*" $pg "*) ;;
+    "+ "*) live="$live$pg " ;;
+    "- "*" $pg "*) live="${live%%" $pg "*} ${live#*" $pg "}" ;;
+  esac
+done
+for pg in $live; do kill -9 -"$pg" 2>/dev/null; done
+"""
+
+class Group:
+    """One running command's process group."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.pgid = process.pid  # start_new_session: the leader's pid is the group's id
+        self.reason: str | None = None
+        self._lock = threading.RLock()  # re-entrant: kill_running may run in a signal handler
+        self._reaped = False
+
+    def kill(self, reason: str | None = None) -> None:
+        """SIGKILL the whole group (at once; nothing a command could trap). Safe until reaped:
+        the unreaped leader keeps the group's id from being reused."""
+        with self._lock:
+            if self._reaped:
+                return
+            if reason is not None and self.reason is None:
+                self.reason = reason
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, signal.SIGKILL)
+
+    def finish(self) -> int:
+        """Once the leader has exited (or on the way out of an error): kill what is left of the
+        group, take it off the watchdog's list, reap the leader. Returns its return code."""
+        self.kill()
+        with self._lock:
+            self._reaped = True
+        _LIVE.pop(self.pgid, None)
+        _WATCHDOG.remove(self.pgid)
+        code = self.process.wait()
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:  # a process that left the group now writes to a closed pipe
+                pipe.close()
+        return code
+
+
+class _Watchdog:
+    """The shell that kills the running groups should the supervisor die without doing it
+    (SIGKILL, a crash): it blocks reading a pipe only the supervisor writes. Started at the
+    first command, started again if something killed it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pipe: int | None = None
+
+    def ensure(self) -> None:
+        """Have a watchdog running before a command starts (so the command is never running
+        while no watchdog could hear of it)."""
+        with self._lock:
+            if self._pipe is None or self._process is None or self._process.poll() is not None:
+                self._start()
+
+    def add(self, pgid: int) -> None:
+        self._send(f"+ {pgid}\n")
+
+    def remove(self, pgid: int) -> None:
+        self._send(f"- {pgid}\n")
+
+    @property
+    def pid(self) -> int | None:
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            for _ in range(2):
+                if self._pipe is None or self._process is None or self._process.poll() is not None:
+                    self._start()
+                if self._pipe is None:
+                    return  # no shell to run one: the exit hook and the CLI's handlers remain
+                try:
+                    os.write(self._pipe, line.encode())
+                    return
+                except OSError:
+                    self._stop()
+
+    def _start(self) -> None:
+        self._stop()
+        if not os.access(_WATCHDOG_SHELL, os.X_OK):
+            return
+        read_end, write_end = os.pipe()
+        try:
+            self._process = subprocess.Popen(
+                [_WATCHDOG_SHELL, "-c", _WATCHDOG_SCRIPT], stdin=read_end,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
+                env={"PATH": os.defpath}, start_new_session=True)
+        except OSError:
+            os.close(write_end)
+            return
+        finally:
+            os.close(read_end)
+        self._pipe = write_end
+        for pgid in list(_LIVE):  # a restarted watchdog learns what is running now
+            with contextlib.suppress(OSError):
+                os.write(write_end, f"+ {pgid}\n".encode())
+
+    def _stop(self) -> None:
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pipe)
+            self._pipe = None
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+    def close(self) -> None:
+        """At exit, after every group was killed: end of file, and the watchdog ends."""
+        with self._lock:
+            if self._pipe is not None:
+                os.close(self._pipe)
+                self._pipe = None
+            if self._process is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.wait(timeout=5)
+
+
+_LIVE: dict[int, Group] = {}
+_WATCHDOG = _Watchdog()
+
+
+def kill_running() -> None:
+    """Kill the process group of every command still running (the supervisor is exiting).
+    Safe from a signal handler and from any thread."""
+    for group in list(_LIVE.values()):
+        group.kill("supervisor exit")
+
+
+def running_groups() -> tuple[int, ...]:
+    """The process group ids of the commands running now."""
+    return tuple(_LIVE)
+
+
+def watchdog_pid() -> int | None:
+    """The watchdog's pid while it runs."""
+    return _WATCHDOG.pid
+
+
+def _at_exit() -> None:
+    kill_running()
+    _WATCHDOG.close()
+
+
+atexit.register(_at_exit)
+
+
+def spawn(argv: list[str], workdir: Path, env: dict[str, str]) -> Group:
+    """Start `argv` in a process group of its own, known to the watchdog before it runs.
+    Raises OSError (or SubprocessError: the parent died between fork and exec) if it cannot."""
+    _WATCHDOG.ensure()
+    process = subprocess.Popen(
+        argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True,
+    )
+    group = Group(process)
+    _LIVE[group.pgid] = group
+    _WATCHDOG.add(group.pgid)
+    return group
+
+
+def pump(group: Group, capture: OutputCapture, deadline: float) -> None:
+    """Read both streams as they arrive until the leader exits; past the deadline kill the
+    group (and keep reading until the leader is gone)."""
+    process = group.process
+    assert process.stdout is not None and process.stderr is not None
+    pipes = {process.stdout.fileno(): 0, process.stderr.fileno(): 1}
+    exit_fd = _exit_descriptor(process.pid)
+    ends_at = time.monotonic() + deadline
+    with selectors.DefaultSelector() as selector:
+        for fd in pipes:
+            os.set_blocking(fd, False)
+            selector.register(fd, selectors.EVENT_READ)
+        if exit_fd is not None:
+            selector.register(exit_fd, selectors.EVENT_READ)
+        try:
+            while not _exited(process.pid):
+                remaining = ends_at - time.monotonic()
+                if remaining <= 0 and group.reason is None:
+                    group.kill("timeout")
+                if group.reason is not None:  # killed: wait for the leader, killing again
+                    group.kill()              # now and then (a setuid child may linger)
+                    remaining = _KILLED_WAIT
+                wait = max(remaining, 0.0)
+                if exit_fd is None:
+                    wait = min(wait, _POLL_SECONDS)
+                for key, _ in selector.select(wait):
+                    if key.fd in pipes and not _read(key.fd, pipes[key.fd], capture):
+                        selector.unregister(key.fd)
+                        del pipes[key.fd]
+            group.kill()  # whatever the leader left behind; then what is already written
+            for fd, index in pipes.items():
+                for _ in range(_DRAIN_READS):  # bounded: a process outside the group may
+                    if not _read(fd, index, capture, drain=True):  # still be writing
+                        break
+        finally:
+            if exit_fd is not None:
+                os.close(exit_fd)
+
+
+def _read(fd: int, index: int, capture: OutputCapture, drain: bool = False) -> bool:
+    """One read; False at end of file (or, when draining, once nothing is waiting)."""
+    try:
+        data = os.read(fd, _READ_SIZE)
+    except BlockingIOError:
+        return not drain
+    except OSError:
+        data = b""
+    if not data:
+        capture.end(index)
+        return False
+    capture.feed(index, data)
+    return True
+
+
+def _exit_descriptor(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux 5.3+), else None."""
+    if sys.platform != "linux":
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
+
+
+def _exited(pid: int) -> bool:
+    """Whether the leader has exited, without reaping it (so its group id stays ours)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True

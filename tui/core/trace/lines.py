@@ -1,0 +1,195 @@
+"""What each trace line says: the fields after the envelope, built from one event (spec §2).
+
+Pure functions of the event (and the `capture` level where it decides what is written); the
+writer adds the envelope and places the line in the tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.core import events as ev
+
+ERROR_BYTES = 2000  # an error or reason text in a line: at most this many bytes of UTF-8
+
+
+def session_start(event: ev.SessionStarted) -> dict[str, Any]:
+    return {
+        "capsule_name": event.capsule_name,
+        "capsule_version": event.capsule_version,
+        "model": event.model,
+        "max_turns": event.max_turns,
+        "max_session_tokens": event.max_session_tokens,
+        "machine_tokens_per_day": None,
+        "capabilities": list(event.capabilities),
+        "tools_declared": list(event.tools),
+        "tool_refresh": "compaction",
+        "runtime_artifacts": [],
+        "containment_declared": "advisory",
+        "containment_achieved": "advisory",
+        "userns_grant": False,
+        "workdir_exec": False,
+        "resumed_from": None,
+        "context_id": event.context_id,
+        "system_prompt_source": event.system_prompt_source,
+        "system_prompt_sha256": event.system_prompt_sha256,
+        "credential_source": event.credential_source,
+        "gateways": [],
+        "effective_grants": {},
+    }
+
+
+def task_start(event: ev.TaskStarted) -> dict[str, Any]:
+    return {
+        "task_id": event.task_id,
+        "context_id": event.context_id,
+        "source": event.source,
+        "origin": "user",
+        "trust": "trusted",
+        "lane": "user",
+        "message_parts_bytes": event.message_parts_bytes,
+    }
+
+
+def inference(event: ev.TurnCompleted, capture: str) -> dict[str, Any]:
+    """The turn's line without `message_ids` (the writer appends those, encoded once)."""
+    fields: dict[str, Any] = {
+        "turn": event.turn,
+        "task_id": event.task_id,
+        "input_tokens": event.input_tokens,
+    }
+    if event.output_tokens is not None:
+        fields["output_tokens"] = event.output_tokens
+    fields["decision"] = event.decision
+    fields["stop_reason"] = event.stop_reason
+    fields["tool_name"] = event.tool_name
+    for key in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
+                "thinking_tokens"):
+        if key in event.usage:
+            name = f"{key}_actual" if key in ("input_tokens", "output_tokens") else key
+            fields[name] = event.usage[key]
+    if event.origin is not None:
+        fields["origin"] = event.origin
+        fields["model"] = event.model
+    if capture != "none":
+        for key in ("system_sha", "tools_sha", "response_sha"):
+            value = getattr(event, key)
+            if value is not None:
+                fields[key] = value
+        if event.message_shas:
+            fields["message_shas"] = list(event.message_shas)
+    if event.error_code is not None:
+        fields["error_code"] = event.error_code
+    if event.error is not None:
+        fields["error"] = bounded(event.error)
+    return fields
+
+
+def tool_call(event: ev.ToolCallFinished, capture: str) -> tuple[str, dict[str, Any]]:
+    """The line's event type (`skill_call` for a skill, else `tool_call`) and its fields."""
+    if event.kind == "skill":
+        return "skill_call", {
+            "turn": event.turn, "task_id": event.task_id, "skill_name": event.tool_name,
+            "output_bytes": event.output_bytes, "duration_ms": event.duration_ms,
+            "status": event.status, "origin": "operator", "trust": "trusted",
+        }
+    fields: dict[str, Any] = {
+        "turn": event.turn,
+        "task_id": event.task_id,
+        "tool_name": event.tool_name,
+        "tool_call_id": event.call_id,
+        "input": event.input,
+        "input_bytes": event.input_bytes,
+    }
+    if capture == "content":
+        fields["output"] = event.output
+    fields.update({
+        "output_bytes": event.output_bytes,
+        "duration_ms": event.duration_ms,
+        "status": event.status,
+    })
+    if event.state_effect in ("read", "mutate"):
+        fields["state_effect"] = event.state_effect
+    if event.resource_id:
+        fields["resource_id"] = event.resource_id
+    return "tool_call", fields
+
+
+def shell(event: ev.ShellExecuted) -> dict[str, Any]:
+    return {
+        "turn": event.turn,
+        "task_id": event.task_id,
+        "binary": event.binary,
+        "command": event.command,
+        "exit_code": event.exit_code,
+        "stdout_bytes": event.stdout_bytes,
+        "stderr_bytes": event.stderr_bytes,
+        "duration_ms": event.duration_ms,
+    }
+
+
+def task_failed(event: ev.TaskFailed) -> dict[str, Any]:
+    fields: dict[str, Any] = {"task_id": event.task_id}
+    if event.turn is not None:
+        fields["turn"] = event.turn
+    fields["cause"] = event.cause
+    fields["reason"] = bounded(event.reason)
+    return fields
+
+
+def task_end(event: ev.TaskEnded) -> dict[str, Any]:
+    return {
+        "task_id": event.task_id,
+        "exit_status": event.exit_status,
+        "duration_ms": event.duration_ms,
+        "turns": event.turns,
+        "input_tokens": event.input_tokens,
+        "output_tokens": event.output_tokens,
+        "tool_calls": event.tool_calls,
+        "shell_calls": event.shell_calls,
+        "reopen_count": event.reopen_count,
+    }
+
+
+def session_end(event: ev.SessionEnded) -> dict[str, Any]:
+    return {
+        "total_turns": event.total_turns,
+        "total_input_tokens": event.total_input_tokens,
+        "total_output_tokens": event.total_output_tokens,
+        "total_tool_calls": event.total_tool_calls,
+        "total_shell_calls": event.total_shell_calls,
+        "duration_ms": event.duration_ms,
+        "exit_status": event.exit_status,
+    }
+
+
+def hook_dispatch_error(event: ev.HookFault) -> dict[str, Any]:
+    fields: dict[str, Any] = {"hook_name": event.hook, "event": event.handler,
+                              "arm": event.arm or "error"}
+    if event.error:
+        fields["error"] = bounded(event.error)
+    return fields
+
+
+def task_reopened(event: ev.TaskReopened) -> dict[str, Any]:
+    return {"task_id": event.task_id, "hook_name": event.hook_name, "reason": event.reason,
+            "reopen_number": event.reopen_number, "attempt_context": "continued",
+            "turns_remaining": event.turns_remaining}
+
+
+def compaction(event: ev.Compacted) -> dict[str, Any]:
+    return {"turn": event.turn, "task_id": event.task_id,
+            "tokens_before": event.tokens_before, "tokens_after": event.tokens_after}
+
+
+def compaction_declined(event: ev.CompactionDeclined) -> dict[str, Any]:
+    return {"turn": event.turn, "task_id": event.task_id, "tokens": event.tokens,
+            "reason": event.reason}
+
+
+def bounded(text: str, limit: int = ERROR_BYTES) -> str:
+    """At most `limit` bytes of UTF-8, cut on a character boundary."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", errors="ignore")

@@ -1,0 +1,192 @@
+"""`trace.jsonl`: Murmur's session trace, written from the event stream (spec §2).
+
+Every line starts with the envelope `event_type`, `event_id`, `parent_id`, `session_id`,
+`timestamp`; what follows is `lines.py`. The tree: session_start -> task_start -> inference (the
+turn node) -> that turn's tool_call / shell lines; task_failed / task_end parent to the task,
+session_end to the session. A line is written and flushed as its event happens (file mode 0600;
+every line through the one redaction, `secrets.py`); a failed write raises `TraceWriteError`,
+which ends the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tui.core import events as ev
+from tui.core import ids
+from tui.core.errors import MurmurTuiError, Where
+from tui.core.secrets import redact
+from tui.core.trace import lines
+
+TRACE_FILE = "trace.jsonl"
+
+
+class TraceWriteError(MurmurTuiError):
+    """The trace could not be written (Murmur's E-RUN-007): the session ends. The text names
+    the file (kept in `where` too)."""
+
+    default_code = "E-RUN-007"
+
+    def render(self) -> str:
+        return self.text  # the text already names the trace file
+
+
+class TraceWriter:
+    """An event sink that appends Murmur trace lines to `path`."""
+
+    def __init__(self, path: Path, capture: str = "meta") -> None:
+        self.path = path
+        self.capture = capture
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise TraceWriteError(f"cannot open trace {path}: {exc}", where=Where(path)
+                                  ) from exc
+        self._guard = threading.Lock()
+        self._ids_written: list[str] = []  # the message_ids of the last inference line
+        self._ids_json = ""  # ... as JSON array items, reused while the context only grows
+        self._session_node: str | None = None
+        self._task_node: str | None = None
+        self._turn_node: str | None = None
+
+    @property
+    def session_node(self) -> str | None:
+        return self._session_node
+
+    @property
+    def task_node(self) -> str | None:
+        return self._task_node
+
+    def close(self) -> None:
+        """Close the file; later events are not written (after a failed write, too). Safe
+        from any thread: the descriptor is closed once."""
+        with self._guard:
+            fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    # -- the sink ---------------------------------------------------------------------------
+    def emit(self, event: ev.Event) -> None:
+        if self._fd < 0:
+            return
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def write(self, event_type: str, parent: str | None, timestamp: int,
+              fields: dict[str, Any], session_id: str, tail: str = "") -> str:
+        """Append one line: the envelope, `fields`, then `tail` (pre-encoded `,"key":value`
+        members)."""
+        event_id = ids.event_id()
+        line: dict[str, Any] = {
+            "event_type": event_type,
+            "event_id": event_id,
+            "parent_id": parent,
+            "session_id": session_id,
+            "timestamp": timestamp,
+        }
+        line.update(fields)
+        text = json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+        if tail:
+            text = text[:-1] + tail + "}"
+        data = (redact(text) + "\n").encode()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            raise TraceWriteError(f"cannot write trace {self.path}: {exc}",
+                                  where=Where(self.path)) from exc
+        return event_id
+
+    # -- event -> line in the tree ----------------------------------------------------------
+    def _session_start(self, event: ev.SessionStarted) -> None:
+        self._session_node = self.write("session_start", None, event.ts_ms,
+                                        lines.session_start(event), event.session_id)
+
+    def _task_start(self, event: ev.TaskStarted) -> None:
+        self._task_node = self.write("task_start", self._session_node, event.ts_ms,
+                                     lines.task_start(event), event.session_id)
+        self._turn_node = None
+
+    def _inference(self, event: ev.TurnCompleted) -> None:
+        tail = f',"message_ids":[{self._message_ids_json(event.message_ids)}]'
+        node = self.write("inference", self._task_node, event.ts_ms,
+                          lines.inference(event, self.capture), event.session_id, tail)
+        if event.origin is None:
+            self._turn_node = node
+
+    def _message_ids_json(self, message_ids: tuple[str, ...]) -> str:
+        """The items of the `message_ids` array. Each turn's list usually extends the last
+        one, so only the new ids are encoded (the array is written on every turn)."""
+        known = len(self._ids_written)
+        if known > len(message_ids) or list(message_ids[:known]) != self._ids_written:
+            self._ids_written, self._ids_json, known = [], "", 0
+        fresh = message_ids[known:]
+        if fresh:
+            encoded = ",".join(json.dumps(item, ensure_ascii=False) for item in fresh)
+            self._ids_json = f"{self._ids_json},{encoded}" if self._ids_json else encoded
+            self._ids_written.extend(fresh)
+        return self._ids_json
+
+    def _tool_call(self, event: ev.ToolCallFinished) -> None:
+        event_type, fields = lines.tool_call(event, self.capture)
+        self.write(event_type, self._turn_node or self._task_node, event.ts_ms, fields,
+                   event.session_id)
+
+    def _shell(self, event: ev.ShellExecuted) -> None:
+        self.write("shell", self._turn_node or self._task_node, event.ts_ms,
+                   lines.shell(event), event.session_id)
+
+    def _task_failed(self, event: ev.TaskFailed) -> None:
+        self.write("task_failed", self._task_node, event.ts_ms, lines.task_failed(event),
+                   event.session_id)
+
+    def _task_end(self, event: ev.TaskEnded) -> None:
+        self.write("task_end", self._task_node, event.ts_ms, lines.task_end(event),
+                   event.session_id)
+        self._task_node = None
+        self._turn_node = None
+
+    def _session_end(self, event: ev.SessionEnded) -> None:
+        self.write("session_end", self._session_node, event.ts_ms, lines.session_end(event),
+                   event.session_id)
+
+    def _hook_fault(self, event: ev.HookFault) -> None:
+        if event.traced:
+            self.write("hook_dispatch_error", self._session_node, event.ts_ms,
+                       lines.hook_dispatch_error(event), event.session_id)
+
+    def _task_reopened(self, event: ev.TaskReopened) -> None:
+        self.write("task_reopened", self._task_node, event.ts_ms, lines.task_reopened(event),
+                   event.session_id)
+
+    def _compacted(self, event: ev.Compacted) -> None:
+        self.write("compaction", self._task_node, event.ts_ms, lines.compaction(event),
+                   event.session_id)
+
+    def _compaction_declined(self, event: ev.CompactionDeclined) -> None:
+        self.write("compaction_declined", self._task_node, event.ts_ms,
+                   lines.compaction_declined(event), event.session_id)
+
+
+_HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
+    ev.Compacted: TraceWriter._compacted,
+    ev.CompactionDeclined: TraceWriter._compaction_declined,
+    ev.HookFault: TraceWriter._hook_fault,
+    ev.TaskReopened: TraceWriter._task_reopened,
+    ev.SessionStarted: TraceWriter._session_start,
+    ev.TaskStarted: TraceWriter._task_start,
+    ev.TurnCompleted: TraceWriter._inference,
+    ev.ToolCallFinished: TraceWriter._tool_call,
+    ev.ShellExecuted: TraceWriter._shell,
+    ev.TaskFailed: TraceWriter._task_failed,
+    ev.TaskEnded: TraceWriter._task_end,
+    ev.SessionEnded: TraceWriter._session_end,
+}
