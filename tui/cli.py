@@ -108,7 +108,7 @@ def _internal_error(exc: Exception) -> int:
 def launch(args: argparse.Namespace) -> int:
     from tui.core.errors import LaunchError
     from tui.core.hardening import make_undumpable
-    from tui.core.manifest import ManifestError, load_capsule
+    from tui.core.manifest.reader import ManifestError, load_capsule
     from tui.core.paths import demo_capsule
 
     make_undumpable()  # before any key is read: commands it starts cannot read its memory
@@ -134,7 +134,7 @@ def launch(args: argparse.Namespace) -> int:
 def _run_screen(capsule: object, args: argparse.Namespace) -> int:
     from tui.app.app import SupervisorApp
     from tui.app.themes import DEFAULT_THEME, load_all
-    from tui.core.manifest import Capsule
+    from tui.core.manifest.model import Capsule
     from tui.core.paths import murmur_home
     from tui.core.session import LaunchOptions, Session
 
@@ -175,7 +175,7 @@ def browse(args: argparse.Namespace) -> int:
 def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     from tui.core.cancel import CancelToken
     from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
-    from tui.core.manifest import Capsule
+    from tui.core.manifest.model import Capsule
     from tui.core.session import LaunchOptions, Session, SessionResult
 
     assert isinstance(capsule, Capsule)

@@ -9,7 +9,7 @@ from tests.app.conftest import settle, wait_for
 from tests.conftest import read_jsonl
 from tui.app.app import SupervisorApp
 from tui.app.screens.confirm import ConfirmScreen
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.session import LaunchOptions, Session
 
 

@@ -17,7 +17,7 @@ from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
 from tui.core.asking import InputRequest, InputTimeout
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.session import LaunchOptions, Session
 
 

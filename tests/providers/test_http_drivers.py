@@ -24,7 +24,7 @@ from tests.providers.server import (
 from tests.unit.test_session import Collect
 from tui.core import events as ev
 from tui.core.headless import HeadlessResponder
-from tui.core.manifest import ManifestError, load_capsule
+from tui.core.manifest.reader import ManifestError, load_capsule
 from tui.core.session import LaunchOptions, Session, SessionResult
 
 KEY = "sk-test-4f9a1c2e8b7d"

@@ -14,7 +14,7 @@ from tests.unit.test_session import run_session
 from tui.core import events as ev
 from tui.core.context_lock import ContextInUse
 from tui.core.inference.credentials import Credentials
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.session import LaunchOptions, Session
 
 

@@ -13,7 +13,7 @@ from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_respo
 from tui.core import events as ev
 from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.session import LaunchOptions, Session, SessionResult
 
 

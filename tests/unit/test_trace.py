@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.session import LaunchOptions, Session
 from tui.core.trace import TraceFormatError, read_trace
 

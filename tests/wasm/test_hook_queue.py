@@ -13,7 +13,7 @@ from tui.core import events as ev
 from tui.core.compaction import compaction_event
 from tui.core.hook_events import tool_event
 from tui.core.hooks import QUEUE_SIZE
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.session import LaunchOptions, Session
 
 

@@ -17,7 +17,7 @@ from tests.unit.test_session import Collect
 from tests.wasm.conftest import fixture
 from tui.core import events as ev
 from tui.core import secrets
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.session import LaunchOptions, Session, SessionResult
 from tui.core.wasm.guest import Guest, GuestFailure, Sandbox
 from tui.core.wasm.runtime import Census, WasmRuntime, census

@@ -17,7 +17,7 @@ from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call, fixture
 from tui.core import events as ev
 from tui.core.errors import LaunchError
 from tui.core.headless import HeadlessResponder
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.session import LaunchOptions, Session, SessionResult
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64

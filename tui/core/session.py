@@ -39,7 +39,7 @@ from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
 from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
 from tui.core.inference.retry import RetryNotice
-from tui.core.manifest import Capsule, Inference
+from tui.core.manifest.model import Capsule, Inference
 from tui.core.private import append_private, private_home
 from tui.core.record import RecordReader, RecordWriter, record_path
 from tui.core.secrets import StreamRedactor, redact

@@ -13,7 +13,7 @@ from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, StreamSink
 from tui.core.inference.scripted import ScriptedDriver
-from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule
+from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule
 from tui.core.shell import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
 from tui.core.wasm.cache import ComponentLoadError
@@ -154,7 +154,7 @@ def http_driver(capsule: Capsule, entry: Artifact, home: Path,
     from tui.core.inference.credentials import Credentials
     from tui.core.inference.http_driver import HttpDriver
     from tui.core.inference.retry import RetryPolicy
-    from tui.core.manifest import HttpSettings
+    from tui.core.manifest.model import HttpSettings
 
     assert entry.gateway is not None and capsule.inference is not None and entry.builtin
     settings = entry.http or HttpSettings()

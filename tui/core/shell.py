@@ -35,7 +35,7 @@ from pathlib import Path
 
 from tui.core.cancel import CancelToken
 from tui.core.hardening import make_undumpable
-from tui.core.manifest import INTERPRETERS
+from tui.core.manifest.model import INTERPRETERS
 from tui.core.secrets import credential_shaped, redact
 from tui.core.shell_output import CAP_BYTES, LOG_CAP_BYTES, OutputCapture, size_text
 
