@@ -108,7 +108,7 @@ def _internal_error(exc: Exception) -> int:
 def launch(args: argparse.Namespace) -> int:
     from tui.core.errors import LaunchError
     from tui.core.hardening import make_undumpable
-    from tui.core.manifest import ManifestError, load_capsule
+    from tui.core.manifest.reader import ManifestError, load_capsule
     from tui.core.paths import demo_capsule
 
     make_undumpable()  # before any key is read: commands it starts cannot read its memory
@@ -135,7 +135,7 @@ def _run_screen(capsule: object, args: argparse.Namespace) -> int:
     from tui.app.app import SupervisorApp
     from tui.app.themes import DEFAULT_THEME, load_all
     from tui.core.loop.session import LaunchOptions, Session
-    from tui.core.manifest import Capsule
+    from tui.core.manifest.model import Capsule
     from tui.core.paths import murmur_home
 
     assert isinstance(capsule, Capsule)
@@ -176,7 +176,7 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     from tui.core.cancel import CancelToken
     from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
     from tui.core.loop.session import LaunchOptions, Session, SessionResult
-    from tui.core.manifest import Capsule
+    from tui.core.manifest.model import Capsule
 
     assert isinstance(capsule, Capsule)
     printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)

@@ -10,7 +10,7 @@ from tests.conftest import read_jsonl
 from tui.app.app import SupervisorApp
 from tui.app.screens.confirm import ConfirmScreen
 from tui.core.loop.session import LaunchOptions, Session
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 
 
 def sleeping_capsule(root: Path) -> Path:

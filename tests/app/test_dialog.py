@@ -18,7 +18,7 @@ from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
 from tui.core.asking import InputRequest, InputTimeout
 from tui.core.loop.session import LaunchOptions, Session
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 
 
 class BellCountingApp(SupervisorApp):

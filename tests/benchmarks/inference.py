@@ -34,7 +34,7 @@ from tui.core.inference.credentials import Credentials  # noqa: E402
 from tui.core.inference.gateway import CredentialGateway  # noqa: E402
 from tui.core.inference.http_driver import HttpDriver  # noqa: E402
 from tui.core.inference.retry import RetryPolicy  # noqa: E402
-from tui.core.manifest import Gateway, Retry  # noqa: E402
+from tui.core.manifest.model import Gateway, Retry  # noqa: E402
 
 REQUESTS = 300
 DELTAS = 20_000

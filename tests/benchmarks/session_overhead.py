@@ -59,7 +59,7 @@ def time_subprocesses_alone(workdir: Path) -> float:
 
 def time_session(root: Path) -> tuple[float, str]:
     from tui.core.loop.session import LaunchOptions, Session
-    from tui.core.manifest import load_capsule
+    from tui.core.manifest.reader import load_capsule
 
     session = Session(load_capsule(root), LaunchOptions(task="run true a thousand times"))
     started = time.perf_counter()

@@ -17,7 +17,7 @@ import pytest
 from tests.providers.server import Handler, Provider
 from tui.core.inference.credentials import Credentials
 from tui.core.inference.gateway import CredentialGateway
-from tui.core.manifest import Gateway
+from tui.core.manifest.model import Gateway
 
 KEY = "sk-gw-1111aaaa"
 ROTATED = "sk-gw-2222bbbb"

@@ -25,7 +25,7 @@ from tests.unit.test_session import Collect
 from tui.core import events as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.session import LaunchOptions, Session, SessionResult
-from tui.core.manifest import ManifestError, load_capsule
+from tui.core.manifest.reader import ManifestError, load_capsule
 
 KEY = "sk-test-4f9a1c2e8b7d"
 ROTATED = "sk-test-rotated-00aa11"

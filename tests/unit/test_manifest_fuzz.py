@@ -24,7 +24,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.core.manifest import Capsule, ManifestError, load_capsule
+from tui.core.manifest.model import Capsule
+from tui.core.manifest.reader import ManifestError, load_capsule
 
 BASE = """\
 name: fuzz-capsule

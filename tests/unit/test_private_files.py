@@ -15,7 +15,7 @@ from tui.core import events as ev
 from tui.core.context_lock import ContextInUse
 from tui.core.inference.credentials import Credentials
 from tui.core.loop.session import LaunchOptions, Session
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 
 
 def mode(path: Path) -> int:

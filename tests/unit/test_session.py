@@ -14,7 +14,7 @@ from tui.core import events as ev
 from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
 from tui.core.loop.session import LaunchOptions, Session, SessionResult
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 
 
 class Collect:

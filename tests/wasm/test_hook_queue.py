@@ -14,7 +14,7 @@ from tui.core.hooks import QUEUE_SIZE
 from tui.core.loop.compaction import compaction_event
 from tui.core.loop.hook_points import tool_event
 from tui.core.loop.session import LaunchOptions, Session
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 
 
 def test_an_async_hooks_full_queue_drops_jobs_with_a_fault(wasm_capsule: WasmCapsule,

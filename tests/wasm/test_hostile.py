@@ -18,7 +18,7 @@ from tests.wasm.conftest import fixture
 from tui.core import events as ev
 from tui.core import secrets
 from tui.core.loop.session import LaunchOptions, Session, SessionResult
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.wasm.errors import GuestFailure
 from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import Census, WasmRuntime, census

@@ -18,7 +18,7 @@ from tests.unit.test_session import Collect
 from tests.wasm.conftest import WasmCapsule, answer, call
 from tui.core import events as ev
 from tui.core.loop.session import LaunchOptions, Session
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 
 SPIN = "  - name: spin\n    runtime: tool\n    source: {fixtures}/spin_tool.wasm\n"
 

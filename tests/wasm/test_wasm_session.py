@@ -19,7 +19,7 @@ from tui.core.errors import LaunchError
 from tui.core.event_stream import EventStream
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.session import LaunchOptions, Session, SessionResult
-from tui.core.manifest import load_capsule
+from tui.core.manifest.reader import load_capsule
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 

@@ -15,7 +15,8 @@ import yaml
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from tui.core.located_yaml import YamlError, describe, read
+from tui.core.manifest.located_yaml import read
+from tui.core.manifest.problems import YamlError, describe
 from tui.core.paths import bundled
 
 DEFAULT_THEME = "murmur-dark"

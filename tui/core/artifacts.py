@@ -16,9 +16,10 @@ from typing import Any
 import yaml
 
 from tui.core.errors import LaunchError
-from tui.core.located_yaml import YamlError, read
-from tui.core.manifest import Artifact, Capsule
-from tui.core.yaml_section import json_problem
+from tui.core.manifest.located_yaml import read
+from tui.core.manifest.model import Artifact, Capsule
+from tui.core.manifest.problems import YamlError
+from tui.core.manifest.yaml_section import json_problem
 
 DEFAULT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

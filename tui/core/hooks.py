@@ -22,7 +22,7 @@ from wasmtime.component import Variant
 
 from tui.core.artifacts import ResolvedArtifact
 from tui.core.errors import LaunchError
-from tui.core.located_yaml import describe
+from tui.core.manifest.problems import describe
 from tui.core.private import append_private
 from tui.core.secrets import redact
 from tui.core.wasm import versions

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tui.core import paths
 from tui.core.inference.credentials import REFERENCE
-from tui.core.manifest import Capsule
+from tui.core.manifest.model import Capsule
 from tui.core.private import make_private_dirs, write_private
 from tui.core.secrets import redact, remember
 

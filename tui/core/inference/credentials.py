@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui.core import secrets
-from tui.core.located_yaml import YamlError, read_private
+from tui.core.manifest.located_yaml import read_private
+from tui.core.manifest.problems import YamlError
 
 REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")
 REDACTED = secrets.REDACTED

@@ -41,7 +41,7 @@ import httpx
 
 from tui.core import secrets
 from tui.core.inference.credentials import CredentialError, Credentials, Key
-from tui.core.manifest import Gateway
+from tui.core.manifest.model import Gateway
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host",

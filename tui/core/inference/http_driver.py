@@ -36,7 +36,7 @@ from tui.core.inference.driver import (
     StreamSink,
 )
 from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
-from tui.core.manifest import Gateway
+from tui.core.manifest.model import Gateway
 
 ERROR_EXCERPT = 600
 

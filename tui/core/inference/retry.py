@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tui.core.cancel import CancelToken
 from tui.core.inference.driver import InferenceCanceled
-from tui.core.manifest import Retry
+from tui.core.manifest.model import Retry
 
 RETRYABLE = frozenset({408, 429, 500, 502, 503, 504})
 

@@ -19,7 +19,8 @@ from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
-from tui.core.located_yaml import YamlError, read, read_text
+from tui.core.manifest.located_yaml import read, read_text
+from tui.core.manifest.problems import YamlError
 
 
 class ScriptedDriver:

@@ -27,7 +27,7 @@ from tui.core.cancel import CancelToken
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
 from tui.core.inference.gateway import CredentialGateway, Seen
 from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
-from tui.core.manifest import Capsule, Retry
+from tui.core.manifest.model import Capsule, Retry
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostTrap
 from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutStr

@@ -24,7 +24,7 @@ from tui.core.loop.context import Context
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.report import Report
 from tui.core.loop.state import Failed
-from tui.core.manifest import Compaction
+from tui.core.manifest.model import Compaction
 from tui.core.private import append_private
 from tui.core.record.reader import to_wit
 from tui.core.secrets import redact

@@ -14,7 +14,7 @@ from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.loop.report import Report
 from tui.core.loop.state import Reopen
-from tui.core.manifest import Capsule
+from tui.core.manifest.model import Capsule
 from tui.core.private import append_private
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem

@@ -36,7 +36,7 @@ from tui.core.loop.host import Host
 from tui.core.loop.report import Report
 from tui.core.loop.state import Canceled, ExitStatus, Failed, TaskOutcome
 from tui.core.loop.turn import Turns
-from tui.core.manifest import Capsule, Inference
+from tui.core.manifest.model import Capsule, Inference
 from tui.core.private import private_home
 from tui.core.record.attachments import AttachmentStore
 from tui.core.record.reader import RecordReader

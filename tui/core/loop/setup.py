@@ -14,7 +14,7 @@ from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
 from tui.core.inference.scripted import ScriptedDriver
-from tui.core.manifest import HTTP_BUILTINS, Artifact, Capsule, Inference
+from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
 from tui.core.shell.tool import ShellTool, synthetic_manifest
 from tui.core.tools import ShellHandler, SkillHandler, ToolTable
@@ -157,7 +157,7 @@ def http_driver(capsule: Capsule, entry: Artifact, home: Path,
     from tui.core.inference.credentials import Credentials
     from tui.core.inference.http_driver import HttpDriver
     from tui.core.inference.retry import RetryPolicy
-    from tui.core.manifest import HttpSettings
+    from tui.core.manifest.model import HttpSettings
 
     assert entry.gateway is not None and capsule.inference is not None and entry.builtin
     settings = entry.http or HttpSettings()

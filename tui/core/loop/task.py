@@ -32,7 +32,7 @@ from tui.core.loop.state import (
     TaskState,
 )
 from tui.core.loop.turn import Turns
-from tui.core.manifest import Capsule
+from tui.core.manifest.model import Capsule
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter
 from tui.core.trace.writer import TraceWriteError

@@ -30,7 +30,7 @@ from tui.core.loop.state import (
     TurnDecision,
     TurnOutcome,
 )
-from tui.core.manifest import Inference
+from tui.core.manifest.model import Inference
 
 _DECISIONS: dict[str, TurnDecision] = {"tool_call": "tool_call", "end_turn": "end_turn",
                                        "max_tokens": "text"}

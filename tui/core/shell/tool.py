@@ -27,7 +27,7 @@ from pathlib import Path
 from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError
 from tui.core.hardening import make_undumpable
-from tui.core.manifest import INTERPRETERS
+from tui.core.manifest.model import INTERPRETERS
 from tui.core.secrets import credential_shaped, redact
 from tui.core.shell.output import LOG_CAP_BYTES, OutputCapture, size_text
 from tui.core.shell.process import pump, spawn

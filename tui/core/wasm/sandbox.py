@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tui.core.chat import compact_json
-from tui.core.manifest import Artifact, Capsule
+from tui.core.manifest.model import Artifact, Capsule
 from tui.core.secrets import credential_shaped
 from tui.core.wasm.guest import Sandbox
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tui.core.cancel import CancelToken
-from tui.core.manifest import Artifact, Capsule
+from tui.core.manifest.model import Artifact, Capsule
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices
 from tui.core.wasm.guest import Guest

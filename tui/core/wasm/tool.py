@@ -25,7 +25,7 @@ from tui.core.artifacts import ResolvedArtifact
 from tui.core.asking import InputTimeout, NoAnswer
 from tui.core.cancel import CancelToken
 from tui.core.inference.driver import StreamSink
-from tui.core.manifest import Capsule
+from tui.core.manifest.model import Capsule
 from tui.core.record import attachments
 from tui.core.tools import ToolCall, ToolOutcome, ToolSpec, refusal
 from tui.core.wasm import versions

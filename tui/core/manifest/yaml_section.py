@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 
 import yaml
 
-from tui.core.located_yaml import Report, describe, node_line, show_key
+from tui.core.manifest.problems import Report, describe, node_line, show_key
 
 T = TypeVar("T")
+C = TypeVar("C", bound=str)  # one of a closed set of strings (a Literal)
 MAX_INTEGER = 2**63 - 1  # what a 64-bit field downstream (wasmtime, JSON readers) can take
 MAX_PATH_BYTES = 4095  # Linux PATH_MAX less the terminating NUL
 MAX_NAME_BYTES = 255  # one file name
@@ -78,6 +79,12 @@ def json_problem(value: Any, node: yaml.Node | None, path: str,
         return None
     return (here, path, "expected JSON data (text, numbers, true/false, null, lists, "
             f"mappings), got {describe(value)}")
+
+
+def one_of(value: Any, choices: tuple[C, ...]) -> C | None:
+    """The choice `value` is, or None: narrows a value read from YAML to a Literal type."""
+    return next((choice for choice in choices if choice == value and isinstance(value, str)),
+                None)
 
 
 class Missing:
@@ -234,12 +241,14 @@ class Section:
         self.problem(key, f"expected true or false, got {describe(value)}")
         return default
 
-    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
+    def choice(self, key: str, default: C, choices: tuple[C, ...]) -> C:
+        """One of `choices` (a Literal's `get_args`), returned as that choice."""
         value = self.raw(key)
         if isinstance(value, Missing):
             return default
-        if isinstance(value, str) and value in choices:
-            return value
+        picked = one_of(value, choices)
+        if picked is not None:
+            return picked
         self.problem(key, f"expected one of {', '.join(choices)}; got {describe(value)}")
         return default
 

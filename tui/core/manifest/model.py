@@ -1,0 +1,186 @@
+"""A capsule as murmur-tui runs it: the typed, validated form of `murmur.yaml` (spec §1).
+
+Every field's default here is the default a manifest that leaves the key out gets; the readers
+(tui/core/manifest/reader.py) take it from these classes rather than writing it again. A key
+with a closed set of values has a `Literal` type, and its tuple of choices is that type's
+`get_args`, so what is allowed and what is checked cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from tui.core.manifest.problems import Problem
+
+MANIFEST_NAME = "murmur.yaml"
+MIB = 1024 * 1024
+
+Runtime = Literal["tool", "driver", "hook", "skill"]
+BuiltinDriver = Literal["scripted", "openai", "anthropic"]
+HttpBuiltin = Literal["openai", "anthropic"]
+Overflow = Literal["drop", "block"]  # a hook's queue when it is full
+Transport = Literal["http", "process"]  # inference.transport; murmur-tui runs only http
+TaskAcceptance = Literal["none", "single", "queue"]
+AfterTask = Literal["exit", "sleep"]
+Conversation = Literal["stateless", "threaded"]
+Capture = Literal["none", "meta", "content"]
+
+RUNTIMES: tuple[Runtime, ...] = get_args(Runtime)
+BUILTIN_DRIVERS: tuple[BuiltinDriver, ...] = get_args(BuiltinDriver)
+HTTP_BUILTINS: tuple[HttpBuiltin, ...] = get_args(HttpBuiltin)
+OVERFLOWS: tuple[Overflow, ...] = get_args(Overflow)
+TRANSPORTS: tuple[Transport, ...] = get_args(Transport)
+TASK_ACCEPTANCES: tuple[TaskAcceptance, ...] = get_args(TaskAcceptance)
+AFTER_TASKS: tuple[AfterTask, ...] = get_args(AfterTask)
+CONVERSATIONS: tuple[Conversation, ...] = get_args(Conversation)
+CAPTURES: tuple[Capture, ...] = get_args(Capture)
+
+INTERPRETERS = frozenset({"bash", "sh", "zsh", "fish", "dash", "ksh"})
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_bytes: int = 512 * MIB
+    table_elements: int = 100_000
+    instances: int = 1000
+    deadline_seconds: float | None = None  # None: 600 s for tools and drivers, 30 s for hooks
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """A capability block: the capsule-wide ceiling, or one artifact entry's grant."""
+
+    network_allow: tuple[str, ...] = ()
+    filesystem_scope: str | None = None
+    filesystem_read_only: tuple[str, ...] = ()
+    shell_allow: tuple[str, ...] = ()
+    shell_strip_env: tuple[str, ...] = ()  # more name patterns never passed (as Murmur's)
+    env_allow: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    limits_declared: bool = False  # an entry without a limits block inherits the capsule's
+    conversation_read: bool = False
+    task_io_read: bool = False
+
+
+@dataclass(frozen=True)
+class Gateway:
+    endpoint: str
+    api_key: str | None = None
+    keyless: bool = False
+    upstream_auth: tuple[str, str] | None = None  # (header, value with {key}); None: default
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """`config` of a `builtin: openai|anthropic` driver entry."""
+
+    stream: bool = True
+    read_timeout_s: float = 300.0
+
+
+@dataclass(frozen=True)
+class Artifact:
+    name: str
+    version: str | None
+    runtime: Runtime
+    line: int | None
+    source: str | None = None
+    builtin: BuiltinDriver | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    gateway: Gateway | None = None
+    capabilities: Capabilities | None = None  # None: no block declared
+    on_overflow: Overflow = "drop"
+    http: HttpSettings | None = None  # a built-in HTTP driver's settings
+
+
+@dataclass(frozen=True)
+class Compaction:
+    threshold: float = 0.98
+    model: str | None = None
+    system_prompt: str | None = None
+    dump_summaries: bool = False
+
+
+@dataclass(frozen=True)
+class Retry:
+    max_attempts: int = 3
+    initial_backoff_ms: int = 500
+    max_backoff_ms: int = 8000
+
+
+@dataclass(frozen=True)
+class Inference:
+    model: str
+    driver_artifact: str
+    driver_config: Mapping[str, Any] = field(default_factory=dict)
+    max_turns: int = 10
+    max_tokens: int = 8192
+    max_session_tokens: int | None = None
+    system_prompt: str | None = None
+    compaction: Compaction = field(default_factory=Compaction)
+    retry: Retry = field(default_factory=Retry)
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Retain:
+    max_messages: int | None = None
+    max_age_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    max_tokens: int | None = None
+    record: bool = True
+    record_store: str | None = None
+    retain: Retain | None = None
+    images_max_bytes: int = 5 * MIB
+    seed_budget: float = 0.10
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    task_acceptance: TaskAcceptance = "single"
+    after_task: AfterTask = "exit"
+    queue_depth: int = 1
+    input_timeout_secs: float | None = None
+    conversation: Conversation = "stateless"
+    max_task_reopens: int = 1
+    shell_grace_secs: float = 10.0
+
+
+@dataclass(frozen=True)
+class TraceSettings:
+    capture: Capture = "meta"
+
+
+@dataclass(frozen=True)
+class Capsule:
+    name: str
+    version: str
+    manifest_path: Path
+    artifacts: tuple[Artifact, ...] = ()
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    context: Context = field(default_factory=Context)
+    inference: Inference | None = None
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    trace: TraceSettings = field(default_factory=TraceSettings)
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def root(self) -> Path:
+        return self.manifest_path.parent
+
+    @property
+    def record_store(self) -> str:
+        return self.context.record_store or self.name
+
+    def artifact(self, name: str) -> Artifact | None:
+        return next((entry for entry in self.artifacts if entry.name == name), None)
+
+    @property
+    def driver(self) -> Artifact | None:
+        return self.artifact(self.inference.driver_artifact) if self.inference else None
