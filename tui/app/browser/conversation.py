@@ -21,12 +21,7 @@ POLL_SECONDS = 0.5
 
 
 class ConversationScreen(Screen[None]):
-    DEFAULT_CSS = """
-    ConversationScreen #conversation-header { height: 1; background: $panel; padding: 0 1; }
-    ConversationScreen #new-marker { height: 1; background: $warning; color: $background;
-                                     padding: 0 1; display: none; }
-    ConversationScreen MessageView { height: 1fr; }
-    """
+    CSS_PATH = "conversation.tcss"
     BINDINGS = [
         Binding("escape,q", "back", "Back"),
         Binding("slash", "search", "Search"),

@@ -26,10 +26,7 @@ FIRST_SCREENFUL = 60  # rows whose previews are read before the list first paint
 
 
 class ConversationsScreen(Screen[None]):
-    DEFAULT_CSS = """
-    ConversationsScreen #list-status { height: 1; color: $text-muted; padding: 0 1; }
-    ConversationsScreen .list-header { height: 1; color: $text-muted; text-style: bold; }
-    """
+    CSS_PATH = "conversations.tcss"
     BINDINGS = [
         Binding("slash", "search", "Search all"),
         Binding("escape", "leave", "Back", show=False),

@@ -21,10 +21,7 @@ MAX_HITS = 5000
 
 
 class SearchScreen(Screen[None]):
-    DEFAULT_CSS = """
-    SearchScreen #search-status { height: 1; color: $text-muted; padding: 0 1; }
-    SearchScreen .list-header { height: 1; color: $text-muted; text-style: bold; }
-    """
+    CSS_PATH = "search.tcss"
     BINDINGS = [Binding("escape", "back", "Back"), Binding("tab", "scope", "Scope")]
     COLUMNS = (("record", 18), ("context", 38), ("role", 10), ("match", 120))
 

@@ -7,6 +7,9 @@ not a widget per turn: each turn is rendered once to lines (again only while it 
 when the width changes), the widget keeps the lines of the model's window of recent turns and
 draws only the ones on screen; scrolling to the top brings older turns back into the window.
 The view follows new output only while the reader is at the bottom.
+
+A widget a screen places: its padding stays in `DEFAULT_CSS`, which the screen can override;
+screens keep their styles in `.tcss` files beside them.
 """
 
 from __future__ import annotations
