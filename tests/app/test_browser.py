@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.app.conftest import wait_for
-from tests.unit.test_conversations import make
+from tests.fakes import write_conversation as make
 from tui.app.browser.app import BrowserApp
 from tui.app.browser.conversation import ConversationScreen
 from tui.app.browser.conversations import ConversationsScreen

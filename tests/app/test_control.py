@@ -7,10 +7,9 @@ from pathlib import Path
 
 from tests.app.conftest import settle, wait_for
 from tests.conftest import read_jsonl
+from tests.fakes import start_session as start
 from tui.app.app import SupervisorApp
 from tui.app.screens.confirm import ConfirmScreen
-from tui.core.loop.session import LaunchOptions, Session
-from tui.core.manifest.reader import load_capsule
 
 
 def sleeping_capsule(root: Path) -> Path:
@@ -25,13 +24,6 @@ def sleeping_capsule(root: Path) -> Path:
         "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
         "inference:\n  model: m\n  driver: {artifact: drv}\n")
     return root
-
-
-def start(app: SupervisorApp, root: Path) -> Session:
-    session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[app.bridge],
-                      responder=app.responder, cancel=app.cancel)
-    app.attach(session)
-    return session
 
 
 async def test_escape_twice_cancels_and_the_files_stay_complete(tmp_path: Path,

@@ -13,12 +13,11 @@ from textual.widgets import Markdown, Static
 
 from tests.app.conftest import settle, wait_for
 from tests.conftest import read_jsonl
+from tests.fakes import start_session as start
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
 from tui.core.asking import InputRequest, InputTimeout
-from tui.core.loop.session import LaunchOptions, Session
-from tui.core.manifest.reader import load_capsule
 
 
 class BellCountingApp(SupervisorApp):
@@ -45,13 +44,6 @@ def asking_capsule(root: Path, prompt: str = "Which branch?", extra: str = "") -
         f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
         "inference:\n  model: m\n  driver: {artifact: drv}\n" + extra)
     return root
-
-
-def start(app: SupervisorApp, root: Path) -> Session:
-    session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[app.bridge],
-                      responder=app.responder, cancel=app.cancel)
-    app.attach(session)
-    return session
 
 
 async def test_the_question_appears_and_the_answer_reaches_the_tool(

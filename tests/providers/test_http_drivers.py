@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import read_jsonl, run_cli
+from tests.fakes import Collect
 from tests.providers.server import (
     Handler,
     Provider,
@@ -21,7 +22,6 @@ from tests.providers.server import (
     openai_call,
     openai_frames,
 )
-from tests.unit.test_session import Collect
 from tui.core import events as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.session import LaunchOptions, Session, SessionResult

@@ -4,26 +4,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from pathlib import Path
 
+from tests.fakes import write_conversation as make
 from tui.core.chat import assistant_message, tool_message, user_message
 from tui.core.record.catalog import read_preview, scan, search_all, search_file
 from tui.core.record.export import export_jsonl, export_markdown
-from tui.core.record.writer import RecordWriter, record_path
-
-
-def make(home: Path, record: str, context: str, messages: list[dict[str, object]],
-         mtime: float | None = None) -> Path:
-    path = record_path(home, record, context)
-    assert path is not None
-    writer = RecordWriter(home, path, lambda _: None)
-    for message in messages:
-        writer.append(message)
-    writer.close()
-    if mtime is not None:
-        os.utime(path, (mtime, mtime))
-    return path
 
 
 def test_scan_lists_every_record_newest_first(murmur_home: Path) -> None:

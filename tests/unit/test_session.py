@@ -10,22 +10,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.fakes import Collect
 from tui.core import events as ev
 from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
 from tui.core.loop.session import LaunchOptions, Session, SessionResult
 from tui.core.manifest.reader import load_capsule
-
-
-class Collect:
-    def __init__(self) -> None:
-        self.events: list[ev.Event] = []
-
-    def emit(self, event: ev.Event) -> None:
-        self.events.append(event)
-
-    def of(self, cls: type[ev.E]) -> list[ev.E]:
-        return [e for e in self.events if isinstance(e, cls)]
 
 
 def run_session(root: Path, task: str = "do it", **options: Any

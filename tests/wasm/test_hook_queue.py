@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.unit.test_session import Collect
+from tests.fakes import Collect
 from tests.wasm.conftest import WasmCapsule, answer
 from tests.wasm.test_wasm_session import hook_entry
 from tui.core import events as ev

@@ -12,8 +12,8 @@ import pytest
 
 from tests.benchmarks.hostile import FIXTURES, session_peak_rss, write_capsule
 from tests.conftest import read_jsonl
+from tests.fakes import Collect
 from tests.guests.build import ToolchainUnavailable, build_guest
-from tests.unit.test_session import Collect
 from tests.wasm.conftest import fixture
 from tui.core import events as ev
 from tui.core import secrets

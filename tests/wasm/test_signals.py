@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import read_jsonl
-from tests.unit.test_session import Collect
+from tests.fakes import Collect
 from tests.wasm.conftest import WasmCapsule, answer, call
 from tui.core import events as ev
 from tui.core.loop.session import LaunchOptions, Session

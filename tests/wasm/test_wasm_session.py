@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import read_jsonl
-from tests.unit.test_session import Collect
+from tests.fakes import Collect
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call, fixture
 from tui.core import events as ev
 from tui.core.errors import LaunchError

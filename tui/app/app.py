@@ -12,12 +12,13 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
+from tui.app.browser.host import BrowserHost
 from tui.app.gc_policy import GcPolicy
 from tui.app.responder import Question, ScreenResponder
 from tui.app.screens.ask import AskScreen
@@ -34,7 +35,7 @@ ESC_WINDOW = 1.5
 TITLE = "murmur-tui"
 
 
-class SupervisorApp(App[int]):
+class SupervisorApp(BrowserHost):
     TITLE = TITLE
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel (Esc Esc)"),
@@ -47,8 +48,7 @@ class SupervisorApp(App[int]):
 
     def __init__(self, home: Path, theme: str | None = None,
                  bridge: CoalescingBridge | ImmediateBridge | None = None) -> None:
-        super().__init__()
-        self.home = home
+        super().__init__(home)
         self.requested_theme = theme or DEFAULT_THEME
         self.bridge = bridge if bridge is not None else CoalescingBridge()
         self.cancel = CancelToken()
@@ -257,9 +257,7 @@ class SupervisorApp(App[int]):
 
     def action_browse(self) -> None:
         """The conversation browser, over this screen (Esc comes back)."""
-        from tui.app.browser.conversations import ConversationsScreen
-
-        self.push_screen(ConversationsScreen(self.home))
+        self.open_browser()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

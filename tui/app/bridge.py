@@ -50,6 +50,7 @@ class CoalescingBridge:
 
     def __init__(self) -> None:
         self._pending: deque[ev.Event] = deque()
+        self._flush: Callable[[], None] | None = None  # set by `start`
         self.delivered = 0  # batches handed to the screen (for tests and the benchmark)
 
     def emit(self, event: ev.Event) -> None:
@@ -78,9 +79,8 @@ class CoalescingBridge:
 
     def flush_now(self) -> None:
         """Deliver what is pending at once (the session ended; tests)."""
-        flush = getattr(self, "_flush", None)
-        if flush is not None:
-            flush()
+        if self._flush is not None:
+            self._flush()
 
 
 class ImmediateBridge:

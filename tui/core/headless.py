@@ -1,9 +1,8 @@
 """Headless mode: events printed as lines (or JSON lines), questions answered from the command
-line or stdin."""
+line or stdin. What each line says is in `tui.core.wording`, shared with the transcript."""
 
 from __future__ import annotations
 
-import json
 import queue
 import sys
 import threading
@@ -14,6 +13,7 @@ from typing import TextIO
 
 from tui.core import events as ev
 from tui.core.asking import InputRequest, InputTimeout, NoAnswer
+from tui.core.wording import log_line, warning
 
 
 class JsonPrinter:
@@ -57,69 +57,12 @@ class HumanPrinter:
         elif isinstance(event, ev.ThinkingDelta):
             self._delta("thinking", event.text)
         elif isinstance(event, ev.Warning):
-            self._err.write(f"warning: {event.text}\n")
+            self._err.write(warning(event) + "\n")
             self._err.flush()
         else:
-            text = describe(event)
+            text = log_line(event)
             if text is not None:
                 self._line(text)
-
-
-def describe(event: ev.Event) -> str | None:
-    """A one-line human description of an event, or None for events not shown."""
-    match event:
-        case ev.SessionStarted():
-            return (f"session {event.session_id} · {event.capsule_name} "
-                    f"{event.capsule_version} · model {event.model}\n  workdir {event.workdir}")
-        case ev.TaskStarted():
-            first = event.text.strip().splitlines()[0] if event.text.strip() else "(empty task)"
-            return f"task {event.task_id}: {first}"
-        case ev.TurnStarted():
-            return f"turn {event.turn + 1}/{event.max_turns} · {event.input_tokens} tokens in"
-        case ev.ToolCallStarted():
-            return f"→ {event.tool_name} {json.dumps(event.input, ensure_ascii=False)}"
-        case ev.ToolCallFinished():
-            return (f"← {event.tool_name} {event.status} · {event.duration_ms} ms · "
-                    f"{event.output_bytes} bytes")
-        case ev.ShellExecuted():
-            cut = " · truncated" if event.truncated else ""
-            return f"  $ {event.command}  [exit {event.exit_code} · {event.duration_ms} ms{cut}]"
-        case ev.InputRequested():
-            return f"? {event.tool_name} asks: {event.prompt}"
-        case ev.Progress():
-            return f"… {event.text}"
-        case ev.InferenceRetry():
-            return (f"↻ model call failed ({event.status or 'connection broke'}): "
-                    f"{event.reason}; retrying in {event.delay_ms / 1000:.1f} s "
-                    f"(attempt {event.attempt + 1} of {event.max_attempts})")
-        case ev.Compacted():
-            return (f"⇣ context compacted at turn {event.turn + 1}: {event.tokens_before} → "
-                    f"{event.tokens_after} tokens")
-        case ev.CompactionDeclined():
-            return (f"⇣ compaction declined at turn {event.turn + 1} ({event.reason}); "
-                    f"{event.tokens} tokens")
-        case ev.TaskReopened():
-            return f"↻ task reopened by {event.hook_name} ({event.reopen_number}): {event.reason}"
-        case ev.InputAnswered():
-            return f"  answered: {event.answer}"
-        case ev.HookFault():
-            what = f"returned {event.arm}: {event.error}" if event.arm else event.error
-            return f"! hook {event.hook} {event.handler}: {what}"
-        case ev.TaskFailed():
-            return f"✗ task failed ({event.cause}): {event.reason}"
-        case ev.TaskEnded():
-            summary = (f"task {event.exit_status} · {_count(event.turns, 'turn')} · "
-                       f"{event.input_tokens} in / {event.output_tokens} out tokens · "
-                       f"{_count(event.tool_calls, 'tool call')}")
-            # a finished answer was already streamed; a failure's reason was not
-            return summary if event.exit_status == "ok" else f"{summary}\n{event.result}"
-        case ev.SessionEnded():
-            return f"session {event.exit_status} · {event.duration_ms} ms"
-    return None
-
-
-def _count(amount: int, noun: str) -> str:
-    return f"{amount} {noun}" if amount == 1 else f"{amount} {noun}s"
 
 
 class HeadlessResponder:

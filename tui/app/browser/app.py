@@ -5,23 +5,21 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from textual.app import App
 from textual.binding import Binding
 
-from tui.app.browser.conversation import ConversationScreen
-from tui.app.browser.conversations import ConversationsScreen
+from tui.app.browser.host import BrowserHost
+from tui.app.browser.requests import OpenConversation
 from tui.app.themes import DEFAULT_THEME, load_all
 from tui.core.record.catalog import scan
 
 
-class BrowserApp(App[int]):
+class BrowserApp(BrowserHost):
     TITLE = "murmur-tui browse"
     BINDINGS = [Binding("ctrl+q", "quit", "Quit")]
 
     def __init__(self, home: Path, record: str | None = None, context: str | None = None,
                  theme: str | None = None) -> None:
-        super().__init__()
-        self.home = home
+        super().__init__(home)
         self.record = record
         self.context = context
         self.requested_theme = theme or DEFAULT_THEME
@@ -35,11 +33,11 @@ class BrowserApp(App[int]):
             self.theme = self.requested_theme
 
     def on_mount(self) -> None:
-        self.push_screen(ConversationsScreen(self.home, self.record))
+        self.open_browser(self.record)
         if self.context is not None:
             match = [c for c in scan(self.home, self.record) if c.context_id == self.context]
             if match:
-                self.push_screen(ConversationScreen(match[0]))
+                self.on_open_conversation(OpenConversation(match[0]))
             else:
                 self.notify(f"No conversation {self.context!r} under "
                             f"{self.home / 'conversations'}.", severity="warning")

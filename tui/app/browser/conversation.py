@@ -4,7 +4,6 @@ session appends, searchable (`/`), exportable (`e`)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
@@ -12,23 +11,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tui.app.browser.export import ExportScreen
 from tui.app.browser.message_view import MessageView
-from tui.app.browser.search import SearchScreen
+from tui.app.browser.requests import OpenExport, OpenSearch
 from tui.core.printable import printable
 from tui.core.record.backward import Located, count_messages
-from tui.core.record.catalog import Conversation, Hit
+from tui.core.record.catalog import Conversation
 
 POLL_SECONDS = 0.5
 
 
 class ConversationScreen(Screen[None]):
-    DEFAULT_CSS = """
-    ConversationScreen #conversation-header { height: 1; background: $panel; padding: 0 1; }
-    ConversationScreen #new-marker { height: 1; background: $warning; color: $background;
-                                     padding: 0 1; display: none; }
-    ConversationScreen MessageView { height: 1fr; }
-    """
+    CSS_PATH = "conversation.tcss"
     BINDINGS = [
         Binding("escape,q", "back", "Back"),
         Binding("slash", "search", "Search"),
@@ -120,16 +113,7 @@ class ConversationScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_search(self) -> None:
-        self.app.push_screen(SearchScreen(self.app_home(), open_at_hit, [self.conversation]))
-
-    def app_home(self) -> Path:
-        home = getattr(self.app, "home", None)
-        return home if isinstance(home, Path) else Path(self.conversation.path).parents[3]
+        self.post_message(OpenSearch([self.conversation]))
 
     def action_export(self) -> None:
-        self.app.push_screen(ExportScreen(self.conversation))
-
-
-def open_at_hit(hit: Hit) -> Screen[None]:
-    """A search hit's conversation, anchored at the hit's message."""
-    return ConversationScreen(hit.conversation, anchor=hit.located)
+        self.post_message(OpenExport(self.conversation))

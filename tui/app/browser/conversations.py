@@ -9,12 +9,13 @@ from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from tui.app.browser.requests import OpenConversation, OpenSearch
 from tui.app.widgets.row_list import Row, RowList
 from tui.core.record.backward import count_messages
 from tui.core.record.catalog import Conversation, read_preview, scan
@@ -25,10 +26,7 @@ FIRST_SCREENFUL = 60  # rows whose previews are read before the list first paint
 
 
 class ConversationsScreen(Screen[None]):
-    DEFAULT_CSS = """
-    ConversationsScreen #list-status { height: 1; color: $text-muted; padding: 0 1; }
-    ConversationsScreen .list-header { height: 1; color: $text-muted; text-style: bold; }
-    """
+    CSS_PATH = "conversations.tcss"
     BINDINGS = [
         Binding("slash", "search", "Search all"),
         Binding("escape", "leave", "Back", show=False),
@@ -153,8 +151,8 @@ class ConversationsScreen(Screen[None]):
         elif len(self.app.screen_stack) > 2:
             self.app.pop_screen()
 
-    def on_key(self, event: object) -> None:
-        if getattr(event, "key", "") == "enter" and self.rows.has_focus:
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "enter" and self.rows.has_focus:
             self.action_open()
 
     def action_open(self) -> None:
@@ -162,15 +160,10 @@ class ConversationsScreen(Screen[None]):
         conversation = self.by_key.get(key) if key else None
         if conversation is None:
             return
-        from tui.app.browser.conversation import ConversationScreen
-
-        self.app.push_screen(ConversationScreen(conversation))
+        self.post_message(OpenConversation(conversation))
 
     def action_search(self) -> None:
-        from tui.app.browser.conversation import open_at_hit
-        from tui.app.browser.search import SearchScreen
-
-        self.app.push_screen(SearchScreen(self.home, open_at_hit))
+        self.post_message(OpenSearch())
 
 
 def _safe_preview(conversation: Conversation) -> str:

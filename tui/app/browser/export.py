@@ -30,12 +30,7 @@ def export(conversation: Conversation, target: Path) -> int:
 
 
 class ExportScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    ExportScreen { align: center middle; }
-    ExportScreen > Vertical { width: 80; height: auto; border: thick $primary;
-                              background: $surface; padding: 1 2; }
-    ExportScreen #export-note { color: $text-muted; margin: 1 0 0 0; }
-    """
+    CSS_PATH = "export.tcss"
     BINDINGS = [Binding("escape", "close", "Cancel")]
 
     def __init__(self, conversation: Conversation) -> None:

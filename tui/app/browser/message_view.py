@@ -1,6 +1,9 @@
 """One conversation's messages, newest first, drawn with the line API: pages are read from the
 end of the record as the reader scrolls down, messages appended while it is open arrive at the
-top, and the view can start at any message (a search hit)."""
+top, and the view can start at any message (a search hit).
+
+A widget a screen places: its padding stays in `DEFAULT_CSS`, which the screen can override;
+screens keep their styles in `.tcss` files beside them."""
 
 from __future__ import annotations
 

@@ -3,16 +3,16 @@ Enter opens the conversation at the hit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
+from tui.app.browser.requests import OpenConversation
 from tui.app.widgets.row_list import RowList
 from tui.core.printable import printable
 from tui.core.record.catalog import Conversation, Hit, scan, search_all
@@ -21,19 +21,15 @@ MAX_HITS = 5000
 
 
 class SearchScreen(Screen[None]):
-    DEFAULT_CSS = """
-    SearchScreen #search-status { height: 1; color: $text-muted; padding: 0 1; }
-    SearchScreen .list-header { height: 1; color: $text-muted; text-style: bold; }
-    """
+    CSS_PATH = "search.tcss"
     BINDINGS = [Binding("escape", "back", "Back"), Binding("tab", "scope", "Scope")]
     COLUMNS = (("record", 18), ("context", 38), ("role", 10), ("match", 120))
 
-    def __init__(self, home: Path, opens: Callable[[Hit], Screen[None]],
-                 within: list[Conversation] | None = None) -> None:
+    def __init__(self, home: Path, within: list[Conversation] | None = None) -> None:
         super().__init__()
         self.home = home
-        self.opens = opens  # the screen Enter pushes for a hit
         self.within = within  # None: every record
+        self._previous_within: list[Conversation] | None = None  # what Tab switches back to
         self.query_input = Input(placeholder=self._placeholder(), id="search-query")
         self.status = Static("", id="search-status", markup=False)
         self.hits = RowList(self.COLUMNS, MAX_HITS, id="hits")
@@ -56,9 +52,8 @@ class SearchScreen(Screen[None]):
 
     def action_scope(self) -> None:
         if self.within is None:
-            previous = getattr(self, "_previous_within", None)
-            if previous:
-                self.within = previous
+            if self._previous_within:
+                self.within = self._previous_within
         else:
             self._previous_within = self.within
             self.within = None
@@ -111,9 +106,8 @@ class SearchScreen(Screen[None]):
         self.status.update(f"{count} matches for {query!r} in {files} "
                            f"conversation{'s' if files != 1 else ''}{cap} — Enter opens one")
 
-    def on_key(self, event: object) -> None:
-        key = getattr(event, "key", "")
-        if key == "enter" and self.hits.has_focus:
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "enter" and self.hits.has_focus:
             self.open_highlighted()
 
     def open_highlighted(self) -> None:
@@ -121,7 +115,7 @@ class SearchScreen(Screen[None]):
         hit = self.found.get(key) if key else None
         if hit is None:
             return
-        self.app.push_screen(self.opens(hit))
+        self.post_message(OpenConversation(hit.conversation, anchor=hit.located))
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -45,19 +45,7 @@ class AnswerArea(TextArea):
 
 
 class AskScreen(ModalScreen[str | None]):
-    DEFAULT_CSS = """
-    AskScreen { align: center middle; }
-    AskScreen > Vertical {
-        width: 80%; max-width: 100; height: auto; max-height: 90%;
-        border: thick $warning; background: $surface; padding: 1 2;
-    }
-    AskScreen #asker { color: $text-muted; }
-    AskScreen #question { height: auto; max-height: 20; margin: 1 0; }
-    AskScreen #countdown { color: $warning; }
-    AskScreen #waiting { color: $text-muted; }
-    AskScreen AnswerArea { height: 6; margin: 1 0 0 0; }
-    AskScreen #hint { color: $text-muted; }
-    """
+    CSS_PATH = "ask.tcss"
     BINDINGS = [Binding("escape", "hide", "Hide (keeps the question)")]
     arming_seconds = ARMING_SECONDS
 

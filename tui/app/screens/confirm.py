@@ -10,14 +10,7 @@ from textual.widgets import Button, Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical {
-        width: 60; height: auto; border: thick $error; background: $surface; padding: 1 2;
-    }
-    ConfirmScreen Horizontal { height: auto; margin: 1 0 0 0; align-horizontal: right; }
-    ConfirmScreen Button { margin: 0 0 0 2; }
-    """
+    CSS_PATH = "confirm.tcss"
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
 
     def __init__(self, question: str) -> None:

@@ -34,13 +34,7 @@ ones. Everything the session did is in its `trace.jsonl` and the conversation re
 
 
 class HelpScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll {
-        width: 90; max-width: 95%; height: auto; max-height: 90%;
-        border: thick $primary; background: $surface; padding: 0 1;
-    }
-    """
+    CSS_PATH = "help.tcss"
     BINDINGS = [Binding("escape,f1,q", "close", "Close")]
 
     def compose(self) -> ComposeResult:

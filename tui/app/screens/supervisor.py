@@ -16,22 +16,7 @@ from tui.core import events as ev
 
 
 class SupervisorScreen(Screen[None]):
-    DEFAULT_CSS = """
-    SupervisorScreen { layout: vertical; }
-    #session-header { height: 1; background: $panel; color: $text; padding: 0 1; }
-    #body { height: 1fr; }
-    #left { width: 3fr; }
-    #transcript { height: 1fr; }
-    #jump { dock: bottom; width: 100%; height: 1; min-width: 0; border: none;
-            background: $primary; color: $background; display: none; }
-    #panes { width: 2fr; border-left: solid $panel; }
-    #status-bar { height: 1; background: $panel; color: $text; padding: 0 1; }
-    #status-bar.asking { background: $warning; color: $background; }
-    #status-bar.retrying { background: $warning-darken-2; color: $background; }
-    #status-bar.faulted { background: $error; color: $background; }
-    #status-bar.finished-ok { background: $success; color: $background; }
-    #status-bar.finished-bad { background: $error; color: $background; }
-    """
+    CSS_PATH = "supervisor.tcss"
     BINDINGS = [
         Binding("1", "show_pane('tab-tools')", "Tools", show=False),
         Binding("2", "show_pane('tab-shell')", "Shell", show=False),

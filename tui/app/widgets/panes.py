@@ -1,5 +1,8 @@
 """The side panes: tool calls, shell commands, hook faults. Each keeps a bounded number of rows
-or lines (the full history is in the trace and the record)."""
+or lines (the full history is in the trace and the record).
+
+Each pane is a widget a screen places: its own layout stays in `DEFAULT_CSS`, which that
+screen can override; screens keep theirs in `.tcss` files beside them."""
 
 from __future__ import annotations
 

@@ -3,6 +3,9 @@
 DataTable re-renders every visible cell through Rich on each change, which costs tens of
 milliseconds per frame once rows stream in. Rows here are plain tuples of strings, formatted
 into fixed-width columns once, and drawn as strips; a change re-renders only its own line.
+
+A widget reused by several screens: its own few styles stay in `DEFAULT_CSS`, which the
+screen that uses it can override; screens keep theirs in `.tcss` files beside them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,41 @@
+"""An app that hosts the conversation browser: it alone pushes the browser's screens, in answer
+to the requests the screens post (`tui.app.browser.requests`).
+
+The screens are imported when first asked for: the supervisor starts without them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+
+from tui.app.browser.requests import OpenConversation, OpenExport, OpenSearch
+
+
+class BrowserHost(App[int]):
+    """`home` is the Murmur home whose conversation records the browser reads."""
+
+    def __init__(self, home: Path) -> None:
+        super().__init__()
+        self.home = home
+
+    def open_browser(self, record: str | None = None) -> None:
+        """The list of conversations, over the current screen (Esc comes back)."""
+        from tui.app.browser.conversations import ConversationsScreen
+
+        self.push_screen(ConversationsScreen(self.home, record))
+
+    def on_open_conversation(self, request: OpenConversation) -> None:
+        from tui.app.browser.conversation import ConversationScreen
+
+        self.push_screen(ConversationScreen(request.conversation, anchor=request.anchor))
+
+    def on_open_search(self, request: OpenSearch) -> None:
+        from tui.app.browser.search import SearchScreen
+
+        self.push_screen(SearchScreen(self.home, request.within))
+
+    def on_open_export(self, request: OpenExport) -> None:
+        from tui.app.browser.export import ExportScreen
+
+        self.push_screen(ExportScreen(request.conversation))

@@ -1,0 +1,34 @@
+"""What a browser screen asks of the app it runs in. Screens post these; the app that hosts the
+browser (`BrowserHost`) pushes the screen asked for, so no screen module imports another."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from tui.core.record.backward import Located
+from tui.core.record.catalog import Conversation
+
+
+class OpenConversation(Message):
+    """Show one conversation, from its newest message or from `anchor` (a search hit)."""
+
+    def __init__(self, conversation: Conversation, anchor: Located | None = None) -> None:
+        super().__init__()
+        self.conversation = conversation
+        self.anchor = anchor
+
+
+class OpenSearch(Message):
+    """Search every record, or only `within` (Tab switches between the two)."""
+
+    def __init__(self, within: list[Conversation] | None = None) -> None:
+        super().__init__()
+        self.within = within
+
+
+class OpenExport(Message):
+    """Write one conversation to a file."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        super().__init__()
+        self.conversation = conversation

@@ -1,0 +1,210 @@
+"""What each session event says, in words: the one place for it.
+
+Two places show events. The transcript (`Form.SCREEN`) puts a line under the turn it belongs
+to, shortens long inputs to fit beside the panes and marks an outcome with ✓ or ✗; the
+headless log (`Form.LOG`) prints a line per event with inputs in full and statuses spelled out.
+Both are written here, side by side, from the same pieces (marks, the retry phrase, counts).
+`said` gives the transcript's line and its kind; `log_line` gives the headless line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import Enum
+
+from tui.core import events as ev
+
+
+class Form(Enum):
+    SCREEN = "screen"  # a transcript line: inputs shortened, outcomes as a mark
+    LOG = "log"  # a headless line: inputs in full
+
+
+class LineKind(Enum):
+    """What a transcript line is, which decides how it is drawn."""
+
+    NOTE = "note"  # a call, a result, a compaction, an answer: drawn dim
+    FAILURE = "failure"  # a failed call, command or model call
+    QUESTION = "question"  # a tool waits for an answer
+
+
+@dataclass(frozen=True)
+class Said:
+    kind: LineKind
+    text: str
+
+
+def mark(ok: bool) -> str:
+    return "✓" if ok else "✗"
+
+
+def short(value: object, limit: int = 100) -> str:
+    """`value` on one line, at most `limit` characters (… marks a cut)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def count(amount: int, noun: str) -> str:
+    return f"{amount} {noun}" if amount == 1 else f"{amount} {noun}s"
+
+
+# -- one function per event ------------------------------------------------------------------
+def tool_started(event: ev.ToolCallStarted, form: Form) -> str:
+    arguments = short(event.input) if form is Form.SCREEN else \
+        json.dumps(event.input, ensure_ascii=False)
+    return f"→ {event.tool_name} {arguments}"
+
+
+def tool_finished(event: ev.ToolCallFinished, form: Form) -> str:
+    if form is Form.SCREEN:
+        return (f"{mark(event.status == 'ok')} {event.tool_name} {short(event.input, 60)} · "
+                f"{event.duration_ms} ms · {event.output_bytes} B")
+    return (f"← {event.tool_name} {event.status} · {event.duration_ms} ms · "
+            f"{event.output_bytes} bytes")
+
+
+def shell_executed(event: ev.ShellExecuted, form: Form) -> str:
+    cut = " · truncated" if event.truncated else ""
+    if form is Form.SCREEN:
+        return (f"{mark(event.exit_code == 0)} $ {short(event.command, 80)} · "
+                f"exit {event.exit_code} · {event.duration_ms} ms{cut}")
+    return f"  $ {event.command}  [exit {event.exit_code} · {event.duration_ms} ms{cut}]"
+
+
+def question(event: ev.InputRequested, form: Form) -> str:
+    prompt = short(event.prompt, 200) if form is Form.SCREEN else event.prompt
+    return f"? {event.tool_name} asks: {prompt}"
+
+
+def answer(event: ev.InputAnswered, form: Form) -> str:
+    if form is Form.SCREEN:
+        return f"  you answered: {short(event.answer)}"
+    return f"  answered: {event.answer}"
+
+
+def retry(event: ev.InferenceRetry, form: Form) -> str:
+    failed = f"model call failed ({event.status or 'connection broke'})"
+    wait = (f"retrying in {event.delay_ms / 1000:.1f} s "
+            f"(attempt {event.attempt + 1} of {event.max_attempts})")
+    if form is Form.SCREEN:
+        return f"↻ {failed}; {wait}"
+    return f"↻ {failed}: {event.reason}; {wait}"
+
+
+def model_call_failed(event: ev.TurnCompleted) -> str:
+    return f"✗ the model call failed: {short(event.error or '', 300)}"
+
+
+def compacted(event: ev.Compacted, form: Form) -> str:
+    at = "" if form is Form.SCREEN else f" at turn {event.turn + 1}"
+    return f"⇣ context compacted{at}: {event.tokens_before} → {event.tokens_after} tokens"
+
+
+def compaction_declined(event: ev.CompactionDeclined, form: Form) -> str:
+    if form is Form.SCREEN:
+        return f"⇣ compaction declined ({event.reason}) at {event.tokens} tokens"
+    return (f"⇣ compaction declined at turn {event.turn + 1} ({event.reason}); "
+            f"{event.tokens} tokens")
+
+
+def reopened(event: ev.TaskReopened, form: Form) -> str:
+    if form is Form.SCREEN:
+        return f"↻ reopened by {event.hook_name}: {short(event.reason)}"
+    return f"↻ task reopened by {event.hook_name} ({event.reopen_number}): {event.reason}"
+
+
+def task_ended(event: ev.TaskEnded, form: Form) -> str:
+    """The task's summary line. The screen shows a failure's reason beneath it on its own."""
+    if form is Form.SCREEN:
+        return (f"{mark(event.exit_status == 'ok')} task {event.exit_status} · "
+                f"{event.turns} turns · {event.tool_calls} tool calls")
+    summary = (f"task {event.exit_status} · {count(event.turns, 'turn')} · "
+               f"{event.input_tokens} in / {event.output_tokens} out tokens · "
+               f"{count(event.tool_calls, 'tool call')}")
+    # a finished answer was already streamed; a failure's reason was not
+    return summary if event.exit_status == "ok" else f"{summary}\n{event.result}"
+
+
+def hook_fault(event: ev.HookFault) -> str:
+    what = f"returned {event.arm}: {event.error}" if event.arm else event.error
+    return f"! hook {event.hook} {event.handler}: {what}"
+
+
+def warning(event: ev.Warning) -> str:
+    return f"warning: {event.text}"
+
+
+# -- the two places ----------------------------------------------------------------------------
+def said(event: ev.Event) -> Said | None:
+    """The line the transcript shows under a turn for `event`, or None for none."""
+    match event:
+        case ev.ToolCallStarted():
+            return Said(LineKind.NOTE, tool_started(event, Form.SCREEN))
+        case ev.ToolCallFinished():
+            return Said(_outcome(event.status == "ok"), tool_finished(event, Form.SCREEN))
+        case ev.ShellExecuted():
+            return Said(_outcome(event.exit_code == 0), shell_executed(event, Form.SCREEN))
+        case ev.InputRequested():
+            return Said(LineKind.QUESTION, question(event, Form.SCREEN))
+        case ev.InputAnswered():
+            return Said(LineKind.NOTE, answer(event, Form.SCREEN))
+        case ev.InferenceRetry():
+            return Said(LineKind.NOTE, retry(event, Form.SCREEN))
+        case ev.TurnCompleted() if event.decision == "error":
+            return Said(LineKind.FAILURE, model_call_failed(event))
+        case ev.Compacted():
+            return Said(LineKind.NOTE, compacted(event, Form.SCREEN))
+        case ev.CompactionDeclined():
+            return Said(LineKind.NOTE, compaction_declined(event, Form.SCREEN))
+        case ev.TaskReopened():
+            return Said(LineKind.NOTE, reopened(event, Form.SCREEN))
+    return None
+
+
+def _outcome(ok: bool) -> LineKind:
+    return LineKind.NOTE if ok else LineKind.FAILURE
+
+
+def log_line(event: ev.Event) -> str | None:
+    """The headless log's line for `event` (it may span lines), or None for events not
+    shown. Streamed text and warnings are printed as they come, not through here."""
+    match event:
+        case ev.SessionStarted():
+            return (f"session {event.session_id} · {event.capsule_name} "
+                    f"{event.capsule_version} · model {event.model}\n  workdir {event.workdir}")
+        case ev.TaskStarted():
+            first = event.text.strip().splitlines()[0] if event.text.strip() else "(empty task)"
+            return f"task {event.task_id}: {first}"
+        case ev.TurnStarted():
+            return f"turn {event.turn + 1}/{event.max_turns} · {event.input_tokens} tokens in"
+        case ev.ToolCallStarted():
+            return tool_started(event, Form.LOG)
+        case ev.ToolCallFinished():
+            return tool_finished(event, Form.LOG)
+        case ev.ShellExecuted():
+            return shell_executed(event, Form.LOG)
+        case ev.InputRequested():
+            return question(event, Form.LOG)
+        case ev.Progress():
+            return f"… {event.text}"
+        case ev.InferenceRetry():
+            return retry(event, Form.LOG)
+        case ev.Compacted():
+            return compacted(event, Form.LOG)
+        case ev.CompactionDeclined():
+            return compaction_declined(event, Form.LOG)
+        case ev.TaskReopened():
+            return reopened(event, Form.LOG)
+        case ev.InputAnswered():
+            return answer(event, Form.LOG)
+        case ev.HookFault():
+            return hook_fault(event)
+        case ev.TaskFailed():
+            return f"✗ task failed ({event.cause}): {event.reason}"
+        case ev.TaskEnded():
+            return task_ended(event, Form.LOG)
+        case ev.SessionEnded():
+            return f"session {event.exit_status} · {event.duration_ms} ms"
+    return None
