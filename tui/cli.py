@@ -64,12 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from tui.core.errors import MurmurTuiError
+
     args = build_parser().parse_args(argv)
     try:
         if args.command == "launch":
             return launch(args)
         if args.command == "browse":
             return browse(args)
+    except MurmurTuiError as exc:  # bad input that stops the command: what, where, and why
+        return _refused(exc)
     except KeyboardInterrupt:
         sys.stderr.write("murmur-tui: interrupted\n")
         return EXIT_INTERRUPTED
@@ -83,6 +87,11 @@ def _error(message: str) -> int:
 
     sys.stderr.write(f"murmur-tui: error: {redact(message)}\n")
     return EXIT_BAD_INPUT
+
+
+def _refused(exc: Exception, lead: str | None = None) -> int:
+    """The one way an error of ours (`MurmurTuiError`: text, place, code) is told."""
+    return _error(f"{lead}:\n{exc}" if lead else str(exc))
 
 
 def _internal_error(exc: Exception) -> int:
@@ -106,7 +115,6 @@ def _internal_error(exc: Exception) -> int:
 
 
 def launch(args: argparse.Namespace) -> int:
-    from tui.core.errors import LaunchError
     from tui.core.hardening import make_undumpable
     from tui.core.manifest.reader import ManifestError, load_capsule
     from tui.core.paths import demo_capsule
@@ -119,16 +127,13 @@ def launch(args: argparse.Namespace) -> int:
     try:
         capsule = load_capsule(target)
     except ManifestError as exc:
-        return _error(f"the manifest was refused:\n{exc}")
+        return _refused(exc, "the manifest was refused")
     headless = args.headless
     if not headless and not (sys.stdin.isatty() and sys.stdout.isatty()):
         sys.stderr.write("murmur-tui: not a terminal; running headless (--headless says so "
                          "explicitly, --json prints JSON lines)\n")
         headless = True
-    try:
-        return _run_headless(capsule, args) if headless else _run_screen(capsule, args)
-    except LaunchError as exc:
-        return _error(str(exc))
+    return _run_headless(capsule, args) if headless else _run_screen(capsule, args)
 
 
 def _run_screen(capsule: object, args: argparse.Namespace) -> int:

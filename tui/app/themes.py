@@ -15,6 +15,7 @@ import yaml
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from tui.core.errors import MurmurTuiError
 from tui.core.manifest.located_yaml import read
 from tui.core.manifest.problems import YamlError, describe
 from tui.core.paths import bundled
@@ -24,8 +25,10 @@ COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent",
                 "background", "surface", "panel", "boost")
 
 
-class ThemeError(Exception):
+class ThemeError(MurmurTuiError):
     """A theme file that cannot be used; the message names the file and the problem."""
+
+    default_code = "E-THEME"
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ class MurmurTuiError(Exception):
     """An error with a code, a place and a text. Subclasses name a family's default code."""
 
     default_code: ClassVar[str] = "E-TUI"
+    text_names_place: ClassVar[bool] = False  # the text already says where: no prefix
 
     def __init__(self, text: str, *, code: str | None = None, where: Where | None = None
                  ) -> None:
@@ -42,7 +43,7 @@ class MurmurTuiError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
-        place = str(self.where) if self.where is not None else ""
+        place = str(self.where) if self.where is not None and not self.text_names_place else ""
         text = f"{place}: {self.text}" if place else self.text
         return f"{text} [{self.code}]" if self._show_code else text
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui.core import secrets
+from tui.core.errors import MurmurTuiError
 from tui.core.manifest.located_yaml import read_private
 from tui.core.manifest.problems import YamlError
 
@@ -26,8 +27,10 @@ REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")
 REDACTED = secrets.REDACTED
 
 
-class CredentialError(Exception):
+class CredentialError(MurmurTuiError):
     """No key could be found (names where it looked)."""
+
+    default_code = "E-CREDENTIAL"
 
 
 @dataclass(frozen=True)

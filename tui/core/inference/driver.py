@@ -63,8 +63,10 @@ class DriverError(MurmurTuiError):
         self.provider_status = provider_status
 
 
-class ProviderError(Exception):
+class ProviderError(MurmurTuiError):
     """A provider's stream reported an error, or broke, after it had answered: transient."""
+
+    default_code = "E-PROVIDER"
 
 
 class InferenceCanceled(Exception):

@@ -61,8 +61,7 @@ class ManifestError(MurmurTuiError):
         super().__init__("\n".join(str(problem) for problem in problems),
                          where=problems[0].where if problems else None)
 
-    def render(self) -> str:
-        return self.text  # each line already names its own place
+    text_names_place = True  # each line already names its own place
 
 
 

@@ -32,8 +32,7 @@ class TraceWriteError(MurmurTuiError):
 
     default_code = "E-RUN-007"
 
-    def render(self) -> str:
-        return self.text  # the text already names the trace file
+    text_names_place = True  # the text already names the trace file
 
 
 class TraceWriter:
