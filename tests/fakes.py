@@ -1,13 +1,17 @@
 """Test helpers that tests in several folders share: a sink that keeps every event, a
-conversation record written with the real writer, and a session attached to the real app."""
+conversation record written with the real writer, a session attached to the real app, and a
+driver that answers from a list and records what it was sent."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tui.core import events as ev
+from tui.core.cancel import CancelToken
+from tui.core.inference.driver import DriverReply, StreamSink
 from tui.core.loop.session import LaunchOptions, Session
 from tui.core.manifest.reader import load_capsule
 from tui.core.record.writer import RecordWriter, record_path
@@ -49,3 +53,30 @@ def start_session(app: SupervisorApp, root: Path) -> Session:
                       responder=app.responder, cancel=app.cancel)
     app.attach(session)
     return session
+
+
+class RecordingDriver:
+    """A driver that answers from a list of §4.3 responses (or DriverReply / exceptions) and
+    keeps every request it was sent."""
+
+    name = "recording"
+
+    def __init__(self, *answers: object) -> None:
+        self.answers = list(answers)
+        self.requests: list[dict[str, Any]] = []
+
+    def complete(self, request: dict[str, Any], stream: StreamSink,
+                 cancel: CancelToken) -> DriverReply:
+        self.requests.append(request)
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, DriverReply):
+            return answer
+        for block in answer.get("content", []):  # type: ignore[attr-defined]
+            if block.get("type") == "text":
+                stream.text(block["text"])
+        return DriverReply("passed", json.dumps(answer))
+
+    def close(self) -> None:
+        return None

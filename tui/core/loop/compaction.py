@@ -16,12 +16,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tui.core import events as ev
 from tui.core.chat import Message, from_wit_message, tool_calls_of
 from tui.core.loop.context import Context
-from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.report import Report
 from tui.core.loop.state import Failed
 from tui.core.manifest.model import Compaction
@@ -33,7 +32,15 @@ from tui.core.wasm.values import record
 if TYPE_CHECKING:
     from wasmtime.component import Record
 
-    from tui.core.hooks import Fault
+    from tui.core.hooks import Fault, Hook
+
+
+class CompactionHooks(Protocol):
+    """What compaction needs of the hook points (`HookPoints` is one)."""
+
+    def bound(self, handler: str) -> bool: ...
+
+    def compaction(self, event: Record, failures: list[Fault]) -> list[tuple[Hook, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -82,7 +89,7 @@ def unpaired(messages: list[Message]) -> bool:
     return calls != results
 
 
-def decide(hooks: HookPoints, messages: list[Message], settings: Compaction, model: str,
+def decide(hooks: CompactionHooks, messages: list[Message], settings: Compaction, model: str,
            session_tokens: int, ratio: float) -> Decision:
     """Dispatch `on-compaction` and judge what came back."""
     failures: list[Fault] = []
@@ -102,7 +109,7 @@ def decide(hooks: HookPoints, messages: list[Message], settings: Compaction, mod
     return Decision("committed", messages=replacement, hook=hook.name)
 
 
-def check(context: Context, hooks: HookPoints, report: Report, settings: Compaction,
+def check(context: Context, hooks: CompactionHooks, report: Report, settings: Compaction,
           window: int | None, model: str, out: Path, task_id: str, turn: int,
           session_tokens: int) -> Failed | None:
     """Step 8 of a turn: compact when due. An outcome fails the task; None goes on."""
