@@ -24,7 +24,8 @@ def test_wheel_ships_demo_wit_and_themes_and_runs_the_demo(tmp_path: Path,
                    "tui/demo/components/ask-user/murmur.yaml",
                    "tui/demo/components/noisy-hook/noisy-hook.wasm",
                    "tui/_bundled/wit/worlds.wit", "tui/_bundled/wit/deps/tool/run.wit",
-                   "tui/_bundled/themes/murmur-dark.yaml"):
+                   "tui/_bundled/themes/murmur-dark.yaml",
+                   "tui/app/screens/supervisor.tcss", "tui/app/browser/conversation.tcss"):
         assert needed in names, needed
     assert any(name.endswith("entry_points.txt") for name in names)
     # install it apart from the source tree and run the demo from the installed copy

@@ -33,9 +33,9 @@ from tui.core.loop.state import (
 )
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Compaction, Inference
+from tui.core.shell.handler import ShellHandler
 from tui.core.shell.tool import ShellTool
-from tui.core.tokens import PayloadCounter
-from tui.core.tools import ShellHandler, SkillHandler, ToolTable
+from tui.core.tools import SkillHandler, ToolTable
 from tui.core.wasm.values import record
 from tui.core.workdir import SessionPaths
 
@@ -68,8 +68,8 @@ class Loop:
         self.cancel = CancelToken()
         self.report = Report(EventStream("ses_t", [self.sink]), tmp / "bootstrap.log")
         self.record = Record()
-        self.context = Context(NoImages(), self.record, hashes=True, context_id="ctx_1")
-        self.context.counter = PayloadCounter(HEAD)
+        self.context = Context(NoImages(), self.record, hashes=True, context_id="ctx_1",
+                               head=HEAD)
         paths = SessionPaths(accessible=tmp / "work", session=tmp / "ses")
         self.hooks = HookPoints([], None, None, paths, self.report)  # type: ignore[arg-type]
         self.dispatch = Dispatcher(tools or ToolTable(), self.report, self.hooks, self.cancel,

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 JsonObject = dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class Event:
     session_id: str = ""  # the stamp: filled by the stream that delivers the event
     seq: int = 0
@@ -29,6 +29,20 @@ class Event:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         Event.registry[cls.__name__] = cls
+
+    # One __eq__, __hash__ and __repr__ for every event, as a dataclass would write them: the
+    # dataclass decorator writing them again for each class costs start-up time.
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.session_id, self.seq))
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())
+        return f"{type(self).__qualname__}({values})"
 
     @property
     def event_type(self) -> str:
@@ -63,7 +77,7 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
 
 
 # -- session and task ---------------------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class SessionStarted(Event):
     capsule_name: str
     capsule_version: str
@@ -82,7 +96,7 @@ class SessionStarted(Event):
     context_max_tokens: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TaskStarted(Event):
     task_id: str
     context_id: str
@@ -91,7 +105,7 @@ class TaskStarted(Event):
     message_parts_bytes: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TaskFailed(Event):
     """A task attempt failed; `cause` is one of Murmur's task_failed causes (spec §2)."""
 
@@ -101,7 +115,7 @@ class TaskFailed(Event):
     turn: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TaskReopened(Event):
     task_id: str
     hook_name: str
@@ -110,7 +124,7 @@ class TaskReopened(Event):
     turns_remaining: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TaskEnded(Event):
     task_id: str
     exit_status: str
@@ -124,7 +138,7 @@ class TaskEnded(Event):
     reopen_count: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class SessionEnded(Event):
     exit_status: str
     duration_ms: int
@@ -136,7 +150,7 @@ class SessionEnded(Event):
 
 
 # -- turns ------------------------------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TurnStarted(Event):
     task_id: str
     turn: int
@@ -144,21 +158,21 @@ class TurnStarted(Event):
     input_tokens: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TextDelta(Event):
     task_id: str
     turn: int
     text: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ThinkingDelta(Event):
     task_id: str
     turn: int
     text: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TurnCompleted(Event):
     """One driver call finished (also a failed one: decision `error`)."""
 
@@ -183,7 +197,7 @@ class TurnCompleted(Event):
 
 
 # -- tools ------------------------------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ToolCallStarted(Event):
     task_id: str
     turn: int
@@ -193,7 +207,7 @@ class ToolCallStarted(Event):
     input: JsonObject
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ToolCallFinished(Event):
     task_id: str
     turn: int
@@ -212,7 +226,7 @@ class ToolCallFinished(Event):
     truncated: bool = False  # the output was cut (the tool's own flag, or a result cap)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ShellExecuted(Event):
     task_id: str
     turn: int
@@ -230,7 +244,7 @@ class ShellExecuted(Event):
 
 
 # -- the human, hooks, compaction --------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InputRequested(Event):
     task_id: str | None
     request_id: str
@@ -239,14 +253,14 @@ class InputRequested(Event):
     deadline_ms: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InputAnswered(Event):
     task_id: str | None
     request_id: str
     answer: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class HookFault(Event):
     hook: str
     handler: str
@@ -256,7 +270,7 @@ class HookFault(Event):
     traced: bool = True  # a blocking hook's fault, not on-stage: a hook_dispatch_error line
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class Compacted(Event):
     task_id: str
     turn: int
@@ -264,7 +278,7 @@ class Compacted(Event):
     tokens_after: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class CompactionDeclined(Event):
     task_id: str
     turn: int
@@ -272,7 +286,7 @@ class CompactionDeclined(Event):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InferenceRetry(Event):
     """A model call failed in a way worth trying again; the next attempt starts after
     `delay_ms`. The failed attempt's partial answer (if it streamed any) is discarded."""
@@ -286,14 +300,14 @@ class InferenceRetry(Event):
     delay_ms: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class Progress(Event):
     """Something slow is under way (compiling a large component)."""
 
     text: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class Warning(Event):  # noqa: A001 - the vocabulary's name for it
     code: str
     text: str

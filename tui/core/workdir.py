@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui.core import paths
-from tui.core.inference.credentials import REFERENCE
-from tui.core.manifest.model import Capsule
+from tui.core.manifest.model import KEY_REFERENCE, Capsule
 from tui.core.private import make_private_dirs, write_private
 from tui.core.secrets import redact, remember
 
@@ -96,7 +95,7 @@ def write_manifest_copy(capsule: Capsule, target: Path) -> None:
     literal key in it — a gateway `api_key` that is not `${NAME}` — replaced by `[redacted]`."""
     for entry in capsule.artifacts:
         key = entry.gateway.api_key if entry.gateway is not None else None
-        if key and not REFERENCE.match(key):
+        if key and not KEY_REFERENCE.match(key):
             remember(key)
     text = capsule.manifest_path.read_text(encoding="utf-8")
     write_private(target, redact(text, headers=False))

@@ -12,7 +12,6 @@ of everything murmur-tui writes. A `config.yaml` that other users can read is wa
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,9 +20,9 @@ from pathlib import Path
 from tui.core import secrets
 from tui.core.errors import MurmurTuiError
 from tui.core.manifest.located_yaml import read_private
+from tui.core.manifest.model import KEY_REFERENCE
 from tui.core.manifest.problems import YamlError
 
-REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")
 REDACTED = secrets.REDACTED
 
 
@@ -56,7 +55,7 @@ class Credentials:
         if not api_key:
             raise CredentialError(f"{where}: no api_key (set api_key: ${{NAME}} and put NAME "
                                   f"under credentials: in {self.config}, or keyless: true)")
-        match = REFERENCE.match(api_key)
+        match = KEY_REFERENCE.match(api_key)
         if match is None:
             self._warn_once(where, "W-SEC-027", f"{where}: api_key is a literal key in the "
                             "manifest; use ${NAME} with credentials: in config.yaml")

@@ -36,7 +36,7 @@ from tui.core.inference.driver import (
     StreamSink,
 )
 from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
-from tui.core.manifest.model import Gateway
+from tui.core.manifest.model import Gateway, HttpSettings
 
 ERROR_EXCERPT = 600
 
@@ -51,7 +51,8 @@ class _Failed:
 
 class HttpDriver:
     def __init__(self, name: str, kind: str, gateway: Gateway, credentials: Credentials,
-                 retry: RetryPolicy, stream: bool = True, read_timeout_s: float = 300.0,
+                 retry: RetryPolicy, stream: bool = HttpSettings.stream,
+                 read_timeout_s: float = HttpSettings.read_timeout_s,
                  on_retry: Callable[[RetryNotice], None] | None = None) -> None:
         self.name = name
         self.kind = kind

@@ -22,10 +22,13 @@ from tui.core.inference.driver import DriverError, DriverReply, InferenceCancele
 from tui.core.manifest.located_yaml import read, read_text
 from tui.core.manifest.problems import YamlError
 
+CHUNK_CHARS = 8  # characters per streamed chunk
+CHARS_PER_SECOND = 0.0  # 0: as fast as the screen takes them
+
 
 class ScriptedDriver:
     def __init__(self, name: str, responses: list[dict[str, Any]], script_path: Path,
-                 chunk_chars: int = 8, chars_per_second: float = 0.0,
+                 chunk_chars: int = CHUNK_CHARS, chars_per_second: float = CHARS_PER_SECOND,
                  requests_log: Path | None = None) -> None:
         self.name = name
         self.script_path = script_path
@@ -50,8 +53,8 @@ class ScriptedDriver:
         if not isinstance(script, str) or not script:
             raise LaunchError(f"{where}.script: the scripted driver needs the path of a "
                               "response script (relative to the capsule)")
-        chunk = config.get("chunk_chars", 8)
-        rate = config.get("chars_per_second", 0)
+        chunk = config.get("chunk_chars", CHUNK_CHARS)
+        rate = config.get("chars_per_second", CHARS_PER_SECOND)
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
             raise LaunchError(f"{where}.chunk_chars: expected an integer >= 1, got {chunk!r}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0:

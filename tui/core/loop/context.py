@@ -30,11 +30,13 @@ class Context:
     the record); `replace` swaps the whole list (a compaction)."""
 
     def __init__(self, images: ImageStore, record: RecordSink | None = None,
-                 hashes: bool = False, context_id: str | None = None) -> None:
+                 hashes: bool = False, context_id: str | None = None,
+                 head: dict[str, Any] | None = None) -> None:
         self.messages: list[Message] = []
         self.ids: list[str] = []  # parallel to messages
         self.payload: list[Message] = []  # the messages as the driver sees them
-        self.counter: tokens.PayloadCounter | None = None  # set once the payload head is known
+        self.head = head or {}  # the request without its messages: what counts are over
+        self._counter: tokens.PayloadCounter | None = None
         self.held: continuation.Held | None = None  # a stateful driver's state
         self.context_id = context_id
         self._images = images
@@ -60,13 +62,20 @@ class Context:
         self.messages, self.ids, self.payload = [], [], []
         for message in messages:
             self.append(message)
-        if self.counter is not None:
-            self.counter.forget(set(self.ids))
+        if self._counter is not None:
+            self._counter.forget(set(self.ids))
         self.held = None
+
+    @property
+    def counter(self) -> tokens.PayloadCounter:
+        """The token counter over `head` and the messages, built at the first count (a script
+        capsule's session may never count)."""
+        if self._counter is None:
+            self._counter = tokens.PayloadCounter(self.head)
+        return self._counter
 
     def count(self, upto: int | None = None) -> int:
         """Tokens of the payload messages (the first `upto` of them)."""
-        assert self.counter is not None
         if upto is None:
             return self.counter.count(self.payload, self.ids) if self.payload else 0
         return self.counter.count(self.payload[:upto], self.ids[:upto])

@@ -18,7 +18,6 @@ from tui.core.manifest.model import Capsule
 from tui.core.private import append_private
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem
-from tui.core.shell.tool import ShellResult
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.wasm.values import record
 from tui.core.workdir import SessionPaths
@@ -27,6 +26,7 @@ if TYPE_CHECKING:  # the hook runner (and wasmtime) load only for a capsule with
     from wasmtime.component import Record
 
     from tui.core.hooks import Fault, Hook, HookRunner
+    from tui.core.shell.tool import ShellResult
     from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
 

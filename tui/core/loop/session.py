@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import gc
 import time
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.core import events as ev
-from tui.core import ids, paths, tokens
+from tui.core import ids, paths
 from tui.core.asking import InputResponder, NoAnswer
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
@@ -26,7 +25,6 @@ from tui.core.context_lock import ContextInUse, ContextLock, lock_path
 from tui.core.errors import LaunchError
 from tui.core.event_stream import EventSink, EventStream
 from tui.core.inference.driver import Driver
-from tui.core.inference.retry import RetryNotice
 from tui.core.loop import setup, task
 from tui.core.loop.context import Context, sha
 from tui.core.loop.dispatch import Dispatcher
@@ -47,6 +45,7 @@ from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths, session_paths, write_manifest_copy, write_result
 
 if TYPE_CHECKING:
+    from tui.core.inference.retry import RetryNotice
     from tui.core.wasm.runtime import WasmRuntime
     from tui.core.wasm.script import ScriptCapsule
 
@@ -215,6 +214,8 @@ class Session:
         except TraceWriteError as exc:
             outcome = self._trace_failed(exc)
         except Exception as exc:  # setup failed (the disk, or a bug): still finish the files
+            import traceback  # a failing session only
+
             self.report.log("session setup failed:\n" + traceback.format_exc())
             outcome = Failed(f"error: session setup failed: {exc}", "runtime_error")
             write_result(self.paths, outcome.result)
@@ -245,8 +246,7 @@ class Session:
         report.log("tool inventory " + compact_json(tool_payload))
         head = setup.request_head(capsule, inference, system, tool_payload, self.context_id)
         context = Context(self.attachments, self._record, capsule.trace.capture == "content",
-                          self.context_id)
-        context.counter = tokens.PayloadCounter(head)
+                          self.context_id, head)
         kinds = ("shell",) if capsule.capabilities.shell_allow else ()
         self._session_started = True
         report.emit(ev.SessionStarted(

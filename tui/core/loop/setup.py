@@ -13,11 +13,9 @@ from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
-from tui.core.inference.scripted import ScriptedDriver
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
-from tui.core.shell.tool import ShellTool, synthetic_manifest
-from tui.core.tools import ShellHandler, SkillHandler, ToolTable
+from tui.core.tools import SkillHandler, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths
 
@@ -85,6 +83,8 @@ def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionP
     if entry is None:  # the manifest check makes this unreachable for a loaded capsule
         raise LaunchError(f"{capsule.manifest_path}: inference.driver.artifact names no entry")
     if entry.builtin == "scripted":
+        from tui.core.inference.scripted import ScriptedDriver
+
         return ScriptedDriver.from_config(entry.name, entry.config, capsule.root)
     if entry.builtin in HTTP_BUILTINS:
         return http_driver(capsule, entry, home, warn)
@@ -115,6 +115,9 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
     table = ToolTable()
     allow = capsule.capabilities.shell_allow
     if allow:
+        from tui.core.shell.handler import ShellHandler
+        from tui.core.shell.tool import ShellTool
+
         shell_env: dict[str, str] = {}
         if capsule.inference and capsule.inference.driver_config:
             shell_env["MURMUR_INFERENCE_DRIVER_CONFIG"] = compact_json(
@@ -144,6 +147,8 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
 
 def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
     """Murmur's synthetic `tools/<binary>/murmur.yaml` for every allowed shell binary."""
+    from tui.core.shell.tool import synthetic_manifest
+
     for binary in table.shell:
         folder = target.tools / binary
         folder.mkdir(parents=True, exist_ok=True)

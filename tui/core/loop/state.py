@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from tui.core.frozen import Frozen
+
 # How a task (and the session) ended: trace `task_end` / `session_end` exit_status (spec §2).
 ExitStatus: TypeAlias = Literal["ok", "failed", "canceled", "max_turns_reached",
                                 "spend_ceiling_reached", "reopen_budget_exhausted"]
@@ -18,8 +20,8 @@ FailureCause: TypeAlias = Literal["driver_error", "malformed_response", "credent
 TurnDecision: TypeAlias = Literal["tool_call", "end_turn", "text", "error"]
 
 
-@dataclass(frozen=True)
-class Usage:
+@dataclass(frozen=True, repr=False, eq=False)
+class Usage(Frozen):
     """What was spent; `a + b` adds each counter."""
 
     turns: int = 0
@@ -61,8 +63,8 @@ class TaskState:
 
 
 # -- outcomes ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Finished:
+@dataclass(frozen=True, repr=False, eq=False)
+class Finished(Frozen):
     """The model (or the script) finished: the task's result."""
 
     result: str
@@ -71,8 +73,8 @@ class Finished:
     turn: None = None
 
 
-@dataclass(frozen=True)
-class Failed:
+@dataclass(frozen=True, repr=False, eq=False)
+class Failed(Frozen):
     """A task attempt failed (trace `task_failed`, with its cause)."""
 
     result: str
@@ -81,8 +83,8 @@ class Failed:
     exit_status: Literal["failed", "reopen_budget_exhausted"] = "failed"
 
 
-@dataclass(frozen=True)
-class Canceled:
+@dataclass(frozen=True, repr=False, eq=False)
+class Canceled(Frozen):
     """The human canceled."""
 
     result: str = "error: canceled by the user"
@@ -91,8 +93,8 @@ class Canceled:
     turn: None = None
 
 
-@dataclass(frozen=True)
-class Limited:
+@dataclass(frozen=True, repr=False, eq=False)
+class Limited(Frozen):
     """A limit ended the task: inference.max_turns or inference.max_session_tokens."""
 
     exit_status: Literal["max_turns_reached", "spend_ceiling_reached"]
@@ -104,16 +106,16 @@ class Limited:
 TaskOutcome: TypeAlias = Finished | Failed | Canceled | Limited
 
 
-@dataclass(frozen=True)
-class Continue:
+@dataclass(frozen=True, repr=False, eq=False)
+class Continue(Frozen):
     """A turn ended and the task goes on (tool results were appended)."""
 
 
 TurnOutcome: TypeAlias = TaskOutcome | Continue
 
 
-@dataclass(frozen=True)
-class Reopen:
+@dataclass(frozen=True, repr=False, eq=False)
+class Reopen(Frozen):
     """An on-task-end hook sent the task back with a reason."""
 
     hook: str

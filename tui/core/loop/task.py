@@ -5,7 +5,6 @@ them, and the task's end."""
 from __future__ import annotations
 
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,6 +118,8 @@ def _attempt(parts: TaskParts, task: TaskState) -> TaskOutcome:
     except TraceWriteError:
         raise
     except Exception as exc:  # a bug here must still leave complete files behind
+        import traceback  # a failing task only
+
         parts.report.log("internal error:\n" + traceback.format_exc())
         return Failed(f"error: internal error: {exc!r}", "runtime_error")
 

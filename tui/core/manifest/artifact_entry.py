@@ -11,6 +11,7 @@ from tui.core.manifest.capabilities import read_capabilities
 from tui.core.manifest.model import (
     BUILTIN_DRIVERS,
     HTTP_BUILTINS,
+    KEY_REFERENCE,
     OVERFLOWS,
     RUNTIMES,
     Artifact,
@@ -24,7 +25,6 @@ from tui.core.manifest.yaml_section import Section, one_of
 from tui.core.secrets import remember
 
 _ARTIFACT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$")
-KEY_REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")  # api_key: ${NAME}
 MAX_KEY_CHARS = 4096  # a literal api_key longer than this is no provider's key
 MAX_CONFIG_BYTES = 65536  # an entry's config, as JSON
 _DEFAULT_RUNTIME: Runtime = "tool"  # an entry that names no runtime

@@ -8,11 +8,13 @@ with a closed set of values has a `Literal` type, and its tuple of choices is th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from tui.core.frozen import Frozen
 from tui.core.manifest.problems import Problem
 
 MANIFEST_NAME = "murmur.yaml"
@@ -38,19 +40,20 @@ AFTER_TASKS: tuple[AfterTask, ...] = get_args(AfterTask)
 CONVERSATIONS: tuple[Conversation, ...] = get_args(Conversation)
 CAPTURES: tuple[Capture, ...] = get_args(Capture)
 
+KEY_REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")  # api_key: ${NAME}
 INTERPRETERS = frozenset({"bash", "sh", "zsh", "fish", "dash", "ksh"})
 
 
-@dataclass(frozen=True)
-class Limits:
+@dataclass(frozen=True, repr=False, eq=False)
+class Limits(Frozen):
     memory_bytes: int = 512 * MIB
     table_elements: int = 100_000
     instances: int = 1000
     deadline_seconds: float | None = None  # None: 600 s for tools and drivers, 30 s for hooks
 
 
-@dataclass(frozen=True)
-class Capabilities:
+@dataclass(frozen=True, repr=False, eq=False)
+class Capabilities(Frozen):
     """A capability block: the capsule-wide ceiling, or one artifact entry's grant."""
 
     network_allow: tuple[str, ...] = ()
@@ -65,24 +68,24 @@ class Capabilities:
     task_io_read: bool = False
 
 
-@dataclass(frozen=True)
-class Gateway:
+@dataclass(frozen=True, repr=False, eq=False)
+class Gateway(Frozen):
     endpoint: str
     api_key: str | None = None
     keyless: bool = False
     upstream_auth: tuple[str, str] | None = None  # (header, value with {key}); None: default
 
 
-@dataclass(frozen=True)
-class HttpSettings:
+@dataclass(frozen=True, repr=False, eq=False)
+class HttpSettings(Frozen):
     """`config` of a `builtin: openai|anthropic` driver entry."""
 
     stream: bool = True
     read_timeout_s: float = 300.0
 
 
-@dataclass(frozen=True)
-class Artifact:
+@dataclass(frozen=True, repr=False, eq=False)
+class Artifact(Frozen):
     name: str
     version: str | None
     runtime: Runtime
@@ -96,23 +99,23 @@ class Artifact:
     http: HttpSettings | None = None  # a built-in HTTP driver's settings
 
 
-@dataclass(frozen=True)
-class Compaction:
+@dataclass(frozen=True, repr=False, eq=False)
+class Compaction(Frozen):
     threshold: float = 0.98
     model: str | None = None
     system_prompt: str | None = None
     dump_summaries: bool = False
 
 
-@dataclass(frozen=True)
-class Retry:
+@dataclass(frozen=True, repr=False, eq=False)
+class Retry(Frozen):
     max_attempts: int = 3
     initial_backoff_ms: int = 500
     max_backoff_ms: int = 8000
 
 
-@dataclass(frozen=True)
-class Inference:
+@dataclass(frozen=True, repr=False, eq=False)
+class Inference(Frozen):
     model: str
     driver_artifact: str
     driver_config: Mapping[str, Any] = field(default_factory=dict)
@@ -125,14 +128,14 @@ class Inference:
     params: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Retain:
+@dataclass(frozen=True, repr=False, eq=False)
+class Retain(Frozen):
     max_messages: int | None = None
     max_age_seconds: int | None = None
 
 
-@dataclass(frozen=True)
-class Context:
+@dataclass(frozen=True, repr=False, eq=False)
+class Context(Frozen):
     max_tokens: int | None = None
     record: bool = True
     record_store: str | None = None
@@ -141,8 +144,8 @@ class Context:
     seed_budget: float = 0.10
 
 
-@dataclass(frozen=True)
-class Lifecycle:
+@dataclass(frozen=True, repr=False, eq=False)
+class Lifecycle(Frozen):
     task_acceptance: TaskAcceptance = "single"
     after_task: AfterTask = "exit"
     queue_depth: int = 1
@@ -152,13 +155,13 @@ class Lifecycle:
     shell_grace_secs: float = 10.0
 
 
-@dataclass(frozen=True)
-class TraceSettings:
+@dataclass(frozen=True, repr=False, eq=False)
+class TraceSettings(Frozen):
     capture: Capture = "meta"
 
 
-@dataclass(frozen=True)
-class Capsule:
+@dataclass(frozen=True, repr=False, eq=False)
+class Capsule(Frozen):
     name: str
     version: str
     manifest_path: Path

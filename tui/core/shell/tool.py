@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -35,8 +34,6 @@ from tui.core.shell.process import pump, spawn
 DEFAULT_DEADLINE = 600.0  # capabilities.limits.deadline_seconds unset (as for tools, drivers)
 DEADLINE_KEY = "capabilities.limits.deadline_seconds"
 _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
-_FENCE_MARKER = re.compile(r"<(?=/?untrusted-content)", re.IGNORECASE)
-NEUTRALISED = "!MURMUR-NEUTRALISED!"
 
 
 class ShellRefused(MurmurTuiError):
@@ -221,9 +218,3 @@ def _command_of(data: str | None) -> str:
         raise ShellRefused("the input must be a JSON object with a non-empty 'command'")
     return command.strip()
 
-
-def fence(source: str, content: str) -> str:
-    """Wrap tool output in the untrusted-content fence, neutralising markers inside it."""
-    name = source.replace(">", "_").replace("\r", " ").replace("\n", " ")
-    body = _FENCE_MARKER.sub("<" + NEUTRALISED, content)
-    return f"<untrusted-content source={name}>\n{body}\n</untrusted-content>"

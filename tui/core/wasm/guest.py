@@ -28,6 +28,7 @@ from typing import Any
 import wasmtime
 from wasmtime.component import Func, Instance
 
+from tui.core.manifest.model import Limits
 from tui.core.secrets import ByteStreamRedactor
 from tui.core.wasm import calls, conversion
 from tui.core.wasm.cache import LoadedComponent
@@ -45,8 +46,8 @@ class Sandbox:
     memory_bytes: int
     deadline_seconds: float
     limits_key: str  # where the limits come from, for messages: "capabilities.limits"
-    table_elements: int = 100_000
-    instances: int = 1000
+    table_elements: int = Limits.table_elements
+    instances: int = Limits.instances
     preopen: Path | None = None  # mounted as "."
     read_only: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
