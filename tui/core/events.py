@@ -13,7 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:  # the loop's leaf: what a task's end and a turn's decision may be
+    from tui.core.loop.state import ExitStatus, FailureCause, TurnDecision
 
 JsonObject = dict[str, Any]
 
@@ -110,7 +113,7 @@ class TaskFailed(Event):
     """A task attempt failed; `cause` is one of Murmur's task_failed causes (spec §2)."""
 
     task_id: str
-    cause: str
+    cause: FailureCause
     reason: str
     turn: int | None = None
 
@@ -127,7 +130,7 @@ class TaskReopened(Event):
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TaskEnded(Event):
     task_id: str
-    exit_status: str
+    exit_status: ExitStatus
     result: str
     duration_ms: int
     turns: int
@@ -140,7 +143,7 @@ class TaskEnded(Event):
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class SessionEnded(Event):
-    exit_status: str
+    exit_status: ExitStatus
     duration_ms: int
     total_turns: int
     total_input_tokens: int
@@ -180,7 +183,7 @@ class TurnCompleted(Event):
     turn: int
     input_tokens: int
     output_tokens: int | None
-    decision: str
+    decision: TurnDecision
     stop_reason: str
     tool_name: str | None
     model: str
@@ -214,7 +217,7 @@ class ToolCallFinished(Event):
     call_id: str | None
     tool_name: str
     kind: str
-    status: str  # ok | error
+    status: Literal["ok", "error"]
     duration_ms: int
     input: JsonObject
     input_bytes: int

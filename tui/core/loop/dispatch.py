@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from tui.core import events as ev
 from tui.core.asking import InputTimeout
@@ -79,7 +79,7 @@ class Dispatcher:
             finally:
                 self._tool_stream.flush()
         text = outcome.message_text(call.name)
-        status = "ok" if outcome.ok else "error"
+        status: Literal["ok", "error"] = "ok" if outcome.ok else "error"
         input_bytes, output_bytes = len(call.data.encode()), len(text.encode())
         if kind != "skill":
             task.spend(tool_calls=1)
