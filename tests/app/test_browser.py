@@ -52,6 +52,12 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
         opened = app.screen
         assert isinstance(opened, ConversationScreen)
         assert "first task about cats" in texts(opened)
+        await pilot.pause(0.2)
+        # one Enter opens one conversation: Esc goes straight back to the list
+        assert [type(s).__name__ for s in app.screen_stack][1:] == ["ConversationsScreen",
+                                                                    "ConversationScreen"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen))
 
 
 async def test_a_conversation_pages_to_its_oldest_message(murmur_home: Path) -> None:

@@ -153,6 +153,8 @@ class ConversationsScreen(Screen[None]):
 
     def on_key(self, event: events.Key) -> None:
         if event.key == "enter" and self.rows.has_focus:
+            event.stop()  # opened here: the screen's own enter binding must not open it again
+            event.prevent_default()
             self.action_open()
 
     def action_open(self) -> None:
