@@ -149,13 +149,15 @@ def test_a_continuing_driver_is_sent_only_what_is_new(wasm_capsule: WasmCapsule)
     result, _ = run(root)
     assert result.exit_status == "ok"
     requests = [json.loads(line) for line in sent.read_text().splitlines()]
-    # turn 1: the task; 2: only the tool result (the driver holds its own call); 3: likewise;
-    # turn 3 returned an empty id, so 4 is a full resend (7 messages); 5: the new result
-    assert [len(r["messages"]) for r in requests] == [1, 1, 1, 7, 1]
+    # the driver acknowledged what it was sent, not its own reply (Murmur's rule): turn 1 the
+    # task; 2 its call and the call's result; 3 likewise; turn 3 returned an empty id, so 4 is
+    # a full resend (7 messages); 5 the call and result after what 4 was sent
+    assert [len(r["messages"]) for r in requests] == [1, 2, 2, 7, 2]
     assert [r.get("continuation_id") for r in requests] == [
         None, "conv-1", "conv-1", None, "conv-2"]
-    assert requests[1]["messages"][0]["role"] == "tool"
-    assert requests[1]["messages"][0]["tool_call_id"] == "a"
+    assert [m["role"] for m in requests[1]["messages"]] == ["assistant", "tool"]
+    assert requests[1]["messages"][0]["content"][0]["id"] == "a"
+    assert requests[1]["messages"][1]["tool_call_id"] == "a"
     # the tokens are the full context's, whatever went over the wire
     turns = [x for x in read_jsonl(result.paths.trace) if x["event_type"] == "inference"]
     assert turns[1]["input_tokens"] < turns[2]["input_tokens"] < turns[3]["input_tokens"]

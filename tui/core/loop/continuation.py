@@ -3,9 +3,10 @@
 A driver that holds the conversation provider-side returns `continuation_id` in its result's
 metadata. While one is held for the context about to be sent, a request carries only the
 messages appended since the driver acknowledged state, plus the id at the top level. The driver
-acknowledges what it was sent and its own answer: after a reply, the held state covers the
-request's messages and the assistant message that records that reply, so the next request
-starts with what came after it (tool results, a reopen's feedback). A reply without the key
+acknowledges what it was *sent* (seed 000; Murmur's continuation test): its own reply was not
+sent to it, so after a tool-calling turn the next request holds the assistant message that
+records the reply **and** the tool results (after a reopen: the answer and the reason). A reply
+without the key
 (or with an empty value), a compaction, or another context id means a full resend. Session
 tokens are always counted on the full logical payload, never on what went over the wire.
 """
@@ -37,8 +38,9 @@ def request(head: dict[str, Any], messages: list[Message], context_id: str | Non
 
 
 def after_reply(reply: DriverReply, context_id: str | None, sent: int) -> Held | None:
-    """What is held after a passed reply to a request over `sent` context messages."""
+    """What is held after a passed reply to a request over `sent` context messages: the
+    driver acknowledged those `sent`, not its own answer."""
     continuation_id = reply.meta("continuation_id")
     if not continuation_id:
         return None
-    return Held(continuation_id, context_id, sent + 1)
+    return Held(continuation_id, context_id, sent)
