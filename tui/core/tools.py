@@ -68,6 +68,12 @@ class ToolOutcome(Frozen):
     images: tuple[dict[str, Any], ...] = ()  # their image blocks, as the record keeps them
     shell: ShellResult | None = None
     truncated: bool = False  # the tool, or the host's result cap, cut what the model reads
+    # a WebAssembly tool's own `tool-result` fields, as it returned them (a script capsule's
+    # `tool-registry.invoke` hands these back); None for tools that have no such result
+    summary: str | None = None
+    data: str | None = None
+    data_path: str | None = None
+    refused: bool = False  # the call never ran (undeclared, stopped, trapped)
 
     @property
     def ok(self) -> bool:
@@ -86,7 +92,7 @@ class ToolOutcome(Frozen):
 def refusal(text: str, kind: str, duration_ms: int = 0) -> ToolOutcome:
     """A call that never ran: an unfenced error result."""
     return ToolOutcome(status="error", text=text, fenced=False, kind=kind,
-                       duration_ms=duration_ms)
+                       duration_ms=duration_ms, refused=True)
 
 
 class ToolHandler(Protocol):

@@ -2,8 +2,9 @@
 `compaction.threshold` of `context.max_tokens`, the `on-compaction` hooks receive every message
 and may hand back a shorter context, which replaces it.
 
-Outcomes: a hook's `Err` (or trap) fails the task (`compaction_hook`); no replacement is a
-`compaction_declined` (`no_hook_replacement`) and the task goes on over budget; a replacement
+Outcomes: a hook's `Err` (or trap) fails the task (`compaction_hook`); no replacement — or no
+hook bound to `on-compaction` at all — is a `compaction_declined` (`no_hook_replacement`, also
+a bootstrap-log line, once per turn) and the task goes on over budget; a replacement
 whose assistant tool calls and tool results do not pair is declined (`unresolved_tool_call`);
 anything else is committed: the messages get fresh ids and are appended to the record beside
 what they replace, the tokens are recounted, and a held driver continuation is dropped.
@@ -114,12 +115,16 @@ def check(context: Context, hooks: CompactionHooks, report: Report, settings: Co
           session_tokens: int) -> Failed | None:
     """Step 8 of a turn: compact when due. An outcome fails the task; None goes on."""
     ratio = due(session_tokens, window, settings.threshold)
-    if ratio is None or not hooks.bound("on-compaction"):
+    if ratio is None:
         return None
-    decision = decide(hooks, context.messages, settings, model, session_tokens, ratio)
+    decision = decide(hooks, context.messages, settings, model, session_tokens, ratio) \
+        if hooks.bound("on-compaction") else Decision("declined", reason="no_hook_replacement")
     if decision.kind == "failed":
         return Failed(f"error: {decision.reason}", "compaction_hook", turn)
     if decision.kind == "declined":
+        if decision.reason == "no_hook_replacement":  # Murmur's words for it
+            report.log("[compaction] threshold reached but no hook returned replace-context; "
+                       "continuing without compaction")
         report.emit(ev.CompactionDeclined(task_id=task_id, turn=turn, tokens=session_tokens,
                                           reason=decision.reason))
         return None

@@ -55,8 +55,12 @@ class Dispatcher:
                         parsed if isinstance(parsed, dict) else {"data": data}, 0,
                         task.task_id, raw=data)
         outcome, _ = self.call(task, call)
-        return record(status=outcome.status if outcome.status in ("passed", "failed", "error")
-                      else "error", summary=None, data=outcome.text, data_path=None,
+        status = outcome.status if outcome.status in ("passed", "failed", "error") else "error"
+        if outcome.kind == "wasm" and not outcome.refused:  # the tool's own result, as it was
+            return record(status=status, summary=outcome.summary, data=outcome.data,
+                          data_path=outcome.data_path, truncated=outcome.truncated,
+                          metadata=list(outcome.metadata))
+        return record(status=status, summary=None, data=outcome.text, data_path=None,
                       truncated=outcome.truncated, metadata=list(outcome.metadata))
 
     def call(self, task: TaskState, call: ToolCall) -> tuple[ToolOutcome, str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.core import events as ev
-from tui.core import ids, paths
+from tui.core import ids, murmur_md, paths
 from tui.core.asking import InputResponder, NoAnswer
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
@@ -32,7 +32,7 @@ from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
 from tui.core.loop.report import Report
-from tui.core.loop.state import Canceled, ExitStatus, Failed, TaskOutcome
+from tui.core.loop.state import Canceled, ExitStatus, Failed, Finished, TaskOutcome
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Inference
 from tui.core.private import private_home
@@ -106,8 +106,11 @@ class Session:
         self.session_id = ids.session_id()
         self.paths = session_paths(capsule.root, capsule.name, self.session_id,
                                    options.workdir, self.home)
-        self.task_text = setup.read_task(options.task, options.task_file,
-                                         self.paths.accessible, capsule.root)
+        task = setup.read_task(options.task, options.task_file, self.paths.accessible,
+                               capsule.root)
+        self.task_text = task or ""
+        # `lifecycle.task_acceptance: none` with no task at all: the session starts and ends
+        self.no_task = task is None and capsule.lifecycle.task_acceptance == "none"
         self._write_task_file = options.task is not None or options.task_file is not None
         self.cancel = cancel or CancelToken()
         self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
@@ -147,8 +150,7 @@ class Session:
         """The script, driver, tools and hooks; a component that cannot load refuses the
         launch (LaunchError) and nothing is left running."""
         capsule, report = self.capsule, self.report
-        component_env = {"MURMUR_SESSION_ID": self.session_id,
-                         "MURMUR_CONTEXT_ID": self.context_id}
+        component_env = setup.identity_env(capsule, self.session_id, self.context_id)
         self.script: ScriptCapsule | None = None
         try:
             if script is not None:
@@ -210,7 +212,7 @@ class Session:
             setup.write_tool_manifests(self.tools, self.paths)
             self.hooks.stage(self.capsule.capabilities.shell_allow)
             parts = self._start()
-            outcome = task.run(parts)
+            outcome = Finished("") if self.no_task else task.run(parts)
         except TraceWriteError as exc:
             outcome = self._trace_failed(exc)
         except Exception as exc:  # setup failed (the disk, or a bug): still finish the files
@@ -241,6 +243,7 @@ class Session:
         manifest_copy = self.paths.accessible / "murmur.yaml"
         if not manifest_copy.exists():
             write_manifest_copy(capsule, manifest_copy)
+        self._write_murmur_md()
         system = setup.system_block(capsule)
         tool_payload = [spec.payload() for spec in self.tools.specs()]
         report.log("tool inventory " + compact_json(tool_payload))
@@ -271,6 +274,24 @@ class Session:
             capsule, self.context_id, self.task_text, context, report, self.hooks,
             self.dispatch, self.ending, self.cancel, self.paths, self.reader, self.record_path,
             self._record, turns, self.script, self.host, self._write_task_file)
+
+    def _write_murmur_md(self) -> None:
+        """`MURMUR.md` in the workdir (spec §5.7); a failure to write it is a warning."""
+        capsule = self.capsule
+        tools = [murmur_md.Tool(spec.name, None if spec.kind != "wasm" else
+                                next((a.version for a in capsule.artifacts
+                                      if a.name == spec.name), None),
+                                spec.kind, spec.description) for spec in self.tools.specs()]
+        text = murmur_md.render(
+            name=capsule.name, version=capsule.version, session_id=self.session_id,
+            capsule_url=None, model=self.inference.model,
+            context_max_tokens=capsule.context.max_tokens,
+            compaction_hook=self.hooks.bound("on-compaction"), tools=tools,
+            shell_allow=capsule.capabilities.shell_allow)
+        try:
+            (self.paths.accessible / "MURMUR.md").write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.report.warn_and_log("W-WORKDIR", f"MURMUR.md could not be written: {exc}")
 
     def _end(self, outcome: TaskOutcome, started: float) -> None:
         if not self._session_started:

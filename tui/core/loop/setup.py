@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui.core import murmur_md
 from tui.core.artifacts import resolve_skill, resolve_wasm
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
@@ -33,15 +34,16 @@ FENCE_NOTICE = ("Tool results arrive between <untrusted-content source=...> and 
 def system_block(capsule: Capsule) -> str:
     """The payload's `system`: the launch-invariant capsule block, then the manifest prompt."""
     block = (f"[Capsule]\nName: {capsule.name}\nVersion: {capsule.version}\n"
-             f"Manifest: murmur.yaml (in your workdir)\n{TRUST_NOTICE}\n{FENCE_NOTICE}")
+             f"Manifest: murmur.yaml (in your workdir)\n{TRUST_NOTICE}\n"
+             f"{murmur_md.TRUST_NOTICE}\n{FENCE_NOTICE}")
     prompt = capsule.inference.system_prompt if capsule.inference else None
     return f"{block}\n\n{prompt}" if prompt else block
 
 
 def read_task(task: str | None, task_file: Path | None, accessible: Path,
-              capsule_root: Path) -> str:
+              capsule_root: Path) -> str | None:
     """The task text: `--task`, `--task-file`, then `task.md` / `input.txt` in the workdir,
-    then the capsule's own `task.md` (a murmur-tui convenience), else empty."""
+    then the capsule's own `task.md` (a murmur-tui convenience); None when there is none."""
     if task is not None:
         return task
     if task_file is not None:
@@ -56,7 +58,19 @@ def read_task(task: str | None, task_file: Path | None, accessible: Path,
             continue
         except (OSError, UnicodeDecodeError) as exc:
             raise LaunchError(f"{candidate}: cannot be read ({exc})") from None
-    return ""
+    return None
+
+
+def identity_env(capsule: Capsule, session_id: str, context_id: str) -> dict[str, str]:
+    """What every component and shell command of the session is told about it (Murmur's
+    identity and inference variables; never a key)."""
+    env = {"MURMUR_CAPSULE_NAME": capsule.name, "MURMUR_CAPSULE_VERSION": capsule.version,
+           "MURMUR_SESSION_ID": session_id, "MURMUR_CONTEXT_ID": context_id}
+    if capsule.inference is not None:
+        env.update({"MURMUR_INFERENCE_TRANSPORT": "http",
+                    "MURMUR_INFERENCE_MODEL": capsule.inference.model,
+                    "MURMUR_INFERENCE_DRIVER": capsule.inference.driver_artifact})
+    return env
 
 
 def needs_wasm(capsule: Capsule) -> bool:
@@ -118,7 +132,7 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
         from tui.core.shell.handler import ShellHandler
         from tui.core.shell.tool import ShellTool
 
-        shell_env: dict[str, str] = {}
+        shell_env = dict(extra_env)  # who the session is (Murmur's identity variables)
         if capsule.inference and capsule.inference.driver_config:
             shell_env["MURMUR_INFERENCE_DRIVER_CONFIG"] = compact_json(
                 dict(capsule.inference.driver_config))

@@ -321,8 +321,8 @@ def _read_lifecycle(section: Section | None) -> Lifecycle:
         max_task_reopens=section.integer("max_task_reopens", Lifecycle.max_task_reopens,
                                          minimum=0),
         shell_grace_secs=section.number("shell_grace_secs", Lifecycle.shell_grace_secs,
-                                        check=lambda v: v > 0,
-                                        expectation="a number of seconds > 0"),
+                                        check=lambda v: v >= 0,
+                                        expectation="a number of seconds >= 0"),
     )
     section.mark_known("delegation_deadline_secs")
     section.finish()

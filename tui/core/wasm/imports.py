@@ -21,9 +21,10 @@ INFERENCE = "murmur:runtime/inference@0.2.0"
 CONVERSATION = "murmur:conversation/read@0.1.0"
 REGISTRY = "murmur:tool-registry/invoke@0.1.0"
 LIFECYCLE = "murmur:hook/lifecycle@0.8.0"
+TOOL_TYPES = "murmur:tool/run@0.1.0"  # tool-registry's types: imported for them alone
 HANDLERS = ("on-stage", "on-session-start", "on-task-start", "on-inference", "on-tool-call",
             "on-shell", "on-compaction", "on-task-end", "on-session-end")
-PROVIDED = frozenset({TASK, CHUNKS, INFERENCE, CONVERSATION, REGISTRY, LIFECYCLE})
+PROVIDED = frozenset({TASK, CHUNKS, INFERENCE, CONVERSATION, REGISTRY, LIFECYCLE, TOOL_TYPES})
 
 
 def define_murmur_imports(linker: Linker) -> None:
@@ -39,6 +40,12 @@ def define_murmur_imports(linker: Linker) -> None:
             conversation.add_func("read-messages", host_function(read_messages))
         with root.add_instance(REGISTRY) as registry:
             registry.add_func("invoke", host_function(invoke))
+        # a language guest that calls `invoke` imports the tool interface it takes its
+        # `tool-input` and `tool-result` from; it needs the types, never the function (an
+        # instance is only defined with something in it, so `run` is a stub that traps)
+        with root.add_instance(TOOL_TYPES) as tool_types:
+            tool_types.add_func("run", host_function(_exported_stub(TOOL_TYPES, "run",
+                                                                    "tools")))
         # `inference` and `read` use lifecycle's `message`, so language guests import the
         # whole lifecycle interface; its functions are the hook's exports, never the host's.
         with root.add_instance(LIFECYCLE) as lifecycle:
@@ -47,9 +54,12 @@ def define_murmur_imports(linker: Linker) -> None:
 
 
 def _lifecycle_stub(handler: str) -> Any:
+    return _exported_stub(LIFECYCLE, handler, "hooks")
+
+
+def _exported_stub(interface: str, name: str, by: str) -> Any:
     def stub(*_: Any) -> Any:
-        raise HostTrap(f"{LIFECYCLE}#{handler} is exported by hooks; the host does not "
-                       "provide it")
+        raise HostTrap(f"{interface}#{name} is exported by {by}; the host does not provide it")
     return stub
 
 

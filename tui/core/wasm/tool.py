@@ -120,7 +120,9 @@ class WasmToolHandler:
         return ToolOutcome(status=status, text=text, fenced=True, kind="wasm",
                            duration_ms=duration_ms, metadata=metadata,
                            attachments=tuple(accepted), images=tuple(images),
-                           truncated=truncated)
+                           truncated=truncated, summary=_own(field(result, "summary")),
+                           data=_own(field(result, "data")),
+                           data_path=_own(field(result, "data-path")))
 
     def _read_data_path(self, name: Any, deadline: float, notes: list[str]) -> str:
         if isinstance(name, CutStr):
@@ -146,6 +148,10 @@ def _text(value: Any, what: str, notes: list[str]) -> str | None:
         notes.append(f"[truncated: true — {what} was {value.full_bytes} bytes; the first "
                      f"{_size(RESULT_BYTES)} is above (the result cap)]")
     return str(value)
+
+
+def _own(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _size(count: int) -> str:
