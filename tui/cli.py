@@ -60,6 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
     browse.add_argument("--theme", help="the screen's theme")
     launch.add_argument("--theme", help="the screen's theme (murmur-dark, murmur-light, "
                         "murmur-high-contrast, or one of yours in $MURMUR_HOME/tui/themes)")
+    trace = commands.add_parser(
+        "trace", help="sum up a session's trace.jsonl as `mur trace show` does",
+        description="Read a session's trace.jsonl and print its turns, tokens, tool, skill "
+                    "and shell calls, hook failures, compaction, redundant calls, failures, "
+                    "reopens and tasks. Without WORKDIR|FILE: the newest session under "
+                    "./workdir/.")
+    trace.add_argument("target", nargs="?", type=Path, metavar="WORKDIR|FILE",
+                       help="a session workdir, a folder of sessions, or a trace.jsonl")
+    trace.add_argument("--json", action="store_true",
+                       help="one JSON object (summary, redundant calls, sections)")
     return parser
 
 
@@ -72,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return launch(args)
         if args.command == "browse":
             return browse(args)
+        if args.command == "trace":
+            return trace(args)
     except MurmurTuiError as exc:  # bad input that stops the command: what, where, and why
         return _refused(exc)
     except KeyboardInterrupt:
@@ -174,6 +186,27 @@ def browse(args: argparse.Namespace) -> int:
     app = BrowserApp(murmur_home(), record=args.record, context=args.context_id,
                      theme=args.theme)
     app.run()
+    return EXIT_OK
+
+
+def trace(args: argparse.Namespace) -> int:
+    import json
+
+    from tui.core.paths import murmur_home
+    from tui.core.trace.details import load
+    from tui.core.trace.locate import locate
+    from tui.core.trace.show import remember_known_keys, render, to_json
+
+    path = locate(args.target, Path.cwd())
+    remember_known_keys(murmur_home())
+    try:
+        details = load(path)
+    except OSError as exc:
+        return _error(f"{path}: cannot read the trace: {exc.strerror or exc}")
+    if args.json:
+        sys.stdout.write(json.dumps(to_json(details), ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render(details))
     return EXIT_OK
 
 

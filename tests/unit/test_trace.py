@@ -65,6 +65,7 @@ def test_fields_and_totals(make_capsule: CapsuleFactory) -> None:
     start = by_type["session_start"]
     assert start["capsule_name"] == "test-capsule" and start["tools_declared"] == ["bash"]
     assert start["context_id"].startswith("ctx_") and start["max_turns"] == 10
+    assert start["userns_grant"] is None  # Murmur's reader takes a string or null here
     inference = [line for line in lines if line["event_type"] == "inference"]
     assert [line["turn"] for line in inference] == [0, 1]
     assert inference[0]["decision"] == "tool_call" and inference[0]["tool_name"] == "bash"

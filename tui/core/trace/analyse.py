@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tui.core.errors import Where
-from tui.core.trace.reader import TraceFormatError, read_trace
+from tui.core.trace.fields import TraceLine, kind_of
+from tui.core.trace.reader import TraceFormatError, TraceLines, read_trace
 
 
 @dataclass(frozen=True)
@@ -72,64 +72,23 @@ class TraceSummary:
         return self.exit_status is not None
 
 
-class _Line:
-    """One trace line and where it is, with typed reads that name file, line and key."""
-
-    def __init__(self, path: Path, number: int, value: dict[str, Any]) -> None:
-        self.path = path
-        self.number = number
-        self.value = value
-
-    def fail(self, key: str, text: str) -> TraceFormatError:
-        return TraceFormatError(text, where=Where(self.path, self.number, key))
-
-    def text(self, key: str) -> str:
-        value = self.value.get(key)
-        if not isinstance(value, str):
-            raise self.fail(key, f"expected a string, found {_kind(value)}")
-        return value
-
-    def count(self, key: str, default: int | None = None) -> int:
-        """A non-negative integer; `default` when the key is absent (or null) and one is given."""
-        value = self.value.get(key)
-        if value is None and default is not None:
-            return default
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise self.fail(key, f"expected a non-negative integer, found {_kind(value)}")
-        return value
-
-    def maybe_count(self, key: str) -> int | None:
-        return None if self.value.get(key) is None else self.count(key)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "a negative integer" if value < 0 else "an integer"
-    return {str: "a string", float: "a number with a fraction", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
-
-
 class _Summing:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.start: _Line | None = None
-        self.end: _Line | None = None
+        self.start: TraceLine | None = None
+        self.end: TraceLine | None = None
         self.last_timestamp = 0
         self.tasks: dict[str, TaskSummary] = {}
         self.tools: dict[str, ToolSummary] = {}
 
-    def task(self, line: _Line) -> TaskSummary:
+    def task(self, line: TraceLine) -> TaskSummary:
         task_id = line.text("task_id")
         summary = self.tasks.get(task_id)
         if summary is None:
             summary = self.tasks[task_id] = TaskSummary(task_id)
         return summary
 
-    def add(self, line: _Line) -> None:
+    def add(self, line: TraceLine) -> None:
         kind = line.value.get("event_type")
         if "timestamp" in line.value:
             self.last_timestamp = max(self.last_timestamp, line.count("timestamp"))
@@ -137,21 +96,21 @@ class _Summing:
         if handler is not None:
             handler(self, line)
 
-    def session_start(self, line: _Line) -> None:
+    def session_start(self, line: TraceLine) -> None:
         if self.start is None:  # an older trace may frame each attempt: the first one counts
             line.text("session_id")
             line.count("timestamp")
             self.start = line
 
-    def session_end(self, line: _Line) -> None:
+    def session_end(self, line: TraceLine) -> None:
         line.text("exit_status")
         line.count("duration_ms")
         self.end = line
 
-    def task_start(self, line: _Line) -> None:
+    def task_start(self, line: TraceLine) -> None:
         self.task(line)
 
-    def inference(self, line: _Line) -> None:
+    def inference(self, line: TraceLine) -> None:
         task = self.task(line)
         if line.value.get("origin") is not None:
             task.hook_inferences += 1
@@ -160,7 +119,7 @@ class _Summing:
         task.input_tokens += line.count("input_tokens", 0)
         task.output_tokens += line.count("output_tokens", 0)  # absent on an uncounted failure
 
-    def tool_call(self, line: _Line) -> None:
+    def tool_call(self, line: TraceLine) -> None:
         self.task(line).tool_calls += 1
         name = line.text("tool_name")
         tool = self.tools.get(name)
@@ -172,20 +131,20 @@ class _Summing:
         tool.total_ms += duration
         tool.max_ms = max(tool.max_ms, duration)
 
-    def shell(self, line: _Line) -> None:
+    def shell(self, line: TraceLine) -> None:
         self.task(line).shell_calls += 1
 
-    def task_failed(self, line: _Line) -> None:
+    def task_failed(self, line: TraceLine) -> None:
         reason = line.value.get("reason", "")
         if not isinstance(reason, str):
-            raise line.fail("reason", f"expected a string, found {_kind(reason)}")
+            raise line.fail("reason", f"expected a string, found {kind_of(reason)}")
         failure = Failure(line.maybe_count("turn"), line.text("cause"), reason)
         self.task(line).failures.append(failure)
 
-    def task_reopened(self, line: _Line) -> None:
+    def task_reopened(self, line: TraceLine) -> None:
         self.task(line).reopens += 1
 
-    def task_end(self, line: _Line) -> None:
+    def task_end(self, line: TraceLine) -> None:
         task = self.task(line)
         task.exit_status = line.text("exit_status")
         task.duration_ms = line.count("duration_ms")
@@ -228,8 +187,12 @@ _HANDLERS = {
 def summarise(path: Path) -> TraceSummary:
     """The summary of the trace at `path`. Raises TraceFormatError (file, line, key) for a
     line it cannot read and OSError when the file cannot be opened."""
-    lines = read_trace(path)
+    return summarise_lines(path, read_trace(path))
+
+
+def summarise_lines(path: Path, lines: TraceLines) -> TraceSummary:
+    """The summary of lines already read from the trace at `path`."""
     summing = _Summing(path)
     for number, value in zip(lines.numbers, lines.events, strict=True):
-        summing.add(_Line(path, number, value))
+        summing.add(TraceLine(path, number, value))
     return summing.summary(lines.cut_line)

@@ -27,7 +27,7 @@ def session_start(event: ev.SessionStarted) -> dict[str, Any]:
         "runtime_artifacts": [],
         "containment_declared": "advisory",
         "containment_achieved": "advisory",
-        "userns_grant": False,
+        "userns_grant": None,  # where a user-namespace grant came from: none here
         "workdir_exec": False,
         "resumed_from": None,
         "context_id": event.context_id,

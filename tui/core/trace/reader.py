@@ -1,6 +1,7 @@
 """Reading `trace.jsonl` back: every line as a dict, as Murmur's `mur trace` reads it (spec
 §2). A line that is not a JSON object is a `TraceFormatError` naming file and line; only a last
-line cut short by a writer that died is skipped (and counted).
+line cut short by a writer that died is skipped (and counted). A line longer than
+`MAX_LINE_BYTES` is refused before it is held in memory.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 
 from tui.core.errors import MurmurTuiError, Where
 from tui.core.strict_json import NotJson, loads_line
+
+MAX_LINE_BYTES = 16 * 1024 * 1024  # no line murmur-tui writes comes near this
 
 
 class TraceFormatError(MurmurTuiError):
@@ -50,8 +53,12 @@ def read_trace(path: Path) -> TraceLines:
     events: list[dict[str, Any]] = []
     numbers: list[int] = []
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""),
+                                     start=1):
             terminated = raw.endswith(b"\n")
+            if len(raw) > MAX_LINE_BYTES and not terminated:  # more follows on this line
+                raise TraceFormatError(f"a line longer than {MAX_LINE_BYTES // (1024 * 1024)} "
+                                       "MiB: not a trace line", where=Where(path, number))
             line = raw[:-1] if terminated else raw
             if not line.strip():
                 continue

@@ -1,0 +1,56 @@
+"""Which `trace.jsonl` a `murmur-tui trace [WORKDIR|FILE]` argument names.
+
+A file is itself. A folder holding `trace.jsonl` is a session workdir. A folder holding session
+folders (`ses_…/trace.jsonl`, as `<capsule>/workdir/` does, or `.murmur/ses_…/` as a
+`--workdir` folder does) names its newest session: session ids are time-ordered (UUIDv7), so
+the newest is the greatest. Without an argument, the newest session under `./workdir/`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tui.core.errors import MurmurTuiError, Where
+
+TRACE_FILE = "trace.jsonl"
+_SESSION = re.compile(r"ses_[0-9a-f]{32}")
+
+
+class TraceNotFound(MurmurTuiError):
+    """No trace where one was asked for (Murmur's E-TRC-002)."""
+
+    default_code = "E-TRC-002"
+
+
+def newest_session(folder: Path) -> Path | None:
+    """The trace of the newest session folder directly under `folder`, if any."""
+    try:
+        names = [entry.name for entry in folder.iterdir()
+                 if _SESSION.fullmatch(entry.name) and (entry / TRACE_FILE).is_file()]
+    except OSError:
+        return None
+    return folder / max(names) / TRACE_FILE if names else None
+
+
+def locate(argument: Path | None, cwd: Path) -> Path:
+    """The trace file `argument` names (see the module's text); TraceNotFound if none."""
+    if argument is None:
+        default = cwd / "workdir"
+        found = newest_session(default)
+        if found is None:
+            raise TraceNotFound("no session here: give a session workdir or a trace.jsonl "
+                                "(or run from a capsule folder whose workdir/ holds sessions)",
+                                where=Where(default))
+        return found
+    if argument.is_file():
+        return argument
+    if argument.is_dir():
+        if (argument / TRACE_FILE).is_file():
+            return argument / TRACE_FILE
+        found = newest_session(argument) or newest_session(argument / ".murmur")
+        if found is not None:
+            return found
+        raise TraceNotFound(f"no {TRACE_FILE} in this folder, nor a session folder holding "
+                            "one", where=Where(argument))
+    raise TraceNotFound("no such file or folder", where=Where(argument))
