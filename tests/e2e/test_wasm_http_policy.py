@@ -5,7 +5,6 @@ own gateway, and no other host unless network.allow names it."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,7 +31,7 @@ class Recorder:
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - the base's name
+            def do_GET(self) -> None:
                 seen.append(self.path)
                 self.send_response(200)
                 self.send_header("content-length", "2")
@@ -124,5 +123,6 @@ def test_a_port_the_allow_list_does_not_name_is_refused(
     assert code == 0, output
     assert allowed.paths == ["/saw-denied", "/status-200"]
     assert refused.paths == []
+
 
 
