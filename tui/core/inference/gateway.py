@@ -126,6 +126,11 @@ class CredentialGateway:
         port = self._server.server_address[1]
         return f"http://127.0.0.1:{port}/{self.secret}{self.path}"
 
+    @property
+    def origin(self) -> str:
+        """Where the driver's wasi:http may always go: this gateway (`http://127.0.0.1:<port>`)."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
     def environment(self) -> dict[str, str]:
         return {"MURMUR_INFERENCE_ENDPOINT": self.endpoint,
                 "MURMUR_GATEWAY_ENDPOINT": self.endpoint}

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from tui.core import net_policy
 from tui.core.artifacts import ResolvedArtifact
 from tui.core.cancel import CancelToken
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
@@ -56,6 +58,10 @@ class WasmDriver:
             env.update(gateway.environment())
         self.sandbox = sandbox(capsule, resolved.entry, workdir=workdir, logs=logs,
                                extra_env=env)
+        if gateway is not None:
+            # its own gateway is always reachable; any other host only as network.allow says
+            own = net_policy.parse_rule(gateway.origin)
+            self.sandbox = replace(self.sandbox, network=(*self.sandbox.network, own))
 
     def complete(self, request: dict[str, Any], stream: StreamSink,
                  cancel: CancelToken) -> DriverReply:

@@ -29,8 +29,9 @@ import wasmtime
 from wasmtime.component import Func, Instance
 
 from tui.core.manifest.model import Limits
+from tui.core.net_policy import Rule
 from tui.core.secrets import ByteStreamRedactor
-from tui.core.wasm import calls, conversion
+from tui.core.wasm import calls, conversion, http_gate
 from tui.core.wasm.cache import LoadedComponent
 from tui.core.wasm.errors import GuestFailure
 from tui.core.wasm.runtime import WasmRuntime
@@ -51,7 +52,8 @@ class Sandbox:
     preopen: Path | None = None  # mounted as "."
     read_only: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
-    http: bool = False
+    # the rules each outgoing wasi:http request is checked against (none: every one refused)
+    network: tuple[Rule, ...] = ()
 
 
 class _Log:
@@ -131,16 +133,24 @@ class Guest:
         if sandbox.preopen is not None:
             wasi.preopen_dir(str(sandbox.preopen), ".", not sandbox.read_only)
         store.set_wasi(wasi)
-        if sandbox.http:
+        # wasi:http only for a component that imports it; its gate adds its own instances
+        # and one small memory to the store (not counted against the component's share)
+        self.http = any(name.startswith("wasi:http/") for name in loaded.imports)
+        extra_instances = extra_memories = 0
+        if self.http:
             store.set_wasi_http()
+            extra_instances, extra_memories = http_gate.GATE_INSTANCES, http_gate.GATE_MEMORIES
         store.set_limits(memory_size=sandbox.memory_bytes // self.memories,
                          table_elements=sandbox.table_elements // self.tables,
-                         instances=sandbox.instances, tables=self.tables,
-                         memories=self.memories)
+                         instances=sandbox.instances + extra_instances, tables=self.tables,
+                         memories=self.memories + extra_memories)
         store.set_epoch_deadline(runtime.ticks(sandbox.deadline_seconds))
         self.store: wasmtime.Store | None = store
         try:
-            self.instance: Instance | None = runtime.linker(sandbox.http).instantiate(
+            if self.http:
+                runtime.http_gate().attach(store, http_gate.Policy(sandbox.network,
+                                                                   self._refused))
+            self.instance: Instance | None = runtime.linker(self.http).instantiate(
                 store, loaded.component)
         except wasmtime.WasmtimeError as exc:
             message = str(exc)
@@ -151,6 +161,10 @@ class Guest:
             self._export_index = self.instance.get_export_index(store, export)
             return
         raise self._failure(message, starting=True)
+
+    def _refused(self, message: str) -> None:
+        """A refused request is told in the component's log (the guest gets its error)."""
+        self._log.stderr(f"murmur-tui: {message}\n".encode())
 
     def has(self, name: str) -> bool:
         return self._func(name) is not None
@@ -258,6 +272,8 @@ class Guest:
     def close(self) -> None:
         self._funcs.clear()
         self.instance = None
+        if self.store is not None and getattr(self, "http", False):
+            http_gate.Gate.detach(self.store)
         self.store = None
         self._log.close()
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import wasmtime
 from wasmtime.component import Linker
 
-from tui.core.wasm import conversion
+from tui.core.wasm import conversion, http_gate
 from tui.core.wasm.cache import CompileCache, LoadedComponent
 from tui.core.wasm.errors import ComponentLoadError
 from tui.core.wasm.imports import define_murmur_imports
@@ -105,6 +105,7 @@ class WasmRuntime:
         self._linkers: dict[bool, Linker] = {}
         self._linker_lock = threading.Lock()
         self._census: dict[str, Census] = {}
+        self._gate: http_gate.Gate | None = None
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, name="wasm-epoch", daemon=True)
         self._ticker.start()
@@ -149,7 +150,8 @@ class WasmRuntime:
         return counted
 
     def linker(self, http: bool = False) -> Linker:
-        """WASI preview 2 and the murmur host imports (plus wasi:http for drivers)."""
+        """WASI preview 2 and the murmur host imports; with `http`, wasi:http whose outgoing
+        requests are each checked against the store's allow-list (`http_gate`)."""
         with self._linker_lock:
             linker = self._linkers.get(http)
             if linker is None:
@@ -157,9 +159,17 @@ class WasmRuntime:
                 linker.add_wasip2()
                 if http:
                     linker.add_wasi_http()
+                    http_gate.define(linker)
                 define_murmur_imports(linker)
                 self._linkers[http] = linker
             return linker
+
+    def http_gate(self) -> http_gate.Gate:
+        """The component that checks outgoing wasi:http requests, compiled once."""
+        with self._linker_lock:
+            if self._gate is None:
+                self._gate = http_gate.Gate(self.engine)
+            return self._gate
 
     def close(self) -> None:
         self._stop.set()

@@ -9,6 +9,8 @@
   `memory_bytes` (512 MiB, all the component's linear memories together), `table_elements`
   (100,000, all its tables together), `instances` (1,000 core instances) and
   `deadline_seconds` (600 s, hooks 30 s). guest.py enforces them on the store.
+- Network: each outgoing wasi:http request is checked against `network.allow` (`network`
+  below, `http_gate.py`); with no list every request is refused.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from tui.core import net_policy
 from tui.core.chat import compact_json
 from tui.core.manifest.model import Artifact, Capsule
+from tui.core.net_policy import Rule
 from tui.core.secrets import credential_shaped
 from tui.core.wasm.guest import Sandbox
 
@@ -65,5 +69,18 @@ def sandbox(capsule: Capsule, entry: Artifact, *, workdir: Path, logs: Path,
         limits_key=where,
         preopen=preopen,
         env=environment(capsule, entry, extra_env),
-        http=entry.runtime == "driver",
+        network=network(capsule, entry),
     )
+
+
+def network(capsule: Capsule, entry: Artifact) -> tuple[Rule, ...]:
+    """The rules an entry's outgoing wasi:http requests are checked against: its own
+    `network.allow` clamped to the capsule's (entries outside it are dropped), else the
+    capsule's. A hook has only its own (none: no network), as in Murmur."""
+    own = entry.capabilities.network_allow if entry.capabilities else ()
+    if entry.runtime == "hook":
+        return net_policy.parse_rules(
+            own, f"artifacts[{entry.name}].capabilities.network.allow") if own else ()
+    rules, _dropped = net_policy.effective(capsule.capabilities.network_allow, own or None,
+                                           entry.name)
+    return rules

@@ -53,7 +53,4 @@ def check(path: Path, role: str, imports: frozenset[str], exports: frozenset[str
             accepted = f"; murmur-tui provides {same[0]}" if same else \
                 "; murmur-tui does not provide that interface"
             raise IncompatibleComponent(f"{path.name} imports {name}{accepted}; {REBUILD}")
-        if name.startswith("wasi:http/") and role != "driver":
-            raise IncompatibleComponent(
-                f"{path.name} imports {name}; only inference drivers may make HTTP requests")
     return found
