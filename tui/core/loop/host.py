@@ -38,6 +38,7 @@ class Host:
     record_path: Path | None
     driver: Driver | None = None
     invoke: Callable[[str, str | None], Any] | None = None
+    artifacts: Any = None  # a script capsule's artifact manager (wasm/artifact_store.py)
 
     def ask(self, tool_name: str, prompt: str) -> str:
         timeout = self.input_timeout_secs
