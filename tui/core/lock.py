@@ -137,5 +137,5 @@ def mismatch(name: str, version: str, pinned: str, found: str, file: Path,
     """The refusal of a component whose bytes are not the ones its pin names."""
     return LockError(
         f"artifact {name}@{version}: {file} does not match {lock}: pinned sha256 {pinned}, "
-        f"found sha256 {found} (re-publish the artifact, or delete its entry from "
-        f"{LOCK_FILE} to pin what is there now)", code="E-REG-002")
+        f"found sha256 {found} (re-publish the artifact, or delete {LOCK_FILE} to pin what "
+        "is there now)", code="E-REG-002")
