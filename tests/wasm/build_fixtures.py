@@ -93,6 +93,7 @@ ALL: tuple[Fixture, ...] = (
     Fixture("all_hook", FIXTURES, "hook"),
     Fixture("bare_hook", FIXTURES, "bare-hook", extra_wit=True),
     Fixture("invoke_capsule", FIXTURES, "capsule"),
+    Fixture("manage_capsule", FIXTURES, "capsule"),
     Fixture("old_tool", FIXTURES, "old-tool", extra_wit=True),
     Fixture("future_tool", FIXTURES, "future-tool", extra_wit=True),
     # demo components shipped with the app

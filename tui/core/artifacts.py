@@ -3,6 +3,11 @@
 An entry resolves, in order, to: its `source:` (a `.wasm`, or a folder holding `murmur.yaml`
 and `<name>.wasm`, relative to the capsule), `<capsule>/.murmur/artifacts/<name>/<version>/`,
 `$MURMUR_HOME/artifacts/<name>/<version>/`. A miss lists every place looked at.
+
+With a `murmur.lock` beside the manifest (`tui.core.lock`), an entry resolved from a store
+(not `source:`, not `builtin:`) takes its pinned version whatever the manifest asks, and its
+file must hash to the pin; an entry missing from the lock is refused. A file beside the
+component named `<file>.sha256` is the store's own hash of it and must match too.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 import yaml
 
 from tui.core.errors import LaunchError
+from tui.core.lock import Lock, LockError, Pin, lock_path, mismatch, read_lock, sha256_hex
 from tui.core.manifest.located_yaml import read
 from tui.core.manifest.model import Artifact, Capsule
 from tui.core.manifest.problems import YamlError
@@ -64,17 +70,100 @@ class ResolvedArtifact:
         return dict(DEFAULT_SCHEMA)
 
 
-def candidates(capsule: Capsule, entry: Artifact, home: Path) -> list[Path]:
+def pinnable(entry: Artifact) -> bool:
+    """Whether the lock covers `entry`: one resolved from a store by name and version."""
+    return not entry.source and entry.builtin is None
+
+
+def store_places(capsule: Capsule, home: Path, name: str, version: str) -> list[Path]:
+    """The capsule's own store, then the one under `$MURMUR_HOME`."""
+    return [capsule.root / ".murmur" / "artifacts" / name / version,
+            home / "artifacts" / name / version]
+
+
+def candidates(capsule: Capsule, entry: Artifact, home: Path,
+               version: str | None = None) -> list[Path]:
     places: list[Path] = []
     if entry.source:
         try:
             places.append((capsule.root / entry.source).resolve())
         except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: a symlink loop
             raise _unreadable(capsule, entry, capsule.root / entry.source, exc) from None
-    if entry.version:
-        places.append(capsule.root / ".murmur" / "artifacts" / entry.name / entry.version)
-        places.append(home / "artifacts" / entry.name / entry.version)
+    version = version or entry.version
+    if version:
+        places.extend(store_places(capsule, home, entry.name, version))
     return places
+
+
+def pin_of(capsule: Capsule, entry: Artifact) -> tuple[Lock | None, Pin | None]:
+    """The capsule's lock and `entry`'s pin in it; LockError when a lock exists and does not
+    name a store-resolved entry."""
+    lock = read_lock(lock_path(capsule.root))
+    if lock is None or not pinnable(entry):
+        return lock, None
+    pin = lock.pin(entry.name)
+    if pin is None:
+        raise LockError(f"{lock.path}: murmur.lock missing artifact entry for "
+                        f"'{entry.name}' (delete {lock.path.name} to pin every artifact "
+                        "again on the next run)")
+    return lock, pin
+
+
+def verify_file(name: str, version: str, file: Path, lock: Lock | None,
+                pin: Pin | None) -> str:
+    """The sha256 of `file`, refused (LockError) when it is not the store's own hash of it
+    or not the pinned one."""
+    try:
+        digest = sha256_hex(file.read_bytes())
+    except OSError as exc:
+        raise LaunchError(f"artifact {name!r}: {file} cannot be read "
+                          f"({exc.strerror or exc})") from None
+    check_store_hash(name, version, file, digest)
+    if pin is not None and lock is not None and digest != pin.sha256:
+        raise mismatch(name, version, pin.sha256, digest, file, lock.path)
+    return digest
+
+
+def store_hash(file: Path) -> str | None:
+    """The store's own hash of `file` (`<file>.sha256`: the hex digest, `sha256sum` style),
+    None when the store keeps none."""
+    sidecar = file.with_name(file.name + ".sha256")
+    try:
+        text = sidecar.read_text(encoding="utf-8", errors="replace")[:4096]
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise LaunchError(f"{sidecar}: cannot be read ({exc.strerror or exc})") from None
+    words = text.split()
+    return words[0].lower() if words else ""
+
+
+def check_store_hash(name: str, version: str, file: Path, digest: str) -> None:
+    expected = store_hash(file)
+    if expected is not None and expected != digest:
+        raise LockError(f"artifact integrity check failed for {name}@{version}: "
+                        f"{file.name}.sha256 says sha256 {expected or '(empty)'}, the bytes "
+                        f"hash to {digest}", code="E-REG-002")
+
+
+def pin_first_run(capsule: Capsule, home: Path) -> Path | None:
+    """Write `murmur.lock` when the capsule has none: every store-resolved artifact at the
+    version and hash it resolves to now. Returns the lock written, or None."""
+    path = lock_path(capsule.root)
+    if read_lock(path) is not None:
+        return None
+    lock = Lock(path)
+    for entry in capsule.artifacts:
+        if not pinnable(entry) or not entry.version:
+            continue
+        file = (resolve_skill(capsule, entry, home) if entry.runtime == "skill"
+                else resolve_wasm(capsule, entry, home).wasm)
+        lock = lock.upsert(Pin(entry.name, entry.version,
+                               verify_file(entry.name, entry.version, file, None, None)))
+    if not lock.pins:
+        return None
+    lock.write()
+    return path
 
 
 def _unreadable(capsule: Capsule, entry: Artifact, place: Path, exc: Exception) -> LaunchError:
@@ -88,8 +177,11 @@ def _looked(places: list[Path]) -> str:
 
 
 def resolve_wasm(capsule: Capsule, entry: Artifact, home: Path) -> ResolvedArtifact:
-    """The component file of a tool, driver or hook entry, and its own manifest."""
-    places = candidates(capsule, entry, home)
+    """The component file of a tool, driver or hook entry, and its own manifest; a pinned
+    entry at its pinned version, its bytes checked against the pin."""
+    lock, pin = pin_of(capsule, entry)
+    version = pin.version if pin else entry.version
+    places = candidates(capsule, entry, home, version)
     for place in places:
         try:
             if place.is_file() and place.suffix == ".wasm":
@@ -99,25 +191,32 @@ def resolve_wasm(capsule: Capsule, entry: Artifact, home: Path) -> ResolvedArtif
         except OSError as exc:
             raise _unreadable(capsule, entry, place, exc) from None
         if found:
-            data, lines = _artifact_manifest(place, entry.name)
+            if pinnable(entry):
+                verify_file(entry.name, version or "", wasm, lock, pin)
+            data, lines = artifact_manifest(place, entry.name)
             return ResolvedArtifact(entry, wasm, data, lines)
     raise LaunchError(f"artifact {entry.name!r} ({entry.runtime}): no component found "
                       f"(looked for {entry.name}.wasm in: {_looked(places)})")
 
 
 def resolve_skill(capsule: Capsule, entry: Artifact, home: Path) -> Path:
-    places = candidates(capsule, entry, home)
+    lock, pin = pin_of(capsule, entry)
+    version = pin.version if pin else entry.version
+    places = candidates(capsule, entry, home, version)
     for place in places:
         try:
             candidate = place / "skill.md" if place.is_dir() else place
-            if candidate.is_file():
-                return candidate
+            found = candidate.is_file()
         except OSError as exc:
             raise _unreadable(capsule, entry, place, exc) from None
+        if found:
+            if pinnable(entry):
+                verify_file(entry.name, version or "", candidate, lock, pin)
+            return candidate
     raise LaunchError(f"skill {entry.name!r}: no skill.md found (looked in: {_looked(places)})")
 
 
-def _artifact_manifest(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, int]]:
+def artifact_manifest(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, int]]:
     """The artifact's own `murmur.yaml` (its description, input_schema, hook contract) and the
     line of each of its top keys, or nothing when the component stands alone."""
     path = folder / "murmur.yaml"

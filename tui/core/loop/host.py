@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core import events as ev
 from tui.core import ids, tokens
@@ -20,6 +20,9 @@ from tui.core.inference.response import parse_response
 from tui.core.loop.report import Report
 from tui.core.record.reader import EMPTY_PAGE, MessagePage, RecordReader
 from tui.core.secrets import redact
+
+if TYPE_CHECKING:
+    from tui.core.wasm.calls import ArtifactServices
 
 HOOK_MAX_TOKENS = 8192
 
@@ -38,6 +41,7 @@ class Host:
     record_path: Path | None
     driver: Driver | None = None
     invoke: Callable[[str, str | None], Any] | None = None
+    artifacts: ArtifactServices | None = None  # a script capsule's artifact manager
 
     def ask(self, tool_name: str, prompt: str) -> str:
         timeout = self.input_timeout_secs

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tui.core import events as ev
 from tui.core import ids, murmur_md, paths
+from tui.core.artifacts import pin_first_run
 from tui.core.asking import InputResponder, NoAnswer
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
@@ -180,6 +181,14 @@ class Session:
             raise
         self.dispatch = Dispatcher(self.tools, report, self.hooks, self.cancel, tool_stream)
         self.host.invoke = self.dispatch.invoke_from_script
+        if self.script is not None:
+            from tui.core.wasm.artifact_store import SessionArtifacts, wasm_tool_factory
+
+            self.host.artifacts = SessionArtifacts(
+                capsule, self.home, self.session_id, self.paths.tools, self.tools,
+                wasm_tool_factory(self.runtime, capsule, self.paths.accessible,
+                                  self.paths.logs, self.host, self.attachments, component_env,
+                                  tool_stream), report.log)
 
     def close_runtime(self) -> None:
         if self.runtime is not None:
@@ -209,6 +218,7 @@ class Session:
             self._record = RecordWriter(self.home, self.record_path, self._warn_record)
         outcome: TaskOutcome = Failed("error: the session did not start", "runtime_error")
         try:
+            pin_first_run(self.capsule, self.home)
             setup.write_tool_manifests(self.tools, self.paths)
             self.hooks.stage(self.capsule.capabilities.shell_allow)
             parts = self._start()

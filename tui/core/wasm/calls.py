@@ -21,6 +21,18 @@ import wasmtime
 from tui.core.inference.driver import StreamSink
 
 
+class ArtifactServices(Protocol):
+    """A script capsule's artifact manager (`murmur:artifact-manager`; wasm/artifact_store)."""
+
+    def list(self) -> list[Any]: ...
+
+    def describe(self, name: str) -> Any: ...
+
+    def diagnostics(self) -> Any: ...
+
+    def pull(self, name: str, version: str) -> Any: ...
+
+
 class HostServices(Protocol):
     """What a running session offers components (implemented by the session)."""
 
@@ -33,6 +45,11 @@ class HostServices(Protocol):
     def read_messages(self, cursor: str | None, limit: int) -> Any: ...
 
     def invoke_tool(self, name: str, data: str | None) -> Any: ...
+
+    @property
+    def artifacts(self) -> ArtifactServices | None:
+        """A script capsule's artifact manager (`murmur:artifact-manager`), else None."""
+        ...
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any
 from wasmtime.component import Linker, Record
 
 from tui.core.record.reader import ConversationReadError, MessagePage
+from tui.core.wasm import artifact_manager
 from tui.core.wasm.calls import HostTrap, current, host_function
 from tui.core.wasm.values import record
 
@@ -24,7 +25,9 @@ LIFECYCLE = "murmur:hook/lifecycle@0.8.0"
 TOOL_TYPES = "murmur:tool/run@0.1.0"  # tool-registry's types: imported for them alone
 HANDLERS = ("on-stage", "on-session-start", "on-task-start", "on-inference", "on-tool-call",
             "on-shell", "on-compaction", "on-task-end", "on-session-end")
-PROVIDED = frozenset({TASK, CHUNKS, INFERENCE, CONVERSATION, REGISTRY, LIFECYCLE, TOOL_TYPES})
+MANAGE = artifact_manager.MANAGE
+PROVIDED = frozenset({TASK, CHUNKS, INFERENCE, CONVERSATION, REGISTRY, LIFECYCLE, TOOL_TYPES,
+                      MANAGE})
 
 
 def define_murmur_imports(linker: Linker) -> None:
@@ -51,6 +54,10 @@ def define_murmur_imports(linker: Linker) -> None:
         with root.add_instance(LIFECYCLE) as lifecycle:
             for handler in HANDLERS:
                 lifecycle.add_func(handler, host_function(_lifecycle_stub(handler)))
+        # -- murmur:artifact-manager/manage (script capsules; tui/core/wasm/artifact_manager.py)
+        with root.add_instance(MANAGE) as manage:
+            for name, function in artifact_manager.HOST_FUNCTIONS.items():
+                manage.add_func(name, host_function(function))
 
 
 def _lifecycle_stub(handler: str) -> Any:

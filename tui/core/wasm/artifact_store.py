@@ -1,0 +1,225 @@
+"""A session's artifacts as `murmur:artifact-manager/manage@0.1.0` shows them to a script
+capsule: what is installed, each one's own manifest, and `pull` from the local stores.
+
+`pull(name, version)` finds `<name>.wasm` in `<capsule>/.murmur/artifacts/<name>/<version>/`,
+then `$MURMUR_HOME/artifacts/<name>/<version>/`; checks its bytes against the store's own hash
+(`<name>.wasm.sha256`, required) and against the artifact's `murmur.lock` pin if it has one,
+before anything is written; installs `murmur.yaml` and the component under the workdir's
+`tools/<name>/`, loads it, upserts its pin into `murmur.lock`, and adds it to the session's
+tool table, so `tool-registry.invoke` reaches it at once. Every refusal is the call's `err`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tui.core.artifacts import (
+    ResolvedArtifact,
+    artifact_manifest,
+    pinnable,
+    store_hash,
+    store_places,
+)
+from tui.core.errors import MurmurTuiError
+from tui.core.lock import LOCK_FILE, Lock, LockError, Pin, lock_path, read_lock, sha256_hex
+from tui.core.manifest.model import Artifact, Capsule
+from tui.core.private import make_private_dirs
+from tui.core.segments import segment_problem
+from tui.core.tools import ToolHandler, ToolTable
+from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
+from tui.core.wasm.values import record
+
+NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$")
+NOT_IMPLEMENTED = "artifact-manager/search and remove are not implemented"
+MAX_COMPONENT_BYTES = 256 << 20
+
+ToolFactory = Callable[[ResolvedArtifact], ToolHandler]
+
+
+@dataclass(frozen=True)
+class Installed:
+    name: str
+    version: str
+    runtime: str  # wasm | native (the WIT enum)
+    manifest: dict[str, Any]
+
+
+class SessionArtifacts:
+    def __init__(self, capsule: Capsule, home: Path, session_id: str, tools_dir: Path,
+                 tools: ToolTable, make_tool: ToolFactory,
+                 log: Callable[[str], None] = lambda _: None) -> None:
+        self.capsule = capsule
+        self.home = home
+        self.session_id = session_id
+        self.tools_dir = tools_dir
+        self.tools = tools
+        self.make_tool = make_tool
+        self.log = log
+        self.installed: dict[str, Installed] = {}
+        try:
+            lock = read_lock(lock_path(capsule.root))
+        except LockError:
+            lock = None  # the launch read it first; a lock broken since shows as unpinned
+        for entry in capsule.artifacts:
+            if entry.runtime in ("tool", "skill"):  # the model-visible ones, as Murmur lists
+                pin = lock.pin(entry.name) if lock and pinnable(entry) else None
+                version = pin.version if pin else entry.version or "0.0.0"
+                self.installed[entry.name] = Installed(entry.name, version, "wasm",
+                                                       self._declared_manifest(entry.name))
+
+    def _declared_manifest(self, name: str) -> dict[str, Any]:
+        resolved = getattr(self.tools.wasm.get(name), "resolved", None)
+        if isinstance(resolved, ResolvedArtifact):
+            return resolved.manifest
+        return {}
+
+    # -- list, describe, diagnostics ----------------------------------------------------------
+    def list(self) -> list[Any]:
+        summaries = [record(name=a.name, version=a.version, runtime=a.runtime)
+                     for a in self.installed.values()]
+        for binary in self.capsule.capabilities.shell_allow:
+            if binary not in self.installed:
+                summaries.append(record(name=binary, version="0.0.0", runtime="native"))
+        return summaries
+
+    def describe(self, name: str) -> Any:
+        found = self.installed.get(name)
+        if found is None:
+            if name not in self.capsule.capabilities.shell_allow:
+                return f"artifact '{name}' is not installed"
+            manifest_path = self.tools_dir / name / "murmur.yaml"
+            try:
+                data = yaml.safe_load(manifest_path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+                return f"failed to read {manifest_path}: {exc}"
+            found = Installed(name, "0.0.0", "native", data if isinstance(data, dict) else {})
+        manifest = found.manifest
+        description = manifest.get("description")
+        tags = manifest.get("tags")
+        return record(
+            name=found.name, version=found.version,
+            description=description.strip() if isinstance(description, str) else "",
+            tags=[t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
+            runtime=found.runtime, input_schema=_schema(manifest.get("input_schema")),
+            output_schema=_schema(manifest.get("output_schema")))
+
+    def diagnostics(self) -> Any:
+        return record(capsule_id=self.session_id, installed=self.list(),
+                      capabilities=NOT_IMPLEMENTED)
+
+    # -- pull ---------------------------------------------------------------------------------
+    def pull(self, name: str, version: str) -> Any:
+        if not NAME.match(name):
+            return (f"failed to resolve {name!r}: an artifact name is 1-100 characters of "
+                    "a-z, 0-9 and '-', not starting or ending with '-'")
+        problem = segment_problem(version)
+        if problem:
+            return f"failed to resolve {name}@{version!r}: the version {problem}"
+        places = store_places(self.capsule, self.home, name, version)
+        folder = next((p for p in places if (p / f"{name}.wasm").is_file()), None)
+        if folder is None:
+            looked = ", ".join(str(p) for p in places)
+            return (f"failed to resolve {name}@{version}: artifact {name}@{version} not found "
+                    f"in registry (looked for {name}.wasm in: {looked})")
+        wasm = folder / f"{name}.wasm"
+        try:
+            with wasm.open("rb") as handle:
+                data = handle.read(MAX_COMPONENT_BYTES + 1)
+            expected = store_hash(wasm)
+        except (OSError, MurmurTuiError) as exc:
+            return f"failed to resolve {name}@{version}: {exc}"
+        if len(data) > MAX_COMPONENT_BYTES:
+            return f"failed to resolve {name}@{version}: {wasm} is over {MAX_COMPONENT_BYTES} bytes"
+        digest = sha256_hex(data)
+        if not expected:
+            return (f"failed to resolve {name}@{version}: the registry keeps no sha256 for it "
+                    f"({wasm.name}.sha256 is missing or empty)")
+        if expected != digest:
+            return (f"artifact integrity check failed for {name}@{version}: registry-reported "
+                    f"hash does not match downloaded bytes (registry sha256 {expected}, "
+                    f"bytes sha256 {digest})")
+        try:
+            lock = read_lock(lock_path(self.capsule.root)) or Lock(lock_path(self.capsule.root))
+        except LockError as exc:
+            return f"failed to read murmur.lock: {exc}"
+        pinned = lock.pin(name)
+        if pinned is not None and (pinned.version != version or pinned.sha256 != digest):
+            return (f"murmur.lock conflict for '{name}': pinned {name}@{pinned.version} "
+                    f"(sha256 {pinned.sha256}), but the registry now resolves {name}@{version} "
+                    f"(sha256 {digest}) — refusing to override a pinned artifact at runtime")
+        # verified: only now is anything written
+        try:
+            installed = self._install(name, folder, data)
+            manifest, lines = artifact_manifest(installed, name)
+            handler = self.make_tool(ResolvedArtifact(
+                Artifact(name=name, version=version, runtime="tool", line=None),
+                installed / f"{name}.wasm", manifest, lines))
+        except (OSError, MurmurTuiError, ComponentLoadError, IncompatibleComponent) as exc:
+            return f"failed to install {name}@{version}: {exc}"
+        try:
+            lock.upsert(Pin(name, version, digest)).write()
+        except OSError as exc:
+            return f"failed to write {LOCK_FILE}: {exc.strerror or exc}"
+        self.tools.wasm[name] = handler
+        self.installed[name] = Installed(name, version, "wasm", manifest)
+        self.log(f"artifact pulled {name}@{version} sha256 {digest} into {installed}")
+        return record(name=name, version=version, runtime="wasm")
+
+    def _install(self, name: str, source: Path, data: bytes) -> Path:
+        target = self.tools_dir / name
+        make_private_dirs(target)
+        manifest = source / "murmur.yaml"
+        if manifest.is_file():
+            _write_bytes(target / "murmur.yaml", manifest.read_bytes())
+        else:
+            (target / "murmur.yaml").unlink(missing_ok=True)
+        _write_bytes(target / f"{name}.wasm", data)
+        return target
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    os.replace(temporary, path)
+
+
+def _schema(value: Any) -> str | None:
+    """A schema as compact JSON text (a JSON string is parsed first), as Murmur answers."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = json.loads(value)
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def wasm_tool_factory(runtime: Any, capsule: Capsule, workdir: Path, logs: Path,
+                      services: Any, attachment_store: Any, extra_env: Any,
+                      stream: Any) -> ToolFactory:
+    """How a pulled component becomes a tool: as a declared WebAssembly tool is built."""
+
+    def make(resolved: ResolvedArtifact) -> ToolHandler:
+        from tui.core.wasm.tool import WasmToolHandler
+
+        return WasmToolHandler(runtime, resolved, capsule, workdir, logs, services,
+                               attachment_store, extra_env, stream)
+
+    return make
