@@ -13,6 +13,7 @@ from wasmtime.component import Linker, Record
 
 from tui.core.record.reader import ConversationReadError, MessagePage
 from tui.core.wasm.calls import HostTrap, current, host_function
+from tui.core.wasm.stream_events import STREAM, define_stream_events
 from tui.core.wasm.values import record
 
 TASK = "murmur:task/task@0.1.0"
@@ -24,6 +25,9 @@ LIFECYCLE = "murmur:hook/lifecycle@0.8.0"
 HANDLERS = ("on-stage", "on-session-start", "on-task-start", "on-inference", "on-tool-call",
             "on-shell", "on-compaction", "on-task-end", "on-session-end")
 PROVIDED = frozenset({TASK, CHUNKS, INFERENCE, CONVERSATION, REGISTRY, LIFECYCLE})
+
+# -- murmur:stream/events (tui/core/wasm/stream_events.py): beside text/chunks ---------------
+PROVIDED = PROVIDED | {STREAM}
 
 
 def define_murmur_imports(linker: Linker) -> None:
@@ -44,6 +48,8 @@ def define_murmur_imports(linker: Linker) -> None:
         with root.add_instance(LIFECYCLE) as lifecycle:
             for handler in HANDLERS:
                 lifecycle.add_func(handler, host_function(_lifecycle_stub(handler)))
+        # -- murmur:stream/events ------------------------------------------------------------
+        define_stream_events(root)
 
 
 def _lifecycle_stub(handler: str) -> Any:
