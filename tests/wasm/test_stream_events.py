@@ -10,6 +10,8 @@ from typing import Any
 
 from tests.conftest import read_jsonl, run_cli
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer
+from tui.core.wasm import stream_events
+from tui.core.wasm.calls import CallContext, pop, push
 
 COMPOSING_DRIVER = ("  - name: wasm-driver\n    runtime: driver\n"
                     f"    source: {FIXTURES}/composing_driver.wasm\n"
@@ -82,3 +84,40 @@ def test_a_tool_importing_an_interface_murmur_tui_does_not_link_is_refused_at_la
         "not link" in done.stderr
     assert "Traceback" not in done.stderr
     assert not list(murmur_home.rglob("trace.jsonl")) and not (root / "workdir").exists()
+
+
+class Recorder:
+    """A driver's stream that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, ...]] = []
+
+    def text(self, chunk: str) -> None:
+        self.said.append(("text", chunk))
+
+    def thinking(self, chunk: str) -> None:
+        self.said.append(("thinking", chunk))
+
+    def tool_call_composing(self, call_id: str, tool_name: str, input_bytes: int) -> None:
+        self.said.append(("call", call_id, tool_name, str(input_bytes)))
+
+
+def heard(kind: str, calls: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, ...]]:
+    sink = Recorder()
+    push(CallContext("component", kind, None, sink))
+    try:
+        for name, args in calls:
+            getattr(stream_events, name)(*args)
+    finally:
+        pop()
+    return sink.said
+
+
+def test_only_the_driver_announces_calls_and_each_call_context_starts_afresh() -> None:
+    calls: list[tuple[str, tuple[Any, ...]]] = [
+        ("emit_thinking_chunk", ("hm",)), ("tool_call_started", ("c1", "grep")),
+        ("tool_call_input_bytes", ("c1", 2**40)), ("emit_chunk", ("ok",))]
+    assert heard("driver", calls) == [("thinking", "hm"), ("call", "c1", "grep", "0"),
+                                      ("call", "c1", "grep", str(2**40)), ("text", "ok")]
+    assert heard("driver", calls)[1] == ("call", "c1", "grep", "0")  # a new call: new state
+    assert heard("tool", calls) == [("thinking", "hm"), ("text", "ok")]
