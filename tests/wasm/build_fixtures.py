@@ -90,7 +90,7 @@ ALL: tuple[Fixture, ...] = (
     Fixture("cloned_memories", FIXTURES, "", component=True),
     Fixture("stream_driver", FIXTURES, "driver"),
     Fixture("trap_driver", FIXTURES, "driver"),
-    Fixture("composing_driver", FIXTURES, "driver"),
+    Fixture("composing_driver", FIXTURES, "stream-driver"),
     Fixture("all_hook", FIXTURES, "hook"),
     Fixture("bare_hook", FIXTURES, "bare-hook", extra_wit=True),
     Fixture("invoke_capsule", FIXTURES, "capsule"),
