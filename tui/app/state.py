@@ -99,7 +99,7 @@ class SessionState:
                 self.retries += 1
                 self.retry_until = time.monotonic() + event.delay_ms / 1000
                 self.retry_why = str(event.status) if event.status else "connection broke"
-            case ev.TextDelta() | ev.ThinkingDelta():
+            case ev.TextDelta() | ev.ThinkingDelta() | ev.ToolCallComposing():
                 self.retry_until = None
             case ev.TaskEnded():
                 self.result = event.result

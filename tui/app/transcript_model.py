@@ -137,6 +137,9 @@ class TranscriptModel:
                 model.done = True
                 self._say(model, f"err{event.seq}", event)
                 model.touch()
+            case ev.ToolCallComposing():  # replaced in place by the call's start, then its end
+                self._say(self.turn(event.task_id, event.turn),
+                          _call_key(event.call_id, event.tool_name, event.turn), event)
             case ev.ToolCallStarted() | ev.ToolCallFinished():
                 self._say(self.turn(event.task_id, event.turn),
                           _call_key(event.call_id, event.tool_name, event.turn), event)

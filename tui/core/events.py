@@ -314,3 +314,17 @@ class Progress(Event):
 class Warning(Event):  # noqa: A001 - the vocabulary's name for it
     code: str
     text: str
+
+
+# -- streaming, appended --------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ToolCallComposing(Event):
+    """The model is writing tool call `call_id` (`murmur:stream/events`, from a WebAssembly
+    driver): first with `input_bytes` 0 when it starts, then each time the input JSON written
+    so far grows. The call itself follows as ToolCallStarted with the same `call_id`."""
+
+    task_id: str
+    turn: int
+    call_id: str
+    tool_name: str
+    input_bytes: int

@@ -57,6 +57,21 @@ def tool_started(event: ev.ToolCallStarted, form: Form) -> str:
     return f"→ {event.tool_name} {arguments}"
 
 
+def composing(event: ev.ToolCallComposing, form: Form) -> str:
+    """A tool call the model is still writing: the screen shows its size so far."""
+    if form is Form.SCREEN:
+        return f"✎ {event.tool_name} · {size(event.input_bytes)}"
+    return f"✎ {event.tool_name} · composing a call ({event.call_id})"
+
+
+def size(amount: int) -> str:
+    if amount < 1024:
+        return f"{amount} B"
+    if amount < 1024 * 1024:
+        return f"{amount / 1024:.1f} KiB"
+    return f"{amount / (1024 * 1024):.1f} MiB"
+
+
 def tool_finished(event: ev.ToolCallFinished, form: Form) -> str:
     if form is Form.SCREEN:
         return (f"{mark(event.status == 'ok')} {event.tool_name} {short(event.input, 60)} · "
@@ -140,6 +155,8 @@ def warning(event: ev.Warning) -> str:
 def said(event: ev.Event) -> Said | None:
     """The line the transcript shows under a turn for `event`, or None for none."""
     match event:
+        case ev.ToolCallComposing():
+            return Said(LineKind.NOTE, composing(event, Form.SCREEN))
         case ev.ToolCallStarted():
             return Said(LineKind.NOTE, tool_started(event, Form.SCREEN))
         case ev.ToolCallFinished():
@@ -179,6 +196,8 @@ def log_line(event: ev.Event) -> str | None:
             return f"task {event.task_id}: {first}"
         case ev.TurnStarted():
             return f"turn {event.turn + 1}/{event.max_turns} · {event.input_tokens} tokens in"
+        case ev.ToolCallComposing() if event.input_bytes == 0:  # its start; sizes: --json
+            return composing(event, Form.LOG)
         case ev.ToolCallStarted():
             return tool_started(event, Form.LOG)
         case ev.ToolCallFinished():

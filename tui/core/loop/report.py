@@ -70,6 +70,16 @@ class DeltaSink:
     def thinking(self, chunk: str) -> None:
         self._send(True, self._thinking.feed(chunk))
 
+    def tool_call_composing(self, call_id: str, tool_name: str, input_bytes: int) -> None:
+        """The driver says the model is writing a tool call (`murmur:stream/events`). The
+        text before it is complete, so what the redactor still holds of it goes out first."""
+        self.flush()
+        task_id, turn = self._where()
+        if task_id is not None:
+            self._report.emit(ev.ToolCallComposing(task_id=task_id, turn=turn, call_id=call_id,
+                                                   tool_name=tool_name,
+                                                   input_bytes=input_bytes))
+
     def flush(self) -> None:
         self._send(True, self._thinking.flush())
         self._send(False, self._text.flush())

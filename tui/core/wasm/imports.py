@@ -14,6 +14,7 @@ from wasmtime.component import Linker, Record
 from tui.core.record.reader import ConversationReadError, MessagePage
 from tui.core.wasm import artifact_manager
 from tui.core.wasm.calls import HostTrap, current, host_function
+from tui.core.wasm.stream_events import STREAM, define_stream_events
 from tui.core.wasm.values import record
 
 TASK = "murmur:task/task@0.1.0"
@@ -26,8 +27,9 @@ TOOL_TYPES = "murmur:tool/run@0.1.0"  # tool-registry's types: imported for them
 HANDLERS = ("on-stage", "on-session-start", "on-task-start", "on-inference", "on-tool-call",
             "on-shell", "on-compaction", "on-task-end", "on-session-end")
 MANAGE = artifact_manager.MANAGE
-PROVIDED = frozenset({TASK, CHUNKS, INFERENCE, CONVERSATION, REGISTRY, LIFECYCLE, TOOL_TYPES,
-                      MANAGE})
+# murmur:stream/events (tui/core/wasm/stream_events.py) is linked beside text/chunks
+PROVIDED = frozenset({TASK, CHUNKS, STREAM, INFERENCE, CONVERSATION, REGISTRY, LIFECYCLE,
+                      TOOL_TYPES, MANAGE})
 
 
 def define_murmur_imports(linker: Linker) -> None:
@@ -58,6 +60,8 @@ def define_murmur_imports(linker: Linker) -> None:
         with root.add_instance(MANAGE) as manage:
             for name, function in artifact_manager.HOST_FUNCTIONS.items():
                 manage.add_func(name, host_function(function))
+        # -- murmur:stream/events ------------------------------------------------------------
+        define_stream_events(root)
 
 
 def _lifecycle_stub(handler: str) -> Any:

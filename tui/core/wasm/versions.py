@@ -19,6 +19,11 @@ ROLE_EXPORTS: dict[str, tuple[str, ...]] = {
 }
 # interfaces a component may import for their types only (tool-registry uses tool/run's)
 TYPES_ONLY = frozenset({"murmur:tool/run@0.1.0", "murmur:tool/run@0.2.0"})
+# Interfaces Murmur's current worlds import that murmur-tui does not link, and why (docs/wit.md).
+NOT_LINKED = {
+    "murmur:process/process": "murmur-tui does not run session processes for tools; a "
+                              "capsule's programs run through its shell tool",
+}
 REBUILD = ("rebuild it against the WIT that murmur-tui ships (the wit/ folder; "
            "docs/wit.md shows how)")
 
@@ -49,8 +54,16 @@ def check(path: Path, role: str, imports: frozenset[str], exports: frozenset[str
             f"{path.name} is not a {role}: it exports {shown}, not {_accepted(wanted)}")
     for name in sorted(imports):
         if name.startswith("murmur:") and name not in PROVIDED and name not in TYPES_ONLY:
-            same = sorted(p for p in PROVIDED if _package(p) == _package(name))
-            accepted = f"; murmur-tui provides {same[0]}" if same else \
-                "; murmur-tui does not provide that interface"
-            raise IncompatibleComponent(f"{path.name} imports {name}{accepted}; {REBUILD}")
+            raise IncompatibleComponent(_unprovided(path, name))
     return found
+
+
+def _unprovided(path: Path, name: str) -> str:
+    """Why `name` cannot be linked: another version is provided, or the interface is not."""
+    same = sorted(p for p in PROVIDED if _package(p) == _package(name))
+    if same:
+        return (f"{path.name} imports {name}; murmur-tui provides {', '.join(same)}; "
+                f"{REBUILD}")
+    reason = NOT_LINKED.get(_package(name), "murmur-tui does not provide that interface")
+    return (f"{path.name} imports {name}, which murmur-tui does not link ({reason}); "
+            "rebuild it without that import")

@@ -1,0 +1,105 @@
+"""`murmur:stream/events@0.1.0`: what a component signals while a turn is still in flight.
+
+`emit-chunk` / `emit-thinking-chunk` do what `murmur:text/chunks` does (a driver's text and
+thinking as it arrives; a tool's text in the turn that called it). `tool-call-started(id, name)`
+and `tool-call-input-bytes(id, bytes)` tell that the model has begun writing a tool call and how
+many bytes of its input JSON it has written so far (cumulative). As in Murmur they count only
+from the session's inference driver, and only the first start of a non-empty id and counts
+that grow are kept; everything else is ignored. None of them ever fails.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Protocol, runtime_checkable
+
+from tui.core.wasm.calls import CallContext, current, host_function
+
+STREAM = "murmur:stream/events@0.1.0"
+
+
+@runtime_checkable
+class ToolCallSink(Protocol):
+    """A driver's stream that also hears about tool calls being composed."""
+
+    def tool_call_composing(self, call_id: str, tool_name: str, input_bytes: int) -> None: ...
+
+
+class _Composing:
+    """The calls one driver call has started: id -> [tool name, bytes reported so far]."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, tuple[str, int]] = {}
+
+
+_lock = threading.Lock()
+_by_call: dict[int, _Composing] = {}  # id(CallContext) -> its calls, dropped with the context
+
+
+def _composing(context: CallContext) -> _Composing:
+    key = id(context)
+    with _lock:
+        state = _by_call.get(key)
+        if state is None:
+            state = _by_call[key] = _Composing()
+            weakref.finalize(context, _forget, key)
+        return state
+
+
+def _forget(key: int) -> None:
+    with _lock:
+        _by_call.pop(key, None)
+
+
+def define_stream_events(root: Any) -> None:
+    """Add the instance to a linker's root (`with linker.root() as root`)."""
+    with root.add_instance(STREAM) as stream:
+        stream.add_func("emit-chunk", host_function(emit_chunk))
+        stream.add_func("emit-thinking-chunk", host_function(emit_thinking_chunk))
+        stream.add_func("tool-call-started", host_function(tool_call_started))
+        stream.add_func("tool-call-input-bytes", host_function(tool_call_input_bytes))
+
+
+def emit_chunk(chunk: str) -> None:
+    stream = current().stream
+    if stream is not None:
+        stream.text(chunk)
+
+
+def emit_thinking_chunk(chunk: str) -> None:
+    stream = current().stream
+    if stream is not None:
+        stream.thinking(chunk)
+
+
+def _driver_sink(context: CallContext) -> ToolCallSink | None:
+    stream: object = context.stream
+    if context.kind != "driver" or not isinstance(stream, ToolCallSink):
+        return None
+    return stream
+
+
+def tool_call_started(call_id: str, name: str) -> None:
+    context = current()
+    sink = _driver_sink(context)
+    if sink is None or not call_id:
+        return
+    calls = _composing(context).calls
+    if call_id in calls:
+        return
+    calls[call_id] = (name, 0)
+    sink.tool_call_composing(call_id, name, 0)
+
+
+def tool_call_input_bytes(call_id: str, input_bytes: int) -> None:
+    context = current()
+    sink = _driver_sink(context)
+    if sink is None:
+        return
+    calls = _composing(context).calls
+    started = calls.get(call_id)
+    if started is None or input_bytes <= started[1]:
+        return
+    calls[call_id] = (started[0], input_bytes)
+    sink.tool_call_composing(call_id, started[0], input_bytes)
