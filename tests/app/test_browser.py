@@ -116,17 +116,17 @@ async def test_messages_appended_while_open_appear_on_top(murmur_home: Path) -> 
         assert isinstance(screen, ConversationScreen)
         writer = RecordWriter(murmur_home, path, lambda _: None)
         writer.append(user_message("appended by a running session"))
-        await wait_for(pilot, lambda: len(screen.view.entries) == 6, within=3)
+        await wait_for(pilot, lambda: len(screen.view.entries) == 6, within=15)
         assert screen.view.entries[0].message["content"][0]["text"] == \
             "appended by a running session"
         # scrolled away: a marker counts what arrived
         for n in range(40):
             writer.append(user_message(f"more {n}"))
-        await wait_for(pilot, lambda: len(screen.view.entries) == 46, within=3)
+        await wait_for(pilot, lambda: len(screen.view.entries) == 46, within=15)
         screen.view.scroll_end(animate=False, immediate=True)
         await pilot.pause(0.2)
         writer.append(user_message("while away"))
-        await wait_for(pilot, lambda: screen.view.unseen_new == 1, within=3)
+        await wait_for(pilot, lambda: screen.view.unseen_new == 1, within=15)
         await pilot.pause(0.6)
         assert screen.marker.display and "1 new" in str(screen.marker.render())
         writer.close()
