@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.core import events as ev
-from tui.core import ids, murmur_md, paths
+from tui.core import ids, paths
 from tui.core.artifacts import pin_first_run
 from tui.core.asking import InputResponder, NoAnswer
 from tui.core.cancel import CancelToken
@@ -253,7 +253,9 @@ class Session:
         manifest_copy = self.paths.accessible / "murmur.yaml"
         if not manifest_copy.exists():
             write_manifest_copy(capsule, manifest_copy)
-        self._write_murmur_md()
+        setup.write_murmur_md(capsule, self.session_id, self.tools.specs(),
+                              self.hooks.bound("on-compaction"), self.paths.accessible,
+                              report.warn_and_log)
         system = setup.system_block(capsule)
         tool_payload = [spec.payload() for spec in self.tools.specs()]
         report.log("tool inventory " + compact_json(tool_payload))
@@ -284,24 +286,6 @@ class Session:
             capsule, self.context_id, self.task_text, context, report, self.hooks,
             self.dispatch, self.ending, self.cancel, self.paths, self.reader, self.record_path,
             self._record, turns, self.script, self.host, self._write_task_file)
-
-    def _write_murmur_md(self) -> None:
-        """`MURMUR.md` in the workdir (spec §5.7); a failure to write it is a warning."""
-        capsule = self.capsule
-        tools = [murmur_md.Tool(spec.name, None if spec.kind != "wasm" else
-                                next((a.version for a in capsule.artifacts
-                                      if a.name == spec.name), None),
-                                spec.kind, spec.description) for spec in self.tools.specs()]
-        text = murmur_md.render(
-            name=capsule.name, version=capsule.version, session_id=self.session_id,
-            capsule_url=None, model=self.inference.model,
-            context_max_tokens=capsule.context.max_tokens,
-            compaction_hook=self.hooks.bound("on-compaction"), tools=tools,
-            shell_allow=capsule.capabilities.shell_allow)
-        try:
-            (self.paths.accessible / "MURMUR.md").write_text(text, encoding="utf-8")
-        except OSError as exc:
-            self.report.warn_and_log("W-WORKDIR", f"MURMUR.md could not be written: {exc}")
 
     def _end(self, outcome: TaskOutcome, started: float) -> None:
         if not self._session_started:

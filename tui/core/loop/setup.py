@@ -16,7 +16,7 @@ from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
-from tui.core.tools import SkillHandler, ToolTable
+from tui.core.tools import SkillHandler, ToolSpec, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths
 
@@ -210,3 +210,21 @@ def request_head(capsule: Capsule, inference: Inference, system: str,
         "params": dict(inference.params),
         "prompt_cache_key": f"{capsule.name}:{capsule.version}:{context_id}",
     }
+
+
+def write_murmur_md(capsule: Capsule, session_id: str, specs: list[ToolSpec],
+                    compaction_hook: bool, target: Path,
+                    warn: Callable[[str, str], None]) -> None:
+    """`MURMUR.md` in the workdir (spec §5.7); a failure to write it is a warning."""
+    versions = {entry.name: entry.version for entry in capsule.artifacts}
+    tools = [murmur_md.Tool(spec.name, versions.get(spec.name) if spec.kind == "wasm" else None,
+                            spec.kind, spec.description) for spec in specs]
+    text = murmur_md.render(
+        name=capsule.name, version=capsule.version, session_id=session_id, capsule_url=None,
+        model=capsule.inference.model if capsule.inference else "",
+        context_max_tokens=capsule.context.max_tokens, compaction_hook=compaction_hook,
+        tools=tools, shell_allow=capsule.capabilities.shell_allow)
+    try:
+        (target / "MURMUR.md").write_text(text, encoding="utf-8")
+    except OSError as exc:
+        warn("W-WORKDIR", f"MURMUR.md could not be written: {exc}")
