@@ -5,6 +5,7 @@ does, and a provider that fails for a moment is retried by the host."""
 from __future__ import annotations
 
 import base64
+import shutil
 from pathlib import Path
 from urllib.parse import quote
 
@@ -104,3 +105,55 @@ def test_a_provider_echoing_the_key_never_hands_it_to_the_component(
         if p.is_file() and p.name != "config.yaml" and p.suffix not in (".wasm", ".cwasm")]
     for form in (KEY, quote(KEY, safe=""), encoded[12:-4]):
         assert not any(form in text for text in written)
+
+
+def test_the_drivers_own_manifest_places_the_key_unless_the_capsule_says(
+        provider: Provider, tmp_path: Path, murmur_home: Path) -> None:
+    """`upstream_auth` in the driver artifact's own murmur.yaml (spec §1.3) tells the gateway
+    which header carries the key; the capsule's `gateway.upstream_auth` overrides it."""
+    folder = tmp_path / "driver"
+    folder.mkdir()
+    shutil.copy(guest("py_http_driver"), folder / "py-http-driver.wasm")
+    (folder / "murmur.yaml").write_text(
+        "name: py-http-driver\nversion: 1.0.0\nruntime: driver\n"
+        "upstream_auth:\n  header: X-Api-Key\n  value: '{key}'\n")
+    provider.replies = [lambda h: h.status(200, answer("placed by the driver"))]
+    root = http_capsule(tmp_path, murmur_home, folder, provider)
+    done = run_cli("launch", str(root), "--headless", "--task", "hi", env=env_for(murmur_home),
+                   timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (seen,) = provider.seen
+    assert seen.headers.get("x-api-key") == KEY and "authorization" not in seen.headers
+
+    provider.seen.clear()
+    provider.replies = [lambda h: h.status(200, answer("placed by the capsule"))]
+    shutil.rmtree(root)
+    root = http_capsule(tmp_path, murmur_home, folder, provider)
+    manifest = (root / "murmur.yaml").read_text().replace(
+        "      api_key: ${WASM_KEY}\n",
+        "      api_key: ${WASM_KEY}\n      upstream_auth: {header: Authorization, "
+        "value: 'Token {key}'}\n")
+    (root / "murmur.yaml").write_text(manifest)
+    done = run_cli("launch", str(root), "--headless", "--task", "hi", env=env_for(murmur_home),
+                   timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (seen,) = provider.seen
+    assert seen.headers.get("authorization") == f"Token {KEY}"
+    assert "x-api-key" not in seen.headers
+
+
+def test_a_bad_upstream_auth_in_the_drivers_manifest_refuses_the_launch(
+        provider: Provider, tmp_path: Path, murmur_home: Path) -> None:
+    folder = tmp_path / "driver"
+    folder.mkdir()
+    shutil.copy(guest("py_http_driver"), folder / "py-http-driver.wasm")
+    (folder / "murmur.yaml").write_text(
+        "name: py-http-driver\nversion: 1.0.0\nruntime: driver\n"
+        "upstream_auth:\n  header: X-Api-Key\n  value: 'no key here'\n")
+    root = http_capsule(tmp_path, murmur_home, folder, provider)
+    done = run_cli("launch", str(root), "--headless", "--task", "hi", env=env_for(murmur_home),
+                   timeout=600)
+    assert done.returncode == 2
+    assert f"{folder / 'murmur.yaml'}:4: upstream_auth.value: must contain {{key}}" \
+        in done.stderr
+    assert provider.seen == []

@@ -244,3 +244,22 @@ def artifact_manifest(folder: Path, name: str) -> tuple[dict[str, Any], dict[str
             line, key, message = found
             raise LaunchError(f"{path}:{line}: {key}: {message}")
     return data, lines
+
+
+def declared_upstream_auth(resolved: ResolvedArtifact) -> tuple[str, str] | None:
+    """`upstream_auth` (spec §1.3) from a driver artifact's own manifest: the header its
+    provider reads the key from and the value around it (`{key}` exactly once); None when the
+    artifact declares none. The capsule's `gateway.upstream_auth` overrides it."""
+    declared = resolved.manifest.get("upstream_auth")
+    if declared is None:
+        return None
+    where = resolved.locate("upstream_auth")
+    if not isinstance(declared, dict):
+        raise LaunchError(f"{where}: expected a mapping with header and value")
+    header, value = declared.get("header"), declared.get("value", "{key}")
+    if not isinstance(header, str) or not header.strip():
+        raise LaunchError(f"{where}.header: expected a header name")
+    if not isinstance(value, str) or value.count("{key}") != 1:
+        raise LaunchError(f"{where}.value: must contain {{key}} exactly once, where the key "
+                          "goes")
+    return header.strip(), value

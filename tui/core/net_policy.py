@@ -116,10 +116,13 @@ def parse_rules(entries: tuple[str, ...], where: str = "capabilities.network.all
 def effective(capsule_allow: tuple[str, ...], entry_allow: tuple[str, ...] | None,
               entry_name: str | None = None) -> tuple[tuple[Rule, ...], tuple[str, ...]]:
     """The rules one component's requests are checked against, and the entry's entries
-    dropped because no capsule rule covers them."""
+    dropped because no capsule rule covers them. `entry_allow` None: the entry declared no
+    list and inherits the capsule's; an empty one allows nothing."""
     ceiling = parse_rules(capsule_allow)
-    if not entry_allow:
+    if entry_allow is None:  # the entry declares no list: the capsule's
         return ceiling, ()
+    if not entry_allow:  # `allow: []`: no network at all, as in Murmur
+        return (), ()
     where = f"artifacts[{entry_name}].capabilities.network.allow" if entry_name else \
         "capabilities.network.allow"
     kept: list[Rule] = []

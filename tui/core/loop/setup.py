@@ -4,12 +4,13 @@ against another interface version) is found here, before any file is written."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui.core import murmur_md
-from tui.core.artifacts import resolve_skill, resolve_wasm
+from tui.core.artifacts import declared_upstream_auth, resolve_skill, resolve_wasm
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
@@ -107,11 +108,16 @@ def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionP
 
     resolved = resolve_wasm(capsule, entry, home)
     gateway = None
-    if entry.gateway is not None:
+    settings = entry.gateway
+    if settings is not None and settings.upstream_auth is None:  # the capsule's entry wins
+        declared = declared_upstream_auth(resolved)
+        if declared is not None:
+            settings = dataclasses.replace(settings, upstream_auth=declared)
+    if settings is not None:
         from tui.core.inference.credentials import Credentials
         from tui.core.inference.gateway import CredentialGateway
 
-        gateway = CredentialGateway(entry.name, entry.gateway, Credentials(home, warn))
+        gateway = CredentialGateway(entry.name, settings, Credentials(home, warn))
     try:
         return WasmDriver(runtime, resolved, capsule, target.accessible, target.logs,
                           dict(extra_env), gateway)

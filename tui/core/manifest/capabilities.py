@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tui.core.manifest.model import Capabilities, Limits
 from tui.core.manifest.problems import describe
-from tui.core.manifest.yaml_section import Section, path_problem
+from tui.core.manifest.yaml_section import MISSING, Section, path_problem
 from tui.core.secrets import credential_shaped
 
 _BINARY_NAME = re.compile(r"^[A-Za-z0-9._+-]+$")
@@ -23,7 +23,9 @@ def read_capabilities(
     if section is None:
         return Capabilities()
     network_allow = Capabilities.network_allow
+    network_declared = Capabilities.network_declared
     if (network := section.section("network")) is not None:
+        network_declared = network.raw("allow") is not MISSING
         network_allow = network.strings("allow") or network_allow
         network.mark_known("unix_sockets")
         network.finish()
@@ -54,7 +56,8 @@ def read_capabilities(
     section.mark_known(*_INERT_CAPABILITIES)
     section.finish()
     return Capabilities(
-        network_allow=network_allow, filesystem_scope=scope, filesystem_read_only=read_only,
+        network_allow=network_allow, network_declared=network_declared, filesystem_scope=scope,
+        filesystem_read_only=read_only,
         shell_allow=shell_allow, shell_strip_env=strip_env, env_allow=env_allow, limits=limits,
         limits_declared=section.has("limits"),
         conversation_read=conversation_read, task_io_read=task_io_read,

@@ -57,6 +57,7 @@ class Capabilities(Frozen):
     """A capability block: the capsule-wide ceiling, or one artifact entry's grant."""
 
     network_allow: tuple[str, ...] = ()
+    network_declared: bool = False  # `network.allow` was given (an empty one: no network)
     filesystem_scope: str | None = None
     filesystem_read_only: tuple[str, ...] = ()
     shell_allow: tuple[str, ...] = ()

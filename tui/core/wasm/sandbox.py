@@ -77,10 +77,11 @@ def network(capsule: Capsule, entry: Artifact) -> tuple[Rule, ...]:
     """The rules an entry's outgoing wasi:http requests are checked against: its own
     `network.allow` clamped to the capsule's (entries outside it are dropped), else the
     capsule's. A hook has only its own (none: no network), as in Murmur."""
-    own = entry.capabilities.network_allow if entry.capabilities else ()
+    granted = entry.capabilities
+    own = granted.network_allow if granted is not None and granted.network_declared else None
     if entry.runtime == "hook":
         return net_policy.parse_rules(
             own, f"artifacts[{entry.name}].capabilities.network.allow") if own else ()
-    rules, _dropped = net_policy.effective(capsule.capabilities.network_allow, own or None,
+    rules, _dropped = net_policy.effective(capsule.capabilities.network_allow, own,
                                            entry.name)
     return rules
