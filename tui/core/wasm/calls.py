@@ -60,6 +60,8 @@ class CallContext:
     stream: StreamSink | None = None
     conversation_read: bool = False
     notes: list[str] = field(default_factory=list)
+    # tool calls a driver call announced (murmur:stream/events): id -> (name, bytes so far)
+    composing: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 class HostTrap(Exception):

@@ -10,8 +10,6 @@ that grow are kept; everything else is ignored. None of them ever fails.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any, Protocol, runtime_checkable
 
 from tui.core.wasm.calls import CallContext, current, host_function
@@ -24,32 +22,6 @@ class ToolCallSink(Protocol):
     """A driver's stream that also hears about tool calls being composed."""
 
     def tool_call_composing(self, call_id: str, tool_name: str, input_bytes: int) -> None: ...
-
-
-class _Composing:
-    """The calls one driver call has started: id -> [tool name, bytes reported so far]."""
-
-    def __init__(self) -> None:
-        self.calls: dict[str, tuple[str, int]] = {}
-
-
-_lock = threading.Lock()
-_by_call: dict[int, _Composing] = {}  # id(CallContext) -> its calls, dropped with the context
-
-
-def _composing(context: CallContext) -> _Composing:
-    key = id(context)
-    with _lock:
-        state = _by_call.get(key)
-        if state is None:
-            state = _by_call[key] = _Composing()
-            weakref.finalize(context, _forget, key)
-        return state
-
-
-def _forget(key: int) -> None:
-    with _lock:
-        _by_call.pop(key, None)
 
 
 def define_stream_events(root: Any) -> None:
@@ -85,7 +57,7 @@ def tool_call_started(call_id: str, name: str) -> None:
     sink = _driver_sink(context)
     if sink is None or not call_id:
         return
-    calls = _composing(context).calls
+    calls = context.composing
     if call_id in calls:
         return
     calls[call_id] = (name, 0)
@@ -97,7 +69,7 @@ def tool_call_input_bytes(call_id: str, input_bytes: int) -> None:
     sink = _driver_sink(context)
     if sink is None:
         return
-    calls = _composing(context).calls
+    calls = context.composing
     started = calls.get(call_id)
     if started is None or input_bytes <= started[1]:
         return
