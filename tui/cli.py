@@ -41,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no screen: one line per event on stdout")
     launch.add_argument("--json", action="store_true",
                         help="with --headless: one JSON object per event")
-    launch.add_argument("--task", help="the task text (written to task.md in the workdir)")
+    launch.add_argument("--task", action="append",
+                        help="the task text (written to task.md in the workdir); again for "
+                        "more tasks, run in order in one session (task_acceptance: queue)")
     launch.add_argument("--task-file", type=Path, help="read the task text from a file")
     launch.add_argument("--context", dest="context_id", metavar="ID",
                         help="the conversation context id (its record is appended to)")
@@ -165,7 +167,9 @@ def _run_screen(capsule: object, args: argparse.Namespace) -> int:
     app = SupervisorApp(home, theme=args.theme)
     session = Session(
         capsule,
-        LaunchOptions(task=args.task, task_file=args.task_file, context_id=args.context_id,
+        LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
+                      more_tasks=tuple(args.task[1:]) if args.task else (),
+                      context_id=args.context_id,
                       workdir=args.workdir),
         sinks=[app.bridge], responder=app.responder, cancel=app.cancel,
     )
@@ -219,14 +223,22 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     assert isinstance(capsule, Capsule)
     printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
     cancel = CancelToken()
+    responder = HeadlessResponder(args.answer)
     session = Session(
         capsule,
-        LaunchOptions(task=args.task, task_file=args.task_file, context_id=args.context_id,
+        LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
+                      more_tasks=tuple(args.task[1:]) if args.task else (),
+                      context_id=args.context_id,
                       workdir=args.workdir),
         sinks=[printer],
-        responder=HeadlessResponder(args.answer),
+        responder=responder,
         cancel=cancel,
     )
+    lifecycle = capsule.lifecycle
+    if lifecycle.task_acceptance == "queue" and lifecycle.after_task == "sleep":
+        responder.feed_tasks(session.submit, session.inbox.close)  # stdin: one task a line
+    else:
+        session.inbox.close()  # nothing more will be sent
     # The session runs on its own thread: Python runs signal handlers on the main thread only,
     # between bytecodes — never while a component runs inside wasmtime — so the main thread
     # stays free to take Ctrl-C at any moment.

@@ -104,7 +104,8 @@ class TaskStarted(Event):
     task_id: str
     context_id: str
     text: str
-    source: str = "task_md"
+    source: str = "task_md"  # task_md | a2a (sent to the running session)
+    origin: str = "user"
     message_parts_bytes: int = 0
 
 

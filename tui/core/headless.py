@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TextIO
 
 from tui.core import events as ev
@@ -66,7 +66,11 @@ class HumanPrinter:
 
 
 class HeadlessResponder:
-    """Answers `request-input` with the `--answer` values in order, then lines from stdin."""
+    """Answers `request-input` with the `--answer` values in order, then lines from stdin.
+
+    With `feed_tasks` (a session that sleeps between tasks), each line of stdin is a task for
+    the session — except while a question waits: then the next line is its answer. The end of
+    stdin ends what can be sent."""
 
     def __init__(self, answers: Iterable[str], stdin: TextIO | None = None,
                  err: TextIO | None = None) -> None:
@@ -75,15 +79,28 @@ class HeadlessResponder:
         self._err = err if err is not None else sys.stderr
         self._lines: queue.Queue[str | None] | None = None
         self._closed = False
+        self._asking = False
+        self._send_task: Callable[[str], str | None] | None = None
+        self._ended: Callable[[], None] | None = None
+
+    def feed_tasks(self, send: Callable[[str], str | None], ended: Callable[[], None]) -> None:
+        """Read stdin now: its lines are tasks `send` queues (it returns why one was refused),
+        and `ended` is called at its end."""
+        self._send_task, self._ended = send, ended
+        self._next_line()
 
     def ask(self, request: InputRequest) -> str:
         if self._answers:
             return self._answers.popleft()
         if self._closed:
             raise NoAnswer("no --answer left and stdin is closed")
+        self._asking = True
         self._err.write(f"? {request.tool_name} asks: {request.prompt}\n> ")
         self._err.flush()
-        line = self._wait(request)
+        try:
+            line = self._wait(request)
+        finally:
+            self._asking = False
         if line is None:
             self._closed = True
             raise NoAnswer("no --answer left and stdin is closed")
@@ -105,6 +122,15 @@ class HeadlessResponder:
                     raise InputTimeout(f"no answer within {request.timeout_secs:g} s"
                                        ) from None
 
+    def _task_line(self, line: str) -> None:
+        text = line.rstrip("\n")
+        if not text.strip() or self._send_task is None:
+            return
+        refused = self._send_task(text)
+        if refused is not None:
+            self._err.write(f"murmur-tui: task not taken: {refused}\n")
+            self._err.flush()
+
     def _next_line(self) -> queue.Queue[str | None]:
         """Lines of stdin, read by one daemon thread so a wait can time out."""
         if self._lines is None:
@@ -113,8 +139,13 @@ class HeadlessResponder:
 
             def pump() -> None:
                 for line in iter(self._stdin.readline, ""):
-                    lines.put(line)
+                    if self._send_task is not None and not self._asking:
+                        self._task_line(line)
+                    else:
+                        lines.put(line)
                 lines.put(None)
+                if self._ended is not None:
+                    self._ended()
 
             threading.Thread(target=pump, name="stdin-answers", daemon=True).start()
         return self._lines

@@ -44,6 +44,10 @@ class Context:
         self._hashes = hashes  # trace capture `content`: message_shas are written
         self._shas: dict[str, str] = {}
 
+    def fresh(self) -> Context:
+        """An empty context with the same settings (a stateless session's next task)."""
+        return Context(self._images, self._record, self._hashes, self.context_id, self.head)
+
     def append(self, message: Message, record: bool = True) -> None:
         self.messages.append(message)
         self.ids.append(str(message["id"]))

@@ -107,10 +107,10 @@ class HookPoints:
                 model=model, capabilities=list(capabilities)))
 
     def task_start(self, task_id: str, context_id: str, input_bytes: int, budget_tokens: int,
-                   context_window: int, prior_tokens: int) -> None:
+                   context_window: int, prior_tokens: int, source: str = "task_md") -> None:
         if self.bound("on-task-start"):
             self._dispatch("on-task-start", record(
-                task_id=task_id, context_id=context_id, source="task_md",
+                task_id=task_id, context_id=context_id, source=source,
                 input_bytes=input_bytes, budget_tokens=budget_tokens,
                 context_window=context_window, prior_tokens=prior_tokens))
 

@@ -26,7 +26,7 @@ from tui.core.context_lock import ContextInUse, ContextLock, lock_path
 from tui.core.errors import LaunchError
 from tui.core.event_stream import EventSink, EventStream
 from tui.core.inference.driver import Driver
-from tui.core.loop import setup, task
+from tui.core.loop import lifecycle, setup, task
 from tui.core.loop.context import Context, sha
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
@@ -58,6 +58,7 @@ class LaunchOptions:
     context_id: str | None = None
     workdir: Path | None = None
     home: Path | None = None
+    more_tasks: tuple[str, ...] = ()  # `--task` given again: queued after the first, in order
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class Session:
         self.task_text = task or ""
         # `lifecycle.task_acceptance: none` with no task at all: the session starts and ends
         self.no_task = task is None and capsule.lifecycle.task_acceptance == "none"
+        self.inbox = lifecycle.inbox_for(capsule.lifecycle, options.more_tasks)
         self._write_task_file = options.task is not None or options.task_file is not None
         self.cancel = cancel or CancelToken()
         self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
@@ -190,6 +192,11 @@ class Session:
                                   self.paths.logs, self.host, self.attachments, component_env,
                                   tool_stream), report.log)
 
+    def submit(self, text: str) -> str | None:
+        """Send the session a task (it runs after the running one); the reason it was refused,
+        or None when it was queued."""
+        return lifecycle.send(self.capsule.lifecycle, self.inbox, text)
+
     def close_runtime(self) -> None:
         if self.runtime is not None:
             self.runtime.close()
@@ -217,26 +224,30 @@ class Session:
         if self.record_path is not None:
             self._record = RecordWriter(self.home, self.record_path, self._warn_record)
         outcome: TaskOutcome = Failed("error: the session did not start", "runtime_error")
+        last = outcome
         try:
             pin_first_run(self.capsule, self.home)
             setup.write_tool_manifests(self.tools, self.paths)
             self.hooks.stage(self.capsule.capabilities.shell_allow)
             parts = self._start()
-            outcome = Finished("") if self.no_task else task.run(parts)
+            if self.no_task:
+                outcome = last = Finished("")
+            else:
+                outcome, last = lifecycle.run_all(parts, self.inbox)
         except TraceWriteError as exc:
-            outcome = self._trace_failed(exc)
+            outcome = last = self._trace_failed(exc)
         except Exception as exc:  # setup failed (the disk, or a bug): still finish the files
             import traceback  # a failing session only
 
             self.report.log("session setup failed:\n" + traceback.format_exc())
-            outcome = Failed(f"error: session setup failed: {exc}", "runtime_error")
+            outcome = last = Failed(f"error: session setup failed: {exc}", "runtime_error")
             write_result(self.paths, outcome.result)
         finally:
             self.tools.close()
             self.driver.close()
         self._end(outcome, started)
         self.close_runtime()
-        return SessionResult(self.session_id, outcome.exit_status, outcome.result, self.paths,
+        return SessionResult(self.session_id, outcome.exit_status, last.result, self.paths,
                              self.record_path)
 
     def _start(self) -> task.TaskParts:

@@ -61,13 +61,17 @@ class TaskParts:
     script: ScriptCapsule | None
     host: Host
     task_file_written: bool  # --task / --task-file wrote task.md already
+    source: str = "task_md"  # trace task_start `source`: task_md | a2a (a task sent later)
+    origin: str = "user"
+    first: bool = True  # the session's first task (a threaded one reloads the record)
 
 
 def run(parts: TaskParts) -> TaskOutcome:
     task = TaskState(ids.task_id(), time.monotonic())
     parts.ending.task_started(task)
     context, report, hooks = parts.context, parts.report, parts.hooks
-    if parts.capsule.lifecycle.conversation == "threaded" and parts.record_path is not None:
+    if parts.first and parts.capsule.lifecycle.conversation == "threaded" and \
+            parts.record_path is not None:
         history = reloadable(parts.reader.messages(parts.record_path), parts.record_path,
                              report)
         if parts.record is not None:
@@ -76,6 +80,7 @@ def run(parts: TaskParts) -> TaskOutcome:
             context.append(message, record=False)
     text = parts.text
     report.emit(ev.TaskStarted(task_id=task.task_id, context_id=parts.context_id, text=text,
+                               source=parts.source, origin=parts.origin,
                                message_parts_bytes=len(text.encode())))
     report.position.task_id = task.task_id
     parts.dispatch.script_task = task
@@ -85,7 +90,8 @@ def run(parts: TaskParts) -> TaskOutcome:
         prior = context.count(len(context.ids) - 1) if len(context.ids) > 1 else 0
         window = parts.capsule.context.max_tokens or 0
         hooks.task_start(task.task_id, parts.context_id, len(text.encode()),
-                         int(window * parts.capsule.context.seed_budget), window, prior)
+                         int(window * parts.capsule.context.seed_budget), window, prior,
+                         parts.source)
     while True:
         outcome = _attempt(parts, task)
         if outcome.cause is not None:

@@ -44,7 +44,7 @@ def task_start(event: ev.TaskStarted) -> dict[str, Any]:
         "task_id": event.task_id,
         "context_id": event.context_id,
         "source": event.source,
-        "origin": "user",
+        "origin": event.origin,
         "trust": "trusted",
         "lane": "user",
         "message_parts_bytes": event.message_parts_bytes,

@@ -1,0 +1,92 @@
+"""A session's tasks one after another (spec §1.7, §5.4): the first task, then each task sent
+to the session in order — never preempting a running one — while `lifecycle` says to take
+them: `task_acceptance: queue` takes them, `after_task: sleep` waits for the next one until
+nothing more can come, `exit` ends once the queue is empty. `conversation: threaded` carries
+the context from one task to the next in memory; `stateless` starts each task empty. The
+session's exit status is the first task that did not end `ok` (else `ok`)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from pathlib import Path
+
+from tui.core.errors import LaunchError
+from tui.core.loop import task
+from tui.core.loop.inbox import Inbox, Pending
+from tui.core.loop.state import TaskOutcome
+from tui.core.manifest.model import Lifecycle
+
+
+def run_all(first: task.TaskParts, inbox: Inbox) -> tuple[TaskOutcome, TaskOutcome]:
+    """Run the first task and every task the lifecycle takes after it; returns the deciding
+    outcome (the session's exit status) and the last task's."""
+    lifecycle = first.capsule.lifecycle
+    last = task.run(first)
+    deciding = last
+    parts = first
+    while lifecycle.task_acceptance == "queue" and not first.cancel.is_set():
+        _forget_task_file(first.paths.accessible)  # as Murmur does under queue, after each task
+        pending = inbox.take(wait=lifecycle.after_task == "sleep", cancel=first.cancel)
+        if pending is None or first.ending.session_ended:
+            break
+        parts = _next_parts(parts, pending)
+        last = task.run(parts)
+        if deciding.exit_status == "ok":
+            deciding = last
+    left = inbox.drain()
+    if left:
+        first.report.warn_and_log(
+            "W-QUEUE", f"{len(left)} task{'s' if len(left) != 1 else ''} sent to the session "
+            "did not run: the session ended first")
+    return deciding, last
+
+
+def _next_parts(previous: task.TaskParts, pending: Pending) -> task.TaskParts:
+    """What the next task runs with: its text written to `task.md` (as an A2A message rewrites
+    it), the context kept when threaded or a new one when stateless."""
+    accessible = previous.paths.accessible
+    (accessible / "task.md").write_text(pending.text, encoding="utf-8")
+    context = previous.context
+    turns = previous.turns
+    if previous.capsule.lifecycle.conversation != "threaded":
+        context = context.fresh()
+        if turns is not None:
+            turns = dataclasses.replace(turns, context=context)
+    return dataclasses.replace(previous, text=pending.text, source=pending.source,
+                               origin=pending.origin, first=False, context=context,
+                               turns=turns, task_file_written=True)
+
+
+def _forget_task_file(accessible: Path) -> None:
+    with contextlib.suppress(OSError):
+        (accessible / "task.md").unlink()
+
+
+def inbox_for(settings: Lifecycle, more_tasks: tuple[str, ...]) -> Inbox:
+    """The session's inbox, holding the tasks given at launch after the first; refuses a
+    launch whose lifecycle takes no more tasks, or not that many (LaunchError)."""
+    inbox = Inbox(settings.queue_depth)
+    if more_tasks and settings.task_acceptance != "queue":
+        raise LaunchError(f"--task was given {len(more_tasks) + 1} times, but the capsule's "
+                          f"lifecycle.task_acceptance is {settings.task_acceptance}: a session "
+                          "takes more tasks only with task_acceptance: queue")
+    if len(more_tasks) > settings.queue_depth:
+        raise LaunchError(f"--task was given {len(more_tasks) + 1} times, but "
+                          f"lifecycle.queue_depth is {settings.queue_depth}: at most "
+                          f"{settings.queue_depth} tasks may wait behind the first")
+    for text in more_tasks:
+        inbox.send(Pending(text, source="task_md"))
+    return inbox
+
+
+def send(settings: Lifecycle, inbox: Inbox, text: str) -> str | None:
+    """Queue a task sent to a running session; the reason it is refused, else None."""
+    if settings.task_acceptance != "queue":
+        return (f"the capsule takes no more tasks (lifecycle.task_acceptance: "
+                f"{settings.task_acceptance})")
+    if inbox.closed:
+        return "the session takes no more tasks"
+    if not inbox.send(Pending(text)):
+        return f"the queue is full (lifecycle.queue_depth: {settings.queue_depth})"
+    return None
