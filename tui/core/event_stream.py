@@ -27,7 +27,8 @@ _FIELDS: dict[type[Event], tuple[str, ...]] = {}
 def _value_fields(cls: type[Event]) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name not in _STAMP)
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls)
+                                     if f.name not in _STAMP and f.name not in cls.unredacted)
     return names
 
 

@@ -28,6 +28,9 @@ class Event:
     ts_ms: int = 0
 
     registry: ClassVar[dict[str, type[Event]]] = {}
+    # fields that hold no text from outside by construction (ids the session minted or
+    # redacted when it read them, hex digests): the stream does not scan them
+    unredacted: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -179,6 +182,8 @@ class ThinkingDelta(Event):
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TurnCompleted(Event):
     """One driver call finished (also a failed one: decision `error`)."""
+
+    unredacted: ClassVar[frozenset[str]] = frozenset({"message_ids", "message_shas"})
 
     task_id: str
     turn: int

@@ -34,6 +34,7 @@ from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter
+from tui.core.secrets import redact
 from tui.core.trace.writer import TraceWriteError
 from tui.core.wasm.errors import GuestFailure
 from tui.core.workdir import SessionPaths
@@ -190,12 +191,12 @@ def reloadable(messages: list[Message], record_path: Path, report: Report) -> li
 
 
 def _role_first(message: Message) -> Message:
-    """A reloaded message with `role` first (payload pieces are counted from `role`)."""
+    """A reloaded message with `role` first (payload pieces are counted from `role`) and an id
+    that holds no key (the trace lists ids unscanned): a record's own id, redacted."""
     if next(iter(message)) == "role":
-        if "id" not in message:
-            message["id"] = ids.message_id()
-        return message
-    ordered: Message = {"role": message["role"]}
-    ordered.update((k, v) for k, v in message.items() if k != "role")
-    ordered.setdefault("id", ids.message_id())
+        ordered = message
+    else:
+        ordered = {"role": message["role"]}
+        ordered.update((k, v) for k, v in message.items() if k != "role")
+    ordered["id"] = redact(str(ordered["id"])) if "id" in ordered else ids.message_id()
     return ordered
