@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from tui import __version__
 
@@ -47,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--task-file", type=Path, help="read the task text from a file")
     launch.add_argument("--context", dest="context_id", metavar="ID",
                         help="the conversation context id (its record is appended to)")
+    launch.add_argument("--resume", metavar="SESSION",
+                        help="continue that session's conversation: its id, its last 4+ "
+                        "characters, or @N (the Nth newest)")
+    launch.add_argument("--resume-mode", choices=("full", "compact"), default="full",
+                        help="full: the whole conversation; compact: through the capsule's "
+                        "on-compaction hook (default full)")
     launch.add_argument("--workdir", type=Path, help="the accessible workdir (default: "
                         "<capsule>/workdir/<session-id>)")
     launch.add_argument("--answer", action="append", default=[], metavar="TEXT",
@@ -137,6 +144,9 @@ def launch(args: argparse.Namespace) -> int:
 
     if args.task is not None and args.task_file is not None:
         return _error("give --task or --task-file, not both")
+    if args.resume is not None and args.context_id is not None:
+        return _error("give --resume or --context, not both (a resumed session goes on in "
+                      "its own context)")
     target = args.capsule if args.capsule is not None else demo_capsule()
     try:
         capsule = load_capsule(target)
@@ -148,6 +158,16 @@ def launch(args: argparse.Namespace) -> int:
                          "explicitly, --json prints JSON lines)\n")
         headless = True
     return _run_headless(capsule, args) if headless else _run_screen(capsule, args)
+
+
+def _resume(args: argparse.Namespace) -> Any:
+    """`--resume SESSION [--resume-mode]`, found in the session index (LaunchError if not)."""
+    if args.resume is None:
+        return None
+    from tui.core.paths import murmur_home
+    from tui.core.session_index import Resume, find
+
+    return Resume(find(murmur_home(), args.resume), args.resume_mode)
 
 
 def _run_screen(capsule: object, args: argparse.Namespace) -> int:
@@ -169,7 +189,7 @@ def _run_screen(capsule: object, args: argparse.Namespace) -> int:
         capsule,
         LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
                       more_tasks=tuple(args.task[1:]) if args.task else (),
-                      context_id=args.context_id,
+                      context_id=args.context_id, resume=_resume(args),
                       workdir=args.workdir),
         sinks=[app.bridge], responder=app.responder, cancel=app.cancel,
     )
@@ -228,7 +248,7 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
         capsule,
         LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
                       more_tasks=tuple(args.task[1:]) if args.task else (),
-                      context_id=args.context_id,
+                      context_id=args.context_id, resume=_resume(args),
                       workdir=args.workdir),
         sinks=[printer],
         responder=responder,

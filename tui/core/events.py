@@ -100,6 +100,7 @@ class SessionStarted(Event):
     system_prompt_sha256: str | None = None
     credential_source: str = "none"
     context_max_tokens: int | None = None
+    resumed_from: str | None = None  # `--resume`: the session whose conversation goes on
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

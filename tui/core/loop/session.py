@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.core import events as ev
-from tui.core import ids, paths
+from tui.core import ids, paths, session_index
 from tui.core.artifacts import pin_first_run
 from tui.core.asking import InputResponder, NoAnswer
 from tui.core.cancel import CancelToken
@@ -41,6 +41,7 @@ from tui.core.record.attachments import AttachmentStore
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter, record_path
 from tui.core.segments import check_segment
+from tui.core.session_index import Resume
 from tui.core.trace.writer import TraceWriteError, TraceWriter
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths, session_paths, write_manifest_copy, write_result
@@ -59,6 +60,7 @@ class LaunchOptions:
     workdir: Path | None = None
     home: Path | None = None
     more_tasks: tuple[str, ...] = ()  # `--task` given again: queued after the first, in order
+    resume: Resume | None = None  # `--resume`: continue that session's conversation
 
 
 @dataclass(frozen=True)
@@ -100,11 +102,15 @@ class Session:
         self.capsule = capsule
         self.inference: Inference = capsule.inference or Inference(model="", driver_artifact="")
         self.home = (options.home or paths.murmur_home()).resolve()
-        try:
-            self.context_id = check_segment(options.context_id, "--context") \
-                if options.context_id is not None else ids.context_id()
-        except ValueError as exc:
-            raise LaunchError(str(exc)) from None
+        self.resume = options.resume
+        if self.resume is not None:
+            self.context_id = setup.resumable(capsule, self.resume)
+        else:
+            try:
+                self.context_id = check_segment(options.context_id, "--context") \
+                    if options.context_id is not None else ids.context_id()
+            except ValueError as exc:
+                raise LaunchError(str(exc)) from None
         self.session_id = ids.session_id()
         self.paths = session_paths(capsule.root, capsule.name, self.session_id,
                                    options.workdir, self.home)
@@ -136,9 +142,16 @@ class Session:
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
+        if self.resume is not None and self.resume.mode == "compact" and \
+                not self.hooks.bound("on-compaction"):
+            self.close_runtime()
+            raise LaunchError("--resume-mode compact hands the conversation to the capsule's "
+                              "on-compaction hook, and this capsule binds none (use --resume-mode"
+                              " full)")
         self.ending = Ending(self.report, self.paths,
                              capsule.lifecycle.conversation == "threaded", self.script is not None)
         self._started = time.monotonic()
+        self._started_ms = session_index.now_ms()
         self._context_lock: ContextLock | None = None
         if self.record_path is not None:
             lock = ContextLock(lock_path(self.home, capsule.record_store, self.context_id))
@@ -286,7 +299,9 @@ class Session:
             system_prompt_source="manifest" if inference.system_prompt else "none",
             system_prompt_sha256=sha(inference.system_prompt) if inference.system_prompt
             else None,
-            credential_source="none", context_max_tokens=capsule.context.max_tokens))
+            credential_source="none", context_max_tokens=capsule.context.max_tokens,
+            resumed_from=self.resume.entry.session_id if self.resume else None))
+        self._index(ended=False)
         self.hooks.session_start(capsule.name, capsule.version, self.session_id,
                                  inference.model, kinds)
         turns = None if self.script is not None else Turns(
@@ -296,7 +311,8 @@ class Session:
         return task.TaskParts(
             capsule, self.context_id, self.task_text, context, report, self.hooks,
             self.dispatch, self.ending, self.cancel, self.paths, self.reader, self.record_path,
-            self._record, turns, self.script, self.host, self._write_task_file)
+            self._record, turns, self.script, self.host, self._write_task_file,
+            resume=self.resume.mode if self.resume else None)
 
     def _end(self, outcome: TaskOutcome, started: float) -> None:
         if not self._session_started:
@@ -315,7 +331,20 @@ class Session:
             self.ending.session(outcome.exit_status, duration_ms)
         except TraceWriteError as exc:
             self._trace_failed(exc)
+        self._index(ended=True, exit_status=outcome.exit_status)
         self._close_files()
+
+    def _index(self, ended: bool, exit_status: str | None = None) -> None:
+        """The session's line in `$MURMUR_HOME/tui/sessions.jsonl` (at start and at end)."""
+        capsule = self.capsule
+        session_index.write(self.home, session_index.Entry(
+            session_id=self.session_id, capsule_name=capsule.name,
+            capsule_path=str(capsule.manifest_path),
+            record=capsule.record_store if self.record_path is not None else None,
+            context_id=self.context_id, workdir=str(self.paths.accessible),
+            started_ms=self._started_ms, ended_ms=session_index.now_ms() if ended else None,
+            exit_status=exit_status, tasks=len(self.ending.tasks),
+            resumed_from=self.resume.entry.session_id if self.resume else None))
 
     def finish_now(self, reason: str = "canceled by the user") -> None:
         """End the session's files at once, from any thread (a second Ctrl-C): the running

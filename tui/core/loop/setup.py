@@ -17,6 +17,7 @@ from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
+from tui.core.session_index import Resume
 from tui.core.tools import SkillHandler, ToolSpec, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths
@@ -234,3 +235,21 @@ def write_murmur_md(capsule: Capsule, session_id: str, specs: list[ToolSpec],
         (target / "MURMUR.md").write_text(text, encoding="utf-8")
     except OSError as exc:
         warn("W-WORKDIR", f"MURMUR.md could not be written: {exc}")
+
+
+def resumable(capsule: Capsule, resume: Resume) -> str:
+    """The context a resumed session goes on in; LaunchError when `capsule` cannot continue
+    that session (another capsule ran it, or it kept no conversation record)."""
+    entry = resume.entry
+    if entry.capsule_name != capsule.name:
+        raise LaunchError(f"--resume {entry.session_id}: that session ran capsule "
+                          f"{entry.capsule_name!r} ({entry.capsule_path}), not {capsule.name!r}")
+    if entry.record is None:
+        raise LaunchError(f"--resume {entry.session_id}: that session kept no conversation "
+                          "record (context.record: off), so there is nothing to continue")
+    if not capsule.context.record or capsule.record_store != entry.record:
+        raise LaunchError(f"--resume {entry.session_id}: that session's conversation is in "
+                          f"record {entry.record!r}; this capsule records "
+                          + (f"to {capsule.record_store!r}" if capsule.context.record
+                             else "nothing (context.record: off)"))
+    return entry.context_id

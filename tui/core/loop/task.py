@@ -14,6 +14,7 @@ from tui.core import ids
 from tui.core.asking import InputTimeout
 from tui.core.cancel import CancelToken
 from tui.core.chat import Message, chat_shape_problem, user_message
+from tui.core.loop import compaction
 from tui.core.loop.context import Context
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
@@ -31,7 +32,7 @@ from tui.core.loop.state import (
     TaskState,
 )
 from tui.core.loop.turn import Turns
-from tui.core.manifest.model import Capsule
+from tui.core.manifest.model import Capsule, Compaction
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter
 from tui.core.secrets import redact
@@ -65,20 +66,23 @@ class TaskParts:
     source: str = "task_md"  # trace task_start `source`: task_md | a2a (a task sent later)
     origin: str = "user"
     first: bool = True  # the session's first task (a threaded one reloads the record)
+    resume: str | None = None  # `--resume` mode (full | compact): the record always reloads
 
 
 def run(parts: TaskParts) -> TaskOutcome:
     task = TaskState(ids.task_id(), time.monotonic())
     parts.ending.task_started(task)
     context, report, hooks = parts.context, parts.report, parts.hooks
-    if parts.first and parts.capsule.lifecycle.conversation == "threaded" and \
-            parts.record_path is not None:
+    threaded = parts.capsule.lifecycle.conversation == "threaded"
+    if parts.first and (threaded or parts.resume) and parts.record_path is not None:
         history = reloadable(parts.reader.messages(parts.record_path), parts.record_path,
                              report)
         if parts.record is not None:
             parts.record.mark_recorded([str(m["id"]) for m in history])
         for message in history:
             context.append(message, record=False)
+        if parts.resume == "compact" and history:
+            _compact_on_resume(parts, task.task_id)
     text = parts.text
     report.emit(ev.TaskStarted(task_id=task.task_id, context_id=parts.context_id, text=text,
                                source=parts.source, origin=parts.origin,
@@ -110,6 +114,27 @@ def run(parts: TaskParts) -> TaskOutcome:
     parts.ending.task(task, outcome)
     parts.ending.task_done(task)
     return outcome
+
+
+def _compact_on_resume(parts: TaskParts, task_id: str) -> None:
+    """`--resume-mode compact`: the reloaded conversation goes through the capsule's
+    on-compaction hook before the task; its replacement becomes the context (a hook that
+    declines or fails leaves the whole conversation, and says so)."""
+    context = parts.context
+    tokens = context.count()
+    window = parts.capsule.context.max_tokens
+    ratio = tokens / window if window else 1.0
+    inference = parts.turns.inference if parts.turns is not None else None
+    settings = inference.compaction if inference is not None else Compaction()
+    model = inference.model if inference is not None else ""
+    decision = compaction.decide(parts.hooks, context.messages, settings, model, tokens, ratio)
+    if decision.kind != "committed":
+        parts.report.warn_and_log("W-RESUME", f"--resume-mode compact: the conversation was "
+                                  f"kept whole ({decision.reason})")
+        return
+    context.replace(decision.messages)
+    parts.report.emit(ev.Compacted(task_id=task_id, turn=0, tokens_before=tokens,
+                                   tokens_after=context.count()))
 
 
 def _attempt(parts: TaskParts, task: TaskState) -> TaskOutcome:

@@ -29,7 +29,7 @@ def session_start(event: ev.SessionStarted) -> dict[str, Any]:
         "containment_achieved": "advisory",
         "userns_grant": None,  # where a user-namespace grant came from: none here
         "workdir_exec": False,
-        "resumed_from": None,
+        "resumed_from": event.resumed_from,
         "context_id": event.context_id,
         "system_prompt_source": event.system_prompt_source,
         "system_prompt_sha256": event.system_prompt_sha256,
