@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tui.core import events as ev
 from tui.core import ids, paths
+from tui.core.approvals import Approvals
 from tui.core.artifacts import pin_first_run
 from tui.core.asking import InputResponder, NoAnswer
 from tui.core.cancel import CancelToken
@@ -89,6 +90,7 @@ class Session:
         responder: InputResponder | None = None,
         cancel: CancelToken | None = None,
         driver: Driver | None = None,
+        approver: Approvals | None = None,
     ) -> None:
         options = options or LaunchOptions()
         script = setup.script_component(capsule)
@@ -134,6 +136,7 @@ class Session:
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
+        self.dispatch.approvals = approver  # `launch --approve`: the gate before calls run
         self.ending = Ending(self.report, self.paths,
                              capsule.lifecycle.conversation == "threaded", self.script is not None)
         self._started = time.monotonic()
