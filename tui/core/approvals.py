@@ -7,10 +7,12 @@ guidance). A call asks unless a rule allows it: one remembered for this session 
 or one stored for this capsule in `$MURMUR_HOME/tui/approvals.yaml` ("always"). The answer
 comes from an `Approver` (the screen's dialog; headless, nobody: denied).
 
-A shell call's prefix is its binary plus its first argument word when that word is not an
-option (`git status --short` -> `git status`; `ls -la /tmp` -> `ls`). For an interpreter
-(`bash -c SCRIPT`) it is the interpreter plus the script's first two words, the second only
-when it is not an option — and only for a plain script (no `;`, `&`, `|`, `<`, `>`, `$`, a
+A shell call's prefix is its binary plus its first argument when that argument is a
+subcommand-shaped word (letters, digits, `-`, `_`; not an option, not a path):
+`git status --short` -> `git status`; `ls -la /tmp` -> `ls`. For an interpreter
+(`bash -c SCRIPT`) it is the interpreter, the script's first word (its command) and the next
+word on the same terms (`bash -c 'npm run build'` -> `bash -c npm run`; `bash -c 'touch x'` ->
+`bash -c touch`) — and only for a plain script (no `;`, `&`, `|`, `<`, `>`, `$`, a
 backquote, parentheses or a new line); for any other script the prefix is the whole script, so
 remembering it repeats exactly that command. See docs/security.md.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import threading
@@ -36,6 +39,7 @@ Choice = Literal["once", "prefix", "always", "deny"]
 STORE_FILE = "approvals.yaml"
 CONFIG_FILE = "config.yaml"
 HOOK_NAME = "murmur-tui:approval"  # `call_denied.hook_name`: the person at the screen refused
+_SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _SHELL_META = frozenset(";&|<>$`()\n\r")
 
 
@@ -106,13 +110,15 @@ def shell_prefix(argv: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _first_words(words: list[str], most: int) -> tuple[str, ...]:
+    """The command words of a prefix: for an interpreter's script its first word (the command)
+    and then, as for any binary's arguments, one subcommand-shaped word (`status`, `run`,
+    `install`: letters, digits, `-` and `_`, not an option) if there is one."""
     taken: list[str] = []
-    for index, word in enumerate(words[:most]):
-        if index > 0 and word.startswith("-"):
-            break
-        if index == 0 and most == 1 and word.startswith("-"):
-            break
-        taken.append(word)
+    if most == 2 and words:
+        taken.append(words[0])
+        words = words[1:]
+    if words and _SUBCOMMAND.fullmatch(words[0]):
+        taken.append(words[0])
     return tuple(taken)
 
 
