@@ -59,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--answer", action="append", default=[], metavar="TEXT",
                         help="with --headless: an answer to request-input (repeatable, used "
                              "in order; then stdin)")
+    launch.add_argument("--approve", choices=("shell", "tools", "all", "off"),
+                        help="ask before shell commands (shell), WebAssembly tool calls "
+                             "(tools) or both (all) run; default: approve: in "
+                             "$MURMUR_HOME/tui/config.yaml, else off")
     browse = commands.add_parser(
         "browse", help="page every conversation record, newest first",
         description="The conversation browser: every record under $MURMUR_HOME/conversations, "
@@ -153,6 +157,10 @@ def launch(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         return _refused(exc, "the manifest was refused")
     headless = args.headless
+    from tui.core.approvals import prepare
+    from tui.core.paths import murmur_home
+
+    args.approvals = prepare(args.approve, murmur_home(), capsule.manifest_path, capsule.name)
     if not headless and not (sys.stdin.isatty() and sys.stdout.isatty()):
         sys.stderr.write("murmur-tui: not a terminal; running headless (--headless says so "
                          "explicitly, --json prints JSON lines)\n")
@@ -192,6 +200,7 @@ def _run_screen(capsule: object, args: argparse.Namespace) -> int:
                       context_id=args.context_id, resume=_resume(args),
                       workdir=args.workdir),
         sinks=[app.bridge], responder=app.responder, cancel=app.cancel,
+        approver=args.approvals.gate(app.approver) if args.approvals else None,
     )
     app.attach(session)
     code = app.run()
@@ -235,6 +244,7 @@ def trace(args: argparse.Namespace) -> int:
 
 
 def _run_headless(capsule: object, args: argparse.Namespace) -> int:
+    from tui.core.approvals import Nobody
     from tui.core.cancel import CancelToken
     from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
     from tui.core.loop.session import LaunchOptions, Session, SessionResult
@@ -252,6 +262,7 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
                       workdir=args.workdir),
         sinks=[printer],
         responder=responder,
+        approver=args.approvals.gate(Nobody(sys.stderr.write)) if args.approvals else None,
         cancel=cancel,
     )
     lifecycle = capsule.lifecycle

@@ -17,10 +17,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from tui.app.approver import PendingApproval, ScreenApprover
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
 from tui.app.browser.host import BrowserHost
 from tui.app.gc_policy import GcPolicy
 from tui.app.responder import Question, ScreenResponder
+from tui.app.screens.approve import ApproveScreen
 from tui.app.screens.ask import AskScreen
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.screens.help import HelpScreen
@@ -28,6 +30,7 @@ from tui.app.screens.supervisor import SupervisorScreen
 from tui.app.state import SessionState
 from tui.app.themes import DEFAULT_THEME, ThemeError, load_all, load_theme, user_theme_dir
 from tui.core import events as ev
+from tui.core.approvals import Decision
 from tui.core.cancel import CancelToken
 from tui.core.loop.session import Session, SessionResult
 
@@ -58,6 +61,9 @@ class SupervisorApp(BrowserHost):
         self.session: Session | None = None
         self.result: SessionResult | None = None
         self.dialog: AskScreen | None = None
+        self.approver = ScreenApprover(self)  # `launch --approve`: calls wait for a decision
+        self.approvals_waiting: list[PendingApproval] = []
+        self.approval_dialog: ApproveScreen | None = None
         self.supervisor = SupervisorScreen(self.state)
         self._last_escape = 0.0
         self._quitting = False
@@ -114,6 +120,7 @@ class SupervisorApp(BrowserHost):
             if not question.future.done():
                 question.future.set_exception(RuntimeError("murmur-tui closed"))
         self.questions.clear()
+        self._close_approvals("murmur-tui closed")
 
     def _run_session(self) -> SessionResult:
         assert self.session is not None
@@ -175,7 +182,7 @@ class SupervisorApp(BrowserHost):
         self._after_question()
 
     def _open_dialog(self) -> None:
-        if not self.questions:
+        if not self.questions or self.approval_dialog is not None:  # never two dialogs
             return
         question = self.questions[0]
         self.dialog = AskScreen(question, waiting=len(self.questions) - 1)
@@ -198,9 +205,11 @@ class SupervisorApp(BrowserHost):
 
     def _after_question(self) -> None:
         self.state.questions = len(self.questions)
-        if not self.questions:
+        if not self.questions and not self.approvals_waiting:
             self.title = TITLE
         self.supervisor.refresh_status()
+        if self.dialog is None:
+            self._open_approval()
 
     def _close_questions(self, why: str) -> None:
         for question in list(self.questions):
@@ -209,6 +218,7 @@ class SupervisorApp(BrowserHost):
         self.questions.clear()
         if self.dialog is not None:
             self.dialog.dismiss(None)
+        self._close_approvals(why)
         self._after_question()
 
     def action_answer(self) -> None:
@@ -216,6 +226,51 @@ class SupervisorApp(BrowserHost):
             self._open_dialog()
         elif not self.questions:
             self.notify("No question is waiting.", timeout=3)
+
+    # -- approvals ----------------------------------------------------------------------------
+    def approval_arrived(self, pending: PendingApproval) -> None:
+        if self._closed:
+            pending.future.set_exception(RuntimeError("murmur-tui closed"))
+            return
+        self.approvals_waiting.append(pending)
+        self.bell()
+        self.title = f"? approve {pending.request.tool_name} — {TITLE}"
+        self._open_approval()
+
+    def approval_withdrawn(self, pending: PendingApproval) -> None:
+        if pending in self.approvals_waiting:
+            self.approvals_waiting.remove(pending)
+        if self.approval_dialog is not None and self.approval_dialog.pending is pending:
+            self.approval_dialog.dismiss(None)
+        self._after_question()
+
+    def _open_approval(self) -> None:
+        """The oldest waiting approval, unless a dialog (either kind) is already showing."""
+        if not self.approvals_waiting or self.approval_dialog is not None or \
+                self.dialog is not None:
+            return
+        pending = self.approvals_waiting[0]
+        self.approval_dialog = ApproveScreen(pending)
+
+        def decided(decision: Decision | None) -> None:
+            self.approval_dialog = None
+            if pending in self.approvals_waiting:
+                self.approvals_waiting.remove(pending)
+            if decision is not None and not pending.future.done():
+                pending.future.set_result(decision)
+            self._after_question()
+            if self.questions and self.dialog is None:
+                self._open_dialog()
+
+        self.push_screen(self.approval_dialog, decided)
+
+    def _close_approvals(self, why: str) -> None:
+        for pending in self.approvals_waiting:
+            if not pending.future.done():
+                pending.future.set_exception(RuntimeError(why))
+        self.approvals_waiting.clear()
+        if self.approval_dialog is not None and not self._closed:
+            self.approval_dialog.dismiss(None)
 
     # -- control ------------------------------------------------------------------------------
     def action_cancel_turn(self) -> None:

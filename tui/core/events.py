@@ -335,3 +335,21 @@ class ToolCallComposing(Event):
     call_id: str
     tool_name: str
     input_bytes: int
+
+
+# -- approvals, appended ----------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class CallDenied(Event):
+    """A shell command or tool call was refused before it ran (`launch --approve`): the person
+    denied it, or nobody could approve it. Murmur's `call_denied` trace line; no `tool_call`
+    or `shell` line accompanies it. The model reads `reason` as the call's error result."""
+
+    task_id: str
+    turn: int
+    call_id: str | None
+    tool_name: str
+    kind: str  # shell | wasm
+    event: Literal["on-shell", "on-tool-call"]
+    hook_name: str
+    target: str  # the resolved binary for a shell command, the tool's name otherwise
+    reason: str

@@ -88,6 +88,12 @@ def shell_executed(event: ev.ShellExecuted, form: Form) -> str:
     return f"  $ {event.command}  [exit {event.exit_code} · {event.duration_ms} ms{cut}]"
 
 
+def call_denied(event: ev.CallDenied, form: Form) -> str:
+    what = "$" if event.kind == "shell" else "tool"
+    reason = short(event.reason, 200) if form is Form.SCREEN else event.reason
+    return f"⊘ denied {what} {event.target}: {reason}"
+
+
 def question(event: ev.InputRequested, form: Form) -> str:
     prompt = short(event.prompt, 200) if form is Form.SCREEN else event.prompt
     return f"? {event.tool_name} asks: {prompt}"
@@ -163,6 +169,8 @@ def said(event: ev.Event) -> Said | None:
             return Said(_outcome(event.status == "ok"), tool_finished(event, Form.SCREEN))
         case ev.ShellExecuted():
             return Said(_outcome(event.exit_code == 0), shell_executed(event, Form.SCREEN))
+        case ev.CallDenied():
+            return Said(LineKind.FAILURE, call_denied(event, Form.SCREEN))
         case ev.InputRequested():
             return Said(LineKind.QUESTION, question(event, Form.SCREEN))
         case ev.InputAnswered():
@@ -204,6 +212,8 @@ def log_line(event: ev.Event) -> str | None:
             return tool_finished(event, Form.LOG)
         case ev.ShellExecuted():
             return shell_executed(event, Form.LOG)
+        case ev.CallDenied():
+            return call_denied(event, Form.LOG)
         case ev.InputRequested():
             return question(event, Form.LOG)
         case ev.Progress():

@@ -8,6 +8,7 @@ import json
 from typing import Any, Literal
 
 from tui.core import events as ev
+from tui.core.approvals import HOOK_NAME, Approvals
 from tui.core.asking import InputTimeout
 from tui.core.cancel import CancelToken
 from tui.core.chat import Message, tool_message
@@ -20,8 +21,9 @@ from tui.core.wasm.values import record
 
 class Dispatcher:
     def __init__(self, tools: ToolTable, report: Report, hooks: HookPoints, cancel: CancelToken,
-                 tool_stream: DeltaSink) -> None:
+                 tool_stream: DeltaSink, approvals: Approvals | None = None) -> None:
         self.tools = tools
+        self.approvals = approvals  # `launch --approve`: the gate before a call runs
         self._report = report
         self._hooks = hooks
         self._cancel = cancel
@@ -75,6 +77,8 @@ class Dispatcher:
         if handler is None:
             outcome = refusal(f"error: tool '{call.name}' is not declared in manifest "
                               "allowlist", kind)
+        elif (denied := self._gate(task, call, kind)) is not None:
+            return denied
         else:
             try:
                 outcome = handler.call(call, self._cancel)
@@ -108,4 +112,29 @@ class Dispatcher:
                               status)
         if shell is not None:
             self._hooks.shell(turn, shell)
+        return outcome, text
+
+    def _gate(self, task: TaskState, call: ToolCall, kind: str
+              ) -> tuple[ToolOutcome, str] | None:
+        """Approvals: None when the call may run; else the denial, reported (Murmur's
+        `call_denied`, no `tool_call` line) and handed to the model as an error result."""
+        if self.approvals is None:
+            return None
+        request = self.approvals.request(kind, call.name, call.input, self._cancel)
+        if request is None:
+            return None
+        decision = self.approvals.check(request)
+        if decision.choice != "deny":
+            return None
+        reason = decision.reason.strip() or "no reason given"
+        self._report.emit(ev.CallDenied(
+            task_id=task.task_id, turn=call.turn, call_id=call.call_id, tool_name=call.name,
+            kind=kind, event="on-shell" if kind == "shell" else "on-tool-call",
+            hook_name=HOOK_NAME, target=request.target, reason=reason))
+        outcome = refusal(f"error: the user denied this call: {reason}", kind)
+        text = outcome.message_text(call.name)
+        self._report.emit(ev.ToolCallFinished(
+            task_id=task.task_id, turn=call.turn, call_id=call.call_id, tool_name=call.name,
+            kind=kind, status="error", duration_ms=0, input=call.input,
+            input_bytes=len(call.data.encode()), output=text, output_bytes=len(text.encode())))
         return outcome, text

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tui.core import events as ev
 from tui.core import ids, paths, session_index
+from tui.core.approvals import Approvals
 from tui.core.artifacts import pin_first_run
 from tui.core.asking import InputResponder, NoAnswer
 from tui.core.cancel import CancelToken
@@ -92,6 +93,7 @@ class Session:
         responder: InputResponder | None = None,
         cancel: CancelToken | None = None,
         driver: Driver | None = None,
+        approver: Approvals | None = None,
     ) -> None:
         options = options or LaunchOptions()
         script = setup.script_component(capsule)
@@ -142,6 +144,7 @@ class Session:
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
+        self.dispatch.approvals = approver  # `launch --approve`: the gate before calls run
         if self.resume is not None and self.resume.mode == "compact" and \
                 not self.hooks.bound("on-compaction"):
             self.close_runtime()

@@ -193,3 +193,13 @@ def bounded(text: str, limit: int = ERROR_BYTES) -> str:
     if len(data) <= limit:
         return text
     return data[:limit].decode("utf-8", errors="ignore")
+
+
+def call_denied(event: ev.CallDenied) -> dict[str, Any]:
+    return {
+        "turn": event.turn,
+        "event": event.event,
+        "hook_name": event.hook_name,
+        "target": event.target,
+        "reason": bounded(event.reason),
+    }

@@ -53,6 +53,7 @@ class TraceWriter:
         self._session_node: str | None = None
         self._task_node: str | None = None
         self._turn_node: str | None = None
+        self._denied: set[str] = set()  # calls refused before they ran: no tool_call line
 
     @property
     def session_node(self) -> str | None:
@@ -135,6 +136,9 @@ class TraceWriter:
         return self._ids_json
 
     def _tool_call(self, event: ev.ToolCallFinished) -> None:
+        if event.call_id is not None and event.call_id in self._denied:
+            self._denied.discard(event.call_id)
+            return
         event_type, fields = lines.tool_call(event, self.capture)
         self.write(event_type, self._turn_node or self._task_node, event.ts_ms, fields,
                    event.session_id)
@@ -174,6 +178,12 @@ class TraceWriter:
         self.write("compaction_declined", self._task_node, event.ts_ms,
                    lines.compaction_declined(event), event.session_id)
 
+    def _call_denied(self, event: ev.CallDenied) -> None:
+        if event.call_id is not None:
+            self._denied.add(event.call_id)
+        self.write("call_denied", self._turn_node or self._task_node or self._session_node,
+                   event.ts_ms, lines.call_denied(event), event.session_id)
+
 
 _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.Compacted: TraceWriter._compacted,
@@ -188,4 +198,5 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.TaskFailed: TraceWriter._task_failed,
     ev.TaskEnded: TraceWriter._task_end,
     ev.SessionEnded: TraceWriter._session_end,
+    ev.CallDenied: TraceWriter._call_denied,
 }

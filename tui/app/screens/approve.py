@@ -1,0 +1,101 @@
+"""The approval dialog: a shell command (its resolved binary and argv) or a tool call (the
+tool and its input) waits until the person decides.
+
+`o` once · `p` this command prefix for the session · `a` always for this capsule · `d` deny,
+then a reason and Enter (Esc leaves the reason). Keys pressed in the first half second after
+it opens are ignored, so type-ahead meant for the main screen cannot decide by accident. The
+dialog cannot be hidden: Esc Esc cancels the running turn (as on the main screen), which
+denies the call.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from tui.app.approver import PendingApproval
+from tui.core.approvals import Choice, Decision
+
+ARMING_SECONDS = 0.5
+_CHOICES: dict[str, Choice] = {"o": "once", "p": "prefix", "a": "always"}
+
+
+class ApproveScreen(ModalScreen[Decision | None]):
+    CSS_PATH = "approve.tcss"
+    AUTO_FOCUS = ""  # the reason field takes keys only once `d` shows it
+    BINDINGS = [Binding("escape", "cancel_turn", "Cancel (Esc Esc): deny")]
+    arming_seconds = ARMING_SECONDS
+
+    def __init__(self, pending: PendingApproval) -> None:
+        super().__init__()
+        self.pending = pending
+        self.opened = time.monotonic()
+        self.reason = Input(placeholder="why not (the model reads this)", id="reason")
+
+    @property
+    def armed(self) -> bool:
+        return time.monotonic() - self.opened >= self.arming_seconds
+
+    def compose(self) -> ComposeResult:
+        request = self.pending.request
+        with Vertical():
+            if request.kind == "shell":
+                yield Static(f"Run this command? ({request.tool_name})", id="what",
+                             markup=False)
+                yield Static(f"binary  {request.target}\nargv    {shlex.join(request.argv)}",
+                             id="call", markup=False)
+                scope = f"this prefix for the session: {request.prefix_text}"
+            else:
+                yield Static(f"Call this tool? {request.tool_name}", id="what", markup=False)
+                yield Static("input   " + json.dumps(dict(request.input), ensure_ascii=False,
+                                                     indent=2), id="call", markup=False)
+                scope = f"{request.tool_name} for the session"
+            yield Static(f"o  once\np  {scope}\na  always for this capsule\n"
+                         "d  deny, with a reason", id="choices", markup=False)
+            yield self.reason
+            yield Static("o · p · a · d (then a reason and Enter) · Esc Esc cancels the turn "
+                         "(denies)", id="hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.opened = time.monotonic()  # the guard runs from when the dialog is on screen
+
+    async def on_key(self, event: events.Key) -> None:
+        if not self.armed:
+            event.prevent_default()
+            event.stop()
+            return
+        if self.reason.has_focus:
+            if event.key == "escape":
+                event.stop()
+                self.reason.remove_class("shown")
+                self.set_focus(None)
+            return
+        if event.key in _CHOICES:
+            event.prevent_default()
+            event.stop()
+            self.decide(Decision(_CHOICES[event.key]))
+        elif event.key == "d":
+            event.prevent_default()
+            event.stop()
+            self.reason.add_class("shown")
+            self.call_after_refresh(self.reason.focus)  # this key is not typed into it
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        message.stop()
+        if self.armed:
+            self.decide(Decision("deny", message.value.strip()))
+
+    async def action_cancel_turn(self) -> None:
+        """The app's Esc Esc: a modal screen hides the app's own bindings."""
+        await self.app.run_action("cancel_turn")
+
+    def decide(self, decision: Decision) -> None:
+        self.dismiss(decision)
