@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from tui.core import events as ev
 from tui.core.cancel import CancelToken
 from tui.core.inference.driver import DriverReply, StreamSink
-from tui.core.loop.session import LaunchOptions, Session
+from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 from tui.core.record.writer import RecordWriter, record_path
 

@@ -181,7 +181,8 @@ def _resume(args: argparse.Namespace) -> Any:
 def _run_screen(capsule: object, args: argparse.Namespace) -> int:
     from tui.app.app import SupervisorApp
     from tui.app.themes import DEFAULT_THEME, load_all
-    from tui.core.loop.session import LaunchOptions, Session
+    from tui.core.loop.launch import LaunchOptions
+    from tui.core.loop.session import Session
     from tui.core.manifest.model import Capsule
     from tui.core.paths import murmur_home
 
@@ -247,7 +248,8 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     from tui.core.approvals import Nobody
     from tui.core.cancel import CancelToken
     from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
-    from tui.core.loop.session import LaunchOptions, Session, SessionResult
+    from tui.core.loop.launch import LaunchOptions, SessionResult
+    from tui.core.loop.session import Session
     from tui.core.manifest.model import Capsule
 
     assert isinstance(capsule, Capsule)

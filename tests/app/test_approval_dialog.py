@@ -14,7 +14,8 @@ from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_respo
 from tui.app.app import SupervisorApp
 from tui.app.screens.approve import ApproveScreen
 from tui.core.approvals import prepare
-from tui.core.loop.session import LaunchOptions, Session
+from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
 

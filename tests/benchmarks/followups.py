@@ -28,7 +28,8 @@ sys.path.insert(0, str(REPO))
 from tui.core.cancel import CancelToken  # noqa: E402
 from tui.core.chat import assistant_message, user_message  # noqa: E402
 from tui.core.inference.driver import DriverReply, StreamSink  # noqa: E402
-from tui.core.loop.session import LaunchOptions, Session  # noqa: E402
+from tui.core.loop.launch import LaunchOptions  # noqa: E402
+from tui.core.loop.session import Session  # noqa: E402
 from tui.core.manifest.reader import load_capsule  # noqa: E402
 from tui.core.record.reader import RecordReader  # noqa: E402
 from tui.core.record.writer import RecordWriter, record_path  # noqa: E402

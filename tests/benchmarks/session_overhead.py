@@ -58,7 +58,8 @@ def time_subprocesses_alone(workdir: Path) -> float:
 
 
 def time_session(root: Path) -> tuple[float, str]:
-    from tui.core.loop.session import LaunchOptions, Session
+    from tui.core.loop.launch import LaunchOptions
+    from tui.core.loop.session import Session
     from tui.core.manifest.reader import load_capsule
 
     session = Session(load_capsule(root), LaunchOptions(task="run true a thousand times"))

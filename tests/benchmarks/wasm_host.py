@@ -125,7 +125,8 @@ def session_capsule(root: Path, tool: str, turns: int = TURNS, extra_artifacts: 
 
 
 def time_session(root: Path) -> float:
-    from tui.core.loop.session import LaunchOptions, Session
+    from tui.core.loop.launch import LaunchOptions
+    from tui.core.loop.session import Session
     from tui.core.manifest.reader import load_capsule
 
     session = Session(load_capsule(root), LaunchOptions(task="bench"))

@@ -24,7 +24,8 @@ from tests.providers.server import (
 )
 from tui.core import events as ev
 from tui.core.headless import HeadlessResponder
-from tui.core.loop.session import LaunchOptions, Session, SessionResult
+from tui.core.loop.launch import LaunchOptions, SessionResult
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import ManifestError, load_capsule
 
 KEY = "sk-test-4f9a1c2e8b7d"

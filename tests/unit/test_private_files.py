@@ -14,7 +14,8 @@ from tests.unit.test_session import run_session
 from tui.core import events as ev
 from tui.core.context_lock import ContextInUse
 from tui.core.inference.credentials import Credentials
-from tui.core.loop.session import LaunchOptions, Session
+from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
 

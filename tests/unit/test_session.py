@@ -14,7 +14,8 @@ from tests.fakes import Collect
 from tui.core import events as ev
 from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
-from tui.core.loop.session import LaunchOptions, Session, SessionResult
+from tui.core.loop.launch import LaunchOptions, SessionResult
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tui.core.errors import MurmurTuiError
-from tui.core.loop.session import LaunchOptions, Session
+from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 from tui.core.trace.analyse import Failure, summarise
 from tui.core.trace.reader import TraceFormatError, read_trace

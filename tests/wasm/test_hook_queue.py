@@ -13,7 +13,8 @@ from tui.core import events as ev
 from tui.core.hooks import QUEUE_SIZE
 from tui.core.loop.compaction import compaction_event
 from tui.core.loop.hook_points import tool_event
-from tui.core.loop.session import LaunchOptions, Session
+from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
 

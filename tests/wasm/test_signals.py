@@ -17,7 +17,8 @@ from tests.conftest import read_jsonl
 from tests.fakes import Collect
 from tests.wasm.conftest import WasmCapsule, answer, call
 from tui.core import events as ev
-from tui.core.loop.session import LaunchOptions, Session
+from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
 SPIN = "  - name: spin\n    runtime: tool\n    source: {fixtures}/spin_tool.wasm\n"

@@ -18,7 +18,8 @@ from tui.core import events as ev
 from tui.core.errors import LaunchError
 from tui.core.event_stream import EventStream
 from tui.core.headless import HeadlessResponder
-from tui.core.loop.session import LaunchOptions, Session, SessionResult
+from tui.core.loop.launch import LaunchOptions, SessionResult
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64

@@ -32,7 +32,8 @@ from tui.app.themes import DEFAULT_THEME, ThemeError, load_all, load_theme, user
 from tui.core import events as ev
 from tui.core.approvals import Decision
 from tui.core.cancel import CancelToken
-from tui.core.loop.session import Session, SessionResult
+from tui.core.loop.launch import SessionResult
+from tui.core.loop.session import Session
 
 ESC_WINDOW = 1.5
 TITLE = "murmur-tui"

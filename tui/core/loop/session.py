@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,7 @@ from tui.core import events as ev
 from tui.core import ids, paths, session_index
 from tui.core.approvals import Approvals
 from tui.core.artifacts import pin_first_run
-from tui.core.asking import InputResponder, NoAnswer
+from tui.core.asking import InputResponder
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.context_lock import ContextInUse, ContextLock, lock_path
@@ -33,8 +32,9 @@ from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
+from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
-from tui.core.loop.state import Canceled, ExitStatus, Failed, Finished, TaskOutcome
+from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Inference
 from tui.core.private import private_home
@@ -42,44 +42,14 @@ from tui.core.record.attachments import AttachmentStore
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter, record_path
 from tui.core.segments import check_segment
-from tui.core.session_index import Resume
 from tui.core.trace.writer import TraceWriteError, TraceWriter
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
-from tui.core.workdir import SessionPaths, session_paths, write_manifest_copy, write_result
+from tui.core.workdir import session_paths, write_manifest_copy, write_result
 
 if TYPE_CHECKING:
     from tui.core.inference.retry import RetryNotice
     from tui.core.wasm.runtime import WasmRuntime
     from tui.core.wasm.script import ScriptCapsule
-
-
-@dataclass(frozen=True)
-class LaunchOptions:
-    task: str | None = None
-    task_file: Path | None = None
-    context_id: str | None = None
-    workdir: Path | None = None
-    home: Path | None = None
-    more_tasks: tuple[str, ...] = ()  # `--task` given again: queued after the first, in order
-    resume: Resume | None = None  # `--resume`: continue that session's conversation
-
-
-@dataclass(frozen=True)
-class SessionResult:
-    session_id: str
-    exit_status: ExitStatus
-    result: str
-    paths: SessionPaths
-    record_path: Path | None
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_status == "ok"
-
-
-class _NoResponder:
-    def ask(self, request: object) -> str:
-        raise NoAnswer("this session has no way to ask the human")
 
 
 class Session:
@@ -134,7 +104,7 @@ class Session:
         self._record: RecordWriter | None = None
         self._trace: TraceWriter | None = None
         self._session_started = False
-        self.host = Host(self.report, responder or _NoResponder(), self.cancel,
+        self.host = Host(self.report, responder or NoResponder(), self.cancel,
                          capsule.lifecycle.input_timeout_secs, self.inference.model,
                          self.reader, self.record_path)
         self._home_warning = private_home(self.home)  # the input was good: files may start
@@ -269,12 +239,7 @@ class Session:
     def _start(self) -> task.TaskParts:
         """The session's first lines (warnings, session_start) and what its task needs."""
         capsule, inference, report = self.capsule, self.inference, self.report
-        for warning in capsule.warnings:
-            report.warn(warning.code or "W-MANIFEST", str(warning))
-            report.log(f"warning: {warning}")
-        if self._home_warning:
-            report.warn("W-SEC-028", self._home_warning)
-            report.log(f"warning: {self._home_warning} [W-SEC-028]")
+        setup.first_warnings(capsule, self._home_warning, report)
         if self._write_task_file:
             (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
         manifest_copy = self.paths.accessible / "murmur.yaml"
@@ -289,24 +254,14 @@ class Session:
         head = setup.request_head(capsule, inference, system, tool_payload, self.context_id)
         context = Context(self.attachments, self._record, capsule.trace.capture == "content",
                           self.context_id, head)
-        kinds = ("shell",) if capsule.capabilities.shell_allow else ()
         self._session_started = True
-        report.emit(ev.SessionStarted(
-            capsule_name=capsule.name, capsule_version=capsule.version, model=inference.model,
-            workdir=str(self.paths.accessible), trace_path=str(self.paths.trace),
-            context_id=self.context_id,
-            record_path=str(self.record_path) if self.record_path else None,
-            max_turns=inference.max_turns, tools=tuple(s["name"] for s in tool_payload),
-            max_session_tokens=inference.max_session_tokens,
-            capabilities=kinds + (("network",) if capsule.capabilities.network_allow else ()),
-            system_prompt_source="manifest" if inference.system_prompt else "none",
-            system_prompt_sha256=sha(inference.system_prompt) if inference.system_prompt
-            else None,
-            credential_source="none", context_max_tokens=capsule.context.max_tokens,
-            resumed_from=self.resume.entry.session_id if self.resume else None))
+        report.emit(setup.session_started(
+            capsule, inference, self.paths, self.context_id, self.record_path, tool_payload,
+            self.resume.entry.session_id if self.resume else None))
         self._index(ended=False)
         self.hooks.session_start(capsule.name, capsule.version, self.session_id,
-                                 inference.model, kinds)
+                                 inference.model,
+                                 ("shell",) if capsule.capabilities.shell_allow else ())
         turns = None if self.script is not None else Turns(
             self.driver, context, report, self.hooks, self.dispatch, self.cancel, inference,
             capsule.context.max_tokens, self.paths.out, head, tool_payload, sha(system),

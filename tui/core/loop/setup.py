@@ -9,12 +9,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui.core import events as ev
 from tui.core import murmur_md
 from tui.core.artifacts import declared_upstream_auth, resolve_skill, resolve_wasm
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
 from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
+from tui.core.loop.context import sha
+from tui.core.loop.report import Report
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
 from tui.core.session_index import Resume
@@ -253,3 +256,31 @@ def resumable(capsule: Capsule, resume: Resume) -> str:
                           + (f"to {capsule.record_store!r}" if capsule.context.record
                              else "nothing (context.record: off)"))
     return entry.context_id
+
+
+def first_warnings(capsule: Capsule, home_warning: str | None, report: Report) -> None:
+    """The manifest's warnings and a too-open `$MURMUR_HOME`: events and bootstrap log."""
+    for warning in capsule.warnings:
+        report.warn(warning.code or "W-MANIFEST", str(warning))
+        report.log(f"warning: {warning}")
+    if home_warning:
+        report.warn("W-SEC-028", home_warning)
+        report.log(f"warning: {home_warning} [W-SEC-028]")
+
+
+def session_started(capsule: Capsule, inference: Inference, target: SessionPaths,
+                    context_id: str, record: Path | None, tool_payload: list[dict[str, Any]],
+                    resumed_from: str | None) -> ev.SessionStarted:
+    """The session's first event (trace `session_start`)."""
+    kinds = ("shell",) if capsule.capabilities.shell_allow else ()
+    prompt = inference.system_prompt
+    return ev.SessionStarted(
+        capsule_name=capsule.name, capsule_version=capsule.version, model=inference.model,
+        workdir=str(target.accessible), trace_path=str(target.trace), context_id=context_id,
+        record_path=str(record) if record else None, max_turns=inference.max_turns,
+        tools=tuple(s["name"] for s in tool_payload),
+        max_session_tokens=inference.max_session_tokens,
+        capabilities=kinds + (("network",) if capsule.capabilities.network_allow else ()),
+        system_prompt_source="manifest" if prompt else "none",
+        system_prompt_sha256=sha(prompt) if prompt else None, credential_source="none",
+        context_max_tokens=capsule.context.max_tokens, resumed_from=resumed_from)

@@ -1,0 +1,43 @@
+"""What a launch is given and what it leaves: the options of `murmur-tui launch` as a session
+takes them, and the session's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tui.core.asking import NoAnswer
+from tui.core.loop.state import ExitStatus
+from tui.core.session_index import Resume
+from tui.core.workdir import SessionPaths
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    task: str | None = None
+    task_file: Path | None = None
+    context_id: str | None = None
+    workdir: Path | None = None
+    home: Path | None = None
+    more_tasks: tuple[str, ...] = ()  # `--task` given again: queued after the first, in order
+    resume: Resume | None = None  # `--resume`: continue that session's conversation
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    session_id: str
+    exit_status: ExitStatus
+    result: str
+    paths: SessionPaths
+    record_path: Path | None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == "ok"
+
+
+class NoResponder:
+    """A session nobody can answer: a tool's question gets no answer."""
+
+    def ask(self, request: object) -> str:
+        raise NoAnswer("this session has no way to ask the human")
