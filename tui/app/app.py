@@ -14,10 +14,11 @@ from pathlib import Path
 
 from textual.app import SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from tui.app.approver import PendingApproval, ScreenApprover
+from tui.app.attention import Attention, load_settings
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
 from tui.app.browser.host import BrowserHost
 from tui.app.gc_policy import GcPolicy
@@ -73,14 +74,19 @@ class SupervisorApp(BrowserHost):
         self._batches: asyncio.Queue[list[ev.Event]] = asyncio.Queue()
         self._applying = False
         self.gc_policy = GcPolicy()
+        self.attention_settings = load_settings(home)
+        self.attention = Attention(self, self.attention_settings.mode, present=self.present)
 
     # -- start --------------------------------------------------------------------------------
     def attach(self, session: Session) -> None:
         """The session to run (built by the command line, which reported bad input)."""
         self.session = session
+        self.attention.capsule = session.capsule.name
 
     def on_mount(self) -> None:
         self._register_themes()
+        for problem in self.attention_settings.problems:
+            self.notify(problem, title="Notification setting", severity="warning", timeout=10)
         self.push_screen(self.supervisor)
         self.call_after_refresh(self.gc_policy.start)
         self.set_interval(1.0, self.gc_policy.tick, name="gc")
@@ -103,17 +109,20 @@ class SupervisorApp(BrowserHost):
             self.gc_policy.activity()
             try:
                 await self.supervisor.apply(batch)
+                self._attend(batch)
             finally:
                 self._applying = False
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
         self.gc_policy.activity()
         await self.supervisor.apply(message.events)
+        self._attend(message.events)
 
     def on_unmount(self) -> None:
         """The screen is closing, however it closes: a running session is canceled (its files
         stay complete) and no question is left waiting for an answer that cannot come."""
         self.gc_policy.stop()
+        self.attention.close()
         self._closed = True
         if self.running:
             self.cancel.set()
@@ -135,6 +144,7 @@ class SupervisorApp(BrowserHost):
         elif event.state == WorkerState.ERROR:
             self.notify(f"The session stopped: {event.worker.error}", severity="error",
                         timeout=30)
+            self.attention.notify("failed", f"The session stopped: {event.worker.error}")
         else:
             return
         self.bridge.flush_now()
@@ -164,7 +174,8 @@ class SupervisorApp(BrowserHost):
             return
         self.questions.append(question)
         self.state.questions = len(self.questions)
-        self.bell()
+        self.attention.notify("question", f"{question.request.tool_name} asks: "
+                              f"{question.request.prompt}")
         self.title = f"? {question.request.tool_name} asks — {TITLE}"
         if self.dialog is None:
             self._open_dialog()
@@ -206,6 +217,10 @@ class SupervisorApp(BrowserHost):
 
     def _after_question(self) -> None:
         self.state.questions = len(self.questions)
+        if not self.questions:
+            self.attention.settled("question")
+        if not self.approvals_waiting:
+            self.attention.settled("approval")
         if not self.questions and not self.approvals_waiting:
             self.title = TITLE
         self.supervisor.refresh_status()
@@ -234,7 +249,7 @@ class SupervisorApp(BrowserHost):
             pending.future.set_exception(RuntimeError("murmur-tui closed"))
             return
         self.approvals_waiting.append(pending)
-        self.bell()
+        self.attention.notify("approval", f"{pending.request.tool_name} waits for approval")
         self.title = f"? approve {pending.request.tool_name} — {TITLE}"
         self._open_approval()
 
@@ -272,6 +287,46 @@ class SupervisorApp(BrowserHost):
         self.approvals_waiting.clear()
         if self.approval_dialog is not None and not self._closed:
             self.approval_dialog.dismiss(None)
+
+    # -- attention ----------------------------------------------------------------------------
+    def _attend(self, batch: list[ev.Event]) -> None:
+        """A task that ended while the user looks elsewhere is worth a notification."""
+        for event in batch:
+            match event:
+                case ev.SessionStarted():
+                    self.attention.capsule = event.capsule_name
+                case ev.TaskEnded():
+                    if event.exit_status == "ok":
+                        self.attention.notify("done", event.result)
+                    else:
+                        self.attention.notify("failed", f"the task ended {event.exit_status}")
+
+    def present(self) -> bool:
+        """The terminal has focus and the supervisor shows (a dialog over it counts)."""
+        if not self.app_focus:
+            return False
+        for screen in reversed(self.screen_stack):
+            if screen is self.supervisor:
+                return True
+            if not isinstance(screen, ModalScreen):
+                return False
+        return False
+
+    def write_terminal(self, data: str) -> None:
+        """Raw sequences for the terminal, through the driver (the app's own output)."""
+        if self._driver is not None:
+            self._driver.write(data)
+
+    def bell(self) -> None:
+        self.write_terminal("\a")
+
+    def watch_app_focus(self, focus: bool) -> None:
+        """The terminal reported focus back (or a key or a click came from it)."""
+        if focus:
+            self.attention.returned()
+
+    def on_supervisor_screen_shown(self, _: SupervisorScreen.Shown) -> None:
+        self.attention.returned()
 
     # -- control ------------------------------------------------------------------------------
     def action_cancel_turn(self) -> None:

@@ -143,6 +143,8 @@ class TranscriptModel:
             case ev.ToolCallStarted() | ev.ToolCallFinished():
                 self._say(self.turn(event.task_id, event.turn),
                           _call_key(event.call_id, event.tool_name, event.turn), event)
+            case ev.CallDenied():  # its own line, beside the call the denial ended
+                self._say(self.turn(event.task_id, event.turn), f"deny{event.seq}", event)
             case ev.ShellExecuted() if event.call_id:
                 self._say(self.turn(event.task_id, event.turn),
                           _call_key(event.call_id, "", event.turn), event)

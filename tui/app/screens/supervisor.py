@@ -6,6 +6,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 
@@ -24,6 +25,9 @@ class SupervisorScreen(Screen[None]):
         Binding("end", "jump", "Latest"),
         Binding("ctrl+c", "copy_text", "Copy selection", show=False),
     ]
+
+    class Shown(Message):
+        """The screen is the one showing again (the browser or a dialog closed)."""
 
     def __init__(self, state: SessionState) -> None:
         super().__init__()
@@ -55,6 +59,9 @@ class SupervisorScreen(Screen[None]):
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick)
         self.refresh_status()
+
+    def on_screen_resume(self) -> None:
+        self.post_message(self.Shown())
 
     def _tick(self) -> None:
         self.refresh_status()
