@@ -217,6 +217,8 @@ class Approvals:
     """The gate for one session: which calls ask, the rules that answer without asking, and
     the approver that answers the rest. `check` runs on the session's thread."""
 
+    hook_name = HOOK_NAME  # `call_denied.hook_name`
+
     def __init__(self, mode: Mode, store: ApprovalStore, approver: Approver,
                  capsule: str) -> None:
         self.mode = mode

@@ -5,10 +5,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tui.core import events as ev
-from tui.core.approvals import HOOK_NAME, Approvals
 from tui.core.asking import InputTimeout
 from tui.core.cancel import CancelToken
 from tui.core.chat import Message, tool_message
@@ -17,6 +16,9 @@ from tui.core.loop.report import DeltaSink, Report
 from tui.core.loop.state import CanceledError, InputTimedOut, TaskState
 from tui.core.tools import ToolCall, ToolOutcome, ToolTable, refusal
 from tui.core.wasm.values import record
+
+if TYPE_CHECKING:  # `launch --approve` only
+    from tui.core.approvals import Approvals
 
 
 class Dispatcher:
@@ -130,7 +132,7 @@ class Dispatcher:
         self._report.emit(ev.CallDenied(
             task_id=task.task_id, turn=call.turn, call_id=call.call_id, tool_name=call.name,
             kind=kind, event="on-shell" if kind == "shell" else "on-tool-call",
-            hook_name=HOOK_NAME, target=request.target, reason=reason))
+            hook_name=self.approvals.hook_name, target=request.target, reason=reason))
         outcome = refusal(f"error: the user denied this call: {reason}", kind)
         text = outcome.message_text(call.name)
         self._report.emit(ev.ToolCallFinished(

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from tui.core import events as ev
 from tui.core import ids, paths, session_index
-from tui.core.approvals import Approvals
 from tui.core.artifacts import pin_first_run
 from tui.core.asking import InputResponder
 from tui.core.cancel import CancelToken
@@ -46,7 +45,8 @@ from tui.core.trace.writer import TraceWriteError, TraceWriter
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import session_paths, write_manifest_copy, write_result
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded only by the sessions that use them
+    from tui.core.approvals import Approvals
     from tui.core.inference.retry import RetryNotice
     from tui.core.wasm.runtime import WasmRuntime
     from tui.core.wasm.script import ScriptCapsule
