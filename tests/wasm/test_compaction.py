@@ -176,3 +176,36 @@ def test_a_compaction_drops_the_continuation(wasm_capsule: WasmCapsule,
     # after the compaction: a full resend of the new context, and no continuation id
     assert "continuation_id" not in requests[2]
     assert len(requests[2]["messages"]) == 3
+
+
+def test_a_compact_resume_goes_through_the_on_compaction_hook(
+        wasm_capsule: WasmCapsule, tmp_path: Path) -> None:
+    from tests.fakes import Collect
+    from tui.core.loop.launch import LaunchOptions
+    from tui.core.loop.session import Session
+    from tui.core.manifest.reader import load_capsule
+    from tui.core.paths import murmur_home
+    from tui.core.session_index import Resume, find
+
+    hook = hook_entry("summariser", "all_hook", contract=COMPACTOR, tmp=tmp_path)
+    root = wasm_capsule([call("echo", {"n": 1}), answer("the first is done")],
+                        tool_entry("echo", "echo_tool") + hook)
+    first, _ = run(root, task="do the first thing")
+    assert first.exit_status == "ok"
+    # the resumed session's script: the hook's summary, then the answer to the new task
+    (root / "script.json").write_text(json.dumps([answer("summary: the first thing is done"),
+                                                  answer("and the second")]))
+    sent = with_log(root)
+    sink = Collect()
+    resumed = Session(load_capsule(root), LaunchOptions(
+        task="now the second", resume=Resume(find(murmur_home(), "@1"), "compact")),
+        sinks=[sink]).run()
+    assert resumed.exit_status == "ok" and resumed.result == "and the second"
+    requests = [json.loads(line) for line in sent.read_text().splitlines()]
+    # the hook saw the whole earlier conversation; the task's request holds its summary only
+    hook_request, task_request = requests
+    assert len(hook_request["messages"]) == 1  # the hook's own prompt, built from it
+    texts = [b.get("text") for m in task_request["messages"] for b in m["content"]]
+    assert texts == ["summary: the first thing is done", "now the second"]
+    (compacted,) = sink.of(ev.Compacted)
+    assert compacted.tokens_after < compacted.tokens_before
