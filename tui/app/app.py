@@ -396,10 +396,16 @@ class SupervisorApp(BrowserHost):
                 await asyncio.sleep(0.02)
             previous = self.session.dispatch.approvals if self.session is not None else None
             cancel = CancelToken()
+
+            def build() -> Session:
+                capsule, options, approvals = follow_up(
+                    wanted, self.home, previous.mode if previous is not None else None)
+                return Session(capsule, options, sinks=[self.bridge], responder=self.responder,
+                               cancel=cancel, approver=approvals.gate(self.approver)
+                               if approvals is not None else None)
+
             try:  # loading the capsule's components can take a while: off the screen's loop
-                session = await asyncio.to_thread(
-                    follow_up, wanted, self.home, [self.bridge], self.responder, self.approver,
-                    previous.mode if previous is not None else None, cancel)
+                session = await asyncio.to_thread(build)
             except MurmurTuiError as exc:
                 self.notify(exc.text, title="Cannot resume", severity="error", timeout=15)
                 return

@@ -39,7 +39,7 @@ class ConversationsScreen(Screen[None]):
         Binding("R", "resume('compact')", "Resume compacted"),
     ]
     COLUMNS = (("last activity", 17), ("record", 18), ("context", 38), ("messages", 9),
-               ("outcome", 10), ("tasks", 6), ("duration", 11), ("capsule", 18),
+               ("outcome", 9), ("tasks", 5), ("duration", 11), ("capsule", 12),
                ("first message", 120))
 
     def __init__(self, home: Path, record: str | None = None) -> None:

@@ -3,7 +3,6 @@ run it again — checked before the browser lets go, so a refusal is a toast, no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,11 +14,8 @@ from tui.core.record.indexed import by_conversation
 from tui.core.session_index import Entry, Resume, ResumeMode, index_path
 
 if TYPE_CHECKING:
-    from tui.core.approvals import Approver, Mode
-    from tui.core.asking import InputResponder
-    from tui.core.cancel import CancelToken
-    from tui.core.event_stream import EventSink
-    from tui.core.loop.session import Session
+    from tui.core.approvals import Mode, Setup
+    from tui.core.loop.launch import LaunchOptions
     from tui.core.manifest.model import Capsule
 
 
@@ -66,19 +62,15 @@ def capsule(entry: Entry, mode: ResumeMode) -> Capsule:
     return loaded
 
 
-def follow_up(wanted: ResumeConversation, home: Path, sinks: Sequence[EventSink],
-              responder: InputResponder, approver: Approver, approve: Mode | None,
-              cancel: CancelToken) -> Session:
-    """The follow-up session the supervisor runs for `wanted`, as `launch --resume` builds it;
-    approvals in the mode the previous session had (`approve`: None, none were on). A
-    MurmurTuiError says why it cannot start (the capsule went away, the context is being
-    written, compact mode and no on-compaction hook)."""
+
+def follow_up(wanted: ResumeConversation, home: Path, approve: Mode | None
+              ) -> tuple[Capsule, LaunchOptions, Setup | None]:
+    """What the supervisor's follow-up session for `wanted` is built from, as `launch --resume`
+    builds it: the capsule, the options, and approvals in the mode the previous session had
+    (`approve`: None, none were on). CannotResume when the capsule went away or changed."""
     from tui.core.approvals import prepare
     from tui.core.loop.launch import LaunchOptions
-    from tui.core.loop.session import Session
 
     loaded = capsule(wanted.entry, wanted.mode)
     setup = prepare(approve or "off", home, loaded.manifest_path, loaded.name)
-    return Session(loaded, LaunchOptions(resume=Resume(wanted.entry, wanted.mode), home=home),
-                   sinks=sinks, responder=responder, cancel=cancel,
-                   approver=setup.gate(approver) if setup is not None else None)
+    return loaded, LaunchOptions(resume=Resume(wanted.entry, wanted.mode), home=home), setup
