@@ -219,8 +219,32 @@ def browse(args: argparse.Namespace) -> int:
 
     app = BrowserApp(murmur_home(), record=args.record, context=args.context_id,
                      theme=args.theme)
-    app.run()
-    return EXIT_OK
+    chosen = app.run()
+    if chosen is None:
+        return EXIT_OK
+    return _continue(chosen.entry, chosen.mode, args)
+
+
+def _continue(entry: Any, mode: str, args: argparse.Namespace) -> int:
+    """`r` / `R` in the browser: the supervisor opens on a follow-up session resumed from the
+    chosen one, as `launch CAPSULE --resume SESSION --resume-mode MODE` would. The capsule
+    was checked in the browser; if it went away since, this says so (CannotResume)."""
+    from tui.app.browser.resume import capsule as resumable_capsule
+    from tui.core.approvals import prepare
+    from tui.core.paths import murmur_home
+
+    capsule = resumable_capsule(entry, "compact" if mode == "compact" else "full")
+    launch_args = resumed_launch(entry.session_id, mode, args)
+    launch_args.approvals = prepare(None, murmur_home(), capsule.manifest_path, capsule.name)
+    return _run_screen(capsule, launch_args)
+
+
+def resumed_launch(session_id: str, mode: str, args: argparse.Namespace) -> argparse.Namespace:
+    """The `launch` arguments that resume `session_id` (no task: the capsule's own, or the
+    prompt), with the browser's theme."""
+    return build_parser().parse_args(
+        ["launch", f"--resume={session_id}", f"--resume-mode={mode}"]
+        + (["--theme", args.theme] if args.theme else []))
 
 
 def trace(args: argparse.Namespace) -> int:

@@ -40,7 +40,7 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
         await wait_for(pilot, lambda: screen.rows.row_count == 2)
         assert [r.shown()[2] for r in screen.rows.rows] == ["ctx_b", "ctx_a"]
         await wait_for(pilot, lambda: all(r.shown()[3] == "1" for r in screen.rows.rows))
-        assert screen.rows.rows[0].shown()[4] == "second task about dogs"
+        assert screen.rows.rows[0].shown()[8] == "second task about dogs"
         screen.filter_input.focus()
         await pilot.press(*"cats")
         await pilot.pause(0.1)
@@ -343,4 +343,4 @@ async def test_the_list_draws_hostile_names_and_previews_safely(murmur_home: Pat
         rows = {r.shown()[2]: r.shown() for r in screen.rows.rows}
         assert rows["ctx\x07one"][3] == "10"
         # the hostile record's first user message is the one with escape sequences
-        assert rows["ctx\x07one"][4].startswith("before ␛]0;owned␇")
+        assert rows["ctx\x07one"][8].startswith("before ␛]0;owned␇")

@@ -8,6 +8,7 @@ status: 0 when the task ended ok, 1 otherwise.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,6 +22,7 @@ from tui.app.approver import PendingApproval, ScreenApprover
 from tui.app.attention import Attention, load_settings
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
 from tui.app.browser.host import BrowserHost
+from tui.app.browser.requests import ResumeConversation
 from tui.app.gc_policy import GcPolicy
 from tui.app.responder import Question, ScreenResponder
 from tui.app.screens.approve import ApproveScreen
@@ -369,6 +371,52 @@ class SupervisorApp(BrowserHost):
     def action_browse(self) -> None:
         """The conversation browser, over this screen (Esc comes back)."""
         self.open_browser()
+
+    def on_resume_conversation(self, wanted: ResumeConversation) -> None:
+        """`r` / `R` in the browser over this screen: the session still running ends (canceled,
+        its files complete), then a follow-up session resumed from the chosen one takes a
+        fresh supervisor screen. If it cannot start, a toast says why."""
+        from tui.app.browser.resume import follow_up
+        from tui.core.errors import MurmurTuiError
+
+        async def resume() -> None:
+            while len(self.screen_stack) > 2 and self.screen is not self.supervisor:
+                self.pop_screen()
+            if self.running:
+                self.notify("Ending the running session (canceled), then resuming…", timeout=6)
+                self.cancel.set()
+                self._close_questions("the session was ended to resume another")
+                for worker in [w for w in self.workers if w.name == "session"]:
+                    with contextlib.suppress(Exception):
+                        await worker.wait()
+            self.bridge.flush_now()
+            for _ in range(500):  # the ended session's last events reach its own screen
+                if self.idle:
+                    break
+                await asyncio.sleep(0.02)
+            previous = self.session.dispatch.approvals if self.session is not None else None
+            cancel = CancelToken()
+
+            def build() -> Session:
+                capsule, options, approvals = follow_up(
+                    wanted, self.home, previous.mode if previous is not None else None)
+                return Session(capsule, options, sinks=[self.bridge], responder=self.responder,
+                               cancel=cancel, approver=approvals.gate(self.approver)
+                               if approvals is not None else None)
+
+            try:  # loading the capsule's components can take a while: off the screen's loop
+                session = await asyncio.to_thread(build)
+            except MurmurTuiError as exc:
+                self.notify(exc.text, title="Cannot resume", severity="error", timeout=15)
+                return
+            self.cancel, self.result, self.state = cancel, None, SessionState()
+            self.supervisor = SupervisorScreen(self.state)
+            await self.switch_screen(self.supervisor)
+            self.attach(session)
+            self.run_worker(self._run_session, thread=True, exit_on_error=False,
+                            group="session", name="session")
+
+        self.run_worker(resume(), group="resume", exclusive=True, exit_on_error=False)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -7,13 +7,15 @@ from pathlib import Path
 
 from textual.binding import Binding
 
-from tui.app.browser.host import BrowserHost
-from tui.app.browser.requests import OpenConversation
+from tui.app.browser.host import BrowserBase
+from tui.app.browser.requests import OpenConversation, ResumeConversation
 from tui.app.themes import DEFAULT_THEME, load_all
 from tui.core.record.catalog import scan
 
 
-class BrowserApp(BrowserHost):
+class BrowserApp(BrowserBase[ResumeConversation | None]):
+    """Its result: the conversation to continue (`r` / `R`), None when the user just quit."""
+
     TITLE = "murmur-tui browse"
     BINDINGS = [Binding("ctrl+q", "quit", "Quit")]
 
@@ -41,3 +43,7 @@ class BrowserApp(BrowserHost):
             else:
                 self.notify(f"No conversation {self.context!r} under "
                             f"{self.home / 'conversations'}.", severity="warning")
+
+    def on_resume_conversation(self, request: ResumeConversation) -> None:
+        """The command line starts the supervisor on it once the browser has closed."""
+        self.exit(request)

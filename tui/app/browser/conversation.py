@@ -12,10 +12,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui.app.browser.message_view import MessageView
-from tui.app.browser.requests import OpenExport, OpenSearch
+from tui.app.browser.requests import ContinueConversation, OpenExport, OpenSearch
 from tui.core.printable import printable
 from tui.core.record.backward import Located, count_messages
 from tui.core.record.catalog import Conversation
+from tui.core.session_index import ResumeMode
 
 POLL_SECONDS = 0.5
 
@@ -27,6 +28,8 @@ class ConversationScreen(Screen[None]):
         Binding("slash", "search", "Search"),
         Binding("e", "export", "Export"),
         Binding("n", "newer", "Newer (from a search hit)"),
+        Binding("r", "resume('full')", "Resume"),
+        Binding("R", "resume('compact')", "Resume compacted"),
         Binding("home", "top", "Newest", show=False),
     ]
 
@@ -114,6 +117,10 @@ class ConversationScreen(Screen[None]):
 
     def action_search(self) -> None:
         self.post_message(OpenSearch([self.conversation]))
+
+    def action_resume(self, mode: ResumeMode) -> None:
+        """`r`: continue this conversation in a follow-up session; `R`: compacted."""
+        self.post_message(ContinueConversation(self.conversation, mode))
 
     def action_export(self) -> None:
         self.post_message(OpenExport(self.conversation))

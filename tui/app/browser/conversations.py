@@ -1,5 +1,7 @@
 """`murmur-tui browse`: every conversation record, newest activity first, filterable as you
-type, live as sessions write. Enter opens one; `/` searches every record."""
+type, live as sessions write. Enter opens one; `/` searches every record; `r` / `R` continue one.
+What the session index knows of each (outcome, tasks, duration, capsule) fills in after the
+first screenful has painted."""
 
 from __future__ import annotations
 
@@ -15,11 +17,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from tui.app.browser.requests import OpenConversation, OpenSearch
+from tui.app.browser.requests import ContinueConversation, OpenConversation, OpenSearch
 from tui.app.widgets.row_list import Row, RowList
 from tui.core.record.backward import count_messages
 from tui.core.record.catalog import Conversation, read_preview, scan
+from tui.core.record.indexed import Sessions, by_conversation, human_duration
 from tui.core.record.writer import conversations_root
+from tui.core.session_index import ResumeMode
 
 MAX_ROWS = 1_000_000  # no cap a user would meet; rows are plain tuples
 FIRST_SCREENFUL = 60  # rows whose previews are read before the list first paints
@@ -31,8 +35,11 @@ class ConversationsScreen(Screen[None]):
         Binding("slash", "search", "Search all"),
         Binding("escape", "leave", "Back", show=False),
         Binding("enter", "open", "Open", show=False),
+        Binding("r", "resume('full')", "Resume"),
+        Binding("R", "resume('compact')", "Resume compacted"),
     ]
     COLUMNS = (("last activity", 17), ("record", 18), ("context", 38), ("messages", 9),
+               ("outcome", 9), ("tasks", 5), ("duration", 11), ("capsule", 12),
                ("first message", 120))
 
     def __init__(self, home: Path, record: str | None = None) -> None:
@@ -45,6 +52,7 @@ class ConversationsScreen(Screen[None]):
         self.rows = RowList(self.COLUMNS, MAX_ROWS, id="conversations")
         self.conversations: list[Conversation] = []
         self.by_key: dict[str, Conversation] = {}
+        self.sessions: dict[str, Sessions] | None = None  # None until the index is read
         self.painted_at: float | None = None  # when the first screenful showed
         self._stop_watching = threading.Event()
         self._first_paint = threading.Event()
@@ -87,6 +95,8 @@ class ConversationsScreen(Screen[None]):
         # the rest waits for the first paint: reading it now would take the interpreter from
         # the screen while it draws
         self._first_paint.wait(timeout=2.0)
+        sessions = by_conversation(self.home)
+        self.app.call_from_thread(self._indexed, sessions)
         for conversation in found[FIRST_SCREENFUL:]:
             conversation.preview = _safe_preview(conversation)
         self.app.call_from_thread(self._refill)
@@ -107,13 +117,18 @@ class ConversationsScreen(Screen[None]):
             self.call_after_refresh(self._painted)
             self._watch()  # after the first screenful: its set-up competes with the scan
 
+    def _indexed(self, sessions: dict[str, Sessions]) -> None:
+        self.sessions = sessions
+        self._refill()
+
     def _painted(self) -> None:
         self.painted_at = time.perf_counter() - self.started
         self._first_paint.set()
 
     def _refill(self) -> None:
         needle = self.filter_input.value.strip().lower()
-        rows = [Row(c.key, [], lazy=partial(_cells, c)) for c in self.conversations
+        sessions = self.sessions
+        rows = [Row(c.key, [], lazy=partial(_cells, c, sessions)) for c in self.conversations
                 if not needle or needle in c.label()]
         self.rows.replace(rows, keep=self.rows.highlighted)
         total = len(self.conversations)
@@ -167,6 +182,13 @@ class ConversationsScreen(Screen[None]):
     def action_search(self) -> None:
         self.post_message(OpenSearch())
 
+    def action_resume(self, mode: ResumeMode) -> None:
+        """`r`: continue the highlighted conversation; `R`: the same, compacted."""
+        key = self.rows.highlighted
+        conversation = self.by_key.get(key) if key else None
+        if conversation is not None:
+            self.post_message(ContinueConversation(conversation, mode))
+
 
 def _safe_preview(conversation: Conversation) -> str:
     try:
@@ -175,8 +197,23 @@ def _safe_preview(conversation: Conversation) -> str:
         return ""
 
 
-def _cells(conversation: Conversation) -> list[str]:
+def _cells(conversation: Conversation, index: dict[str, Sessions] | None) -> list[str]:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(conversation.mtime))
     count = "…" if conversation.count is None else str(conversation.count)
     return [when, conversation.record, conversation.context_id, count,
+            *_session_cells(index, conversation.key),
             conversation.preview if conversation.preview is not None else "…"]
+
+
+def _session_cells(index: dict[str, Sessions] | None, key: str) -> list[str]:
+    """Outcome, tasks, duration, capsule: `…` until the index is read, blank when no session
+    in it wrote the conversation."""
+    if index is None:
+        return ["…"] * 4
+    sessions = index.get(key)
+    if sessions is None:
+        return [""] * 4
+    duration = sessions.duration_ms
+    return [sessions.outcome, str(sessions.tasks),
+            "" if duration is None else human_duration(duration),
+            sessions.latest.capsule_name]

@@ -6,13 +6,21 @@ The screens are imported when first asked for: the supervisor starts without the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from textual.app import App
 
-from tui.app.browser.requests import OpenConversation, OpenExport, OpenSearch
+from tui.app.browser.requests import (
+    ContinueConversation,
+    OpenConversation,
+    OpenExport,
+    OpenSearch,
+)
+
+Result = TypeVar("Result")
 
 
-class BrowserHost(App[int]):
+class BrowserBase(App[Result], Generic[Result]):
     """`home` is the Murmur home whose conversation records the browser reads."""
 
     def __init__(self, home: Path) -> None:
@@ -39,3 +47,17 @@ class BrowserHost(App[int]):
         from tui.app.browser.export import ExportScreen
 
         self.push_screen(ExportScreen(request.conversation))
+
+    def on_continue_conversation(self, asked: ContinueConversation) -> None:
+        """`r` / `R` on a screen: post what to resume, or say in a toast why nothing can."""
+        from tui.app.browser.resume import CannotResume, request
+
+        try:
+            wanted = request(self.home, asked.conversation, asked.mode)
+        except CannotResume as exc:
+            self.notify(exc.text, title="Cannot resume", severity="error", timeout=10)
+            return
+        self.post_message(wanted)
+
+
+BrowserHost = BrowserBase[int]  # the supervisor: its result is the exit status

@@ -7,6 +7,7 @@ from textual.message import Message
 
 from tui.core.record.backward import Located
 from tui.core.record.catalog import Conversation
+from tui.core.session_index import Entry, ResumeMode
 
 
 class OpenConversation(Message):
@@ -32,3 +33,24 @@ class OpenExport(Message):
     def __init__(self, conversation: Conversation) -> None:
         super().__init__()
         self.conversation = conversation
+
+
+class ContinueConversation(Message):
+    """`r` / `R` on a conversation: the host checks it can be resumed (a toast says why not)
+    and answers with `ResumeConversation`."""
+
+    def __init__(self, conversation: Conversation, mode: ResumeMode) -> None:
+        super().__init__()
+        self.conversation = conversation
+        self.mode = mode
+
+
+class ResumeConversation(Message):
+    """`r` / `R`: continue a conversation in a follow-up session resumed from `entry` (its
+    newest session), whole (`full`) or through the capsule's on-compaction hook (`compact`).
+    The standalone browser exits with it as its result; the supervisor starts the session."""
+
+    def __init__(self, entry: Entry, mode: ResumeMode = "full") -> None:
+        super().__init__()
+        self.entry = entry
+        self.mode = mode
