@@ -27,6 +27,7 @@ class SupervisorScreen(Screen[None]):
         Binding("3", "show_pane('tab-faults')", "Faults", show=False),
         Binding("end", "jump", "Latest"),
         Binding("i", "focus_prompt", "Prompt"),
+        Binding("f2", "focus_queue", "Queue"),
         Binding("ctrl+c", "copy_text", "Copy selection", show=False),
     ]
 
@@ -143,6 +144,12 @@ class SupervisorScreen(Screen[None]):
 
     def action_focus_prompt(self) -> None:
         self.prompt.focus()
+
+    def action_focus_queue(self) -> None:
+        if self.queue.items:
+            self.queue_view.focus()
+        else:
+            self.notify("No prompt is waiting in the queue.", timeout=3)
 
     def action_show_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
