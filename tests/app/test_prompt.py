@@ -26,8 +26,10 @@ QUEUE = ("lifecycle:\n  task_acceptance: queue\n  queue_depth: 5\n  after_task: 
 APP_CAPSULE = Path(__file__).resolve().parent / "capsule"
 
 
-def start(app: SupervisorApp, root: Path, driver: RecordingDriver | None = None) -> Session:
-    session = Session(load_capsule(root), LaunchOptions(task="first task"), sinks=[app.bridge],
+def start(app: SupervisorApp, root: Path, driver: RecordingDriver | None = None,
+          workdir: Path | None = None) -> Session:
+    session = Session(load_capsule(root), LaunchOptions(task="first task", workdir=workdir),
+                      sinks=[app.bridge],
                       responder=app.responder, cancel=app.cancel, driver=driver)
     app.attach(session)
     return session
@@ -177,9 +179,10 @@ async def test_a_prompt_after_the_session_ended_goes_on_in_the_same_conversation
     assert record.count("The answer is 42.") == 2 and "and again" in record
 
 
-async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path) -> None:
+async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path,
+                                                               tmp_path: Path) -> None:
     app = SupervisorApp(murmur_home)
-    start(app, APP_CAPSULE)
+    start(app, APP_CAPSULE, workdir=tmp_path / "workdir")
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.press("i")
         await wait_for(pilot, lambda: app.dialog is not None)

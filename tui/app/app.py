@@ -461,10 +461,12 @@ class SupervisorApp(BrowserHost):
                       cancel: CancelToken) -> SessionResult | None:
         """On the session's thread: build the follow-up (which loads its components), then
         run it; None when it was refused (the prompt goes back to the queue's head)."""
+        paths = previous.paths  # a --workdir given at launch is the follow-up's too
+        workdir = paths.accessible if paths.session != paths.accessible else None
         try:
             session = Session(
                 previous.capsule,
-                LaunchOptions(task=item.text, home=previous.home,
+                LaunchOptions(task=item.text, home=previous.home, workdir=workdir,
                               resume=session_index.Resume(entry, "full")),
                 sinks=[self.bridge], responder=self.responder, cancel=cancel,
                 approver=previous.dispatch.approvals)
