@@ -45,11 +45,6 @@ def queued(app: SupervisorApp) -> list[str]:
     return [item.text for item in app.queue.items]
 
 
-def task_starts(trace: Path) -> list[tuple[str, str]]:
-    return [(line["source"], Path(trace.parent / "task.md").name and line.get("task_id", ""))
-            for line in read_jsonl(trace) if line["event_type"] == "task_start"]
-
-
 def events_of(trace: Path, kind: str) -> list[dict[str, Any]]:
     return [line for line in read_jsonl(trace) if line["event_type"] == kind]
 
@@ -140,9 +135,9 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         third = app.session
         assert third is not None
         assert queued(app) == ["alpha!"]  # one task per follow-up session, in order
-        tasks = [events_of(s.paths.trace, "task_start")[0]["task_id"] for s in (follow_up,)]
-        assert tasks  # the follow-up ran its own task
         assert "beta" in (follow_up.paths.accessible / "task.md").read_text()
+        resumed = events_of(follow_up.paths.trace, "session_start")[0]["resumed_from"]
+        assert resumed == first.session_id
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: app.result is not None and
                        app.result.session_id == third.session_id)
@@ -172,8 +167,6 @@ async def test_a_prompt_after_the_session_ended_goes_on_in_the_same_conversation
     assert second.context_id == first.context_id
     start_line = events_of(second.paths.trace, "session_start")[0]
     assert start_line["resumed_from"] == first.session_id
-    assert [line["text"] if "text" in line else "" for line in
-            events_of(second.paths.trace, "task_start")] != []
     assert second.record_path == first.record_path and first.record_path is not None
     record = record_texts(first.record_path)
     assert record.count("The answer is 42.") == 2 and "and again" in record
