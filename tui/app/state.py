@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from tui.core import events as ev
 
@@ -33,11 +33,24 @@ class SessionState:
     retry_why: str = ""
     failed: bool = False  # a task attempt failed and the session has not ended yet
     running_tools: set[str] = field(default_factory=set)
+    in_task: bool = False  # a task runs (between its task_start and task_end)
+    tasks_ended: int = 0
+
+    def restart(self) -> None:
+        """A follow-up session takes the screen: every number starts again."""
+        fresh = SessionState()
+        for item in fields(self):
+            setattr(self, item.name, getattr(fresh, item.name))
+
+    @property
+    def sleeping(self) -> bool:
+        """The session finished a task and waits for the next one (`after_task: sleep`)."""
+        return self.exit_status is None and self.tasks_ended > 0 and not self.in_task
 
     @property
     def kind(self) -> str:
         """The state in one word (the status bar's style): busy, asking, retrying, faulted,
-        finished or idle."""
+        waiting (for the next task), finished or idle."""
         if self.exit_status is not None:
             return "finished"
         if self.questions:
@@ -46,6 +59,8 @@ class SessionState:
             return "retrying"
         if self.failed:
             return "faulted"
+        if self.sleeping:
+            return "waiting"
         return "busy" if self.started is not None else "idle"
 
     @property
@@ -55,6 +70,8 @@ class SessionState:
         if kind == "retrying" and self.retry_until is not None:
             wait = max(0.0, self.retry_until - time.monotonic())
             return f"retrying in {wait:.0f} s ({self.retry_why})"
+        if kind == "waiting":
+            return "waiting for the next task (type it below)"
         return kind
 
     @property
@@ -72,6 +89,8 @@ class SessionState:
     def apply(self, event: ev.Event) -> None:
         match event:
             case ev.SessionStarted():
+                if self.started is not None:  # a follow-up session: its own numbers
+                    self.restart()
                 self.capsule, self.version = event.capsule_name, event.capsule_version
                 self.model, self.session_id = event.model, event.session_id
                 self.max_turns = event.max_turns
@@ -101,8 +120,13 @@ class SessionState:
                 self.retry_why = str(event.status) if event.status else "connection broke"
             case ev.TextDelta() | ev.ThinkingDelta() | ev.ToolCallComposing():
                 self.retry_until = None
+            case ev.TaskStarted():
+                self.in_task = True
+                self.failed = False
             case ev.TaskEnded():
                 self.result = event.result
+                self.in_task = False
+                self.tasks_ended += 1
             case ev.SessionEnded():
                 self.exit_status = event.exit_status
                 self.ended = time.monotonic()
@@ -135,3 +159,73 @@ def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@dataclass
+class QueuedTask:
+    """A prompt waiting to run: `sent` once it is in the running session's own queue (it
+    starts there and can no longer be edited)."""
+
+    text: str
+    sent: bool = False
+
+
+class TaskQueue:
+    """The prompts sent while a task runs, in the order they will run. Only what has not been
+    sent to the session can be edited, removed or moved; a sent task stays at the head."""
+
+    def __init__(self) -> None:
+        self.items: list[QueuedTask] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, text: str) -> QueuedTask:
+        item = QueuedTask(text)
+        self.items.append(item)
+        return item
+
+    def next_held(self) -> QueuedTask | None:
+        """The first task the session has not been given yet."""
+        return next((item for item in self.items if not item.sent), None)
+
+    @property
+    def sent(self) -> list[QueuedTask]:
+        return [item for item in self.items if item.sent]
+
+    def started(self, text: str) -> bool:
+        """A task with this text started: the sent item it was leaves the queue."""
+        for item in self.items:
+            if item.sent and item.text == text:
+                self.items.remove(item)
+                return True
+        return False
+
+    def unsend(self) -> None:
+        """The session ended before it ran what it was given: those go back to waiting."""
+        for item in self.items:
+            item.sent = False
+
+    def pop_head(self) -> QueuedTask | None:
+        return self.items.pop(0) if self.items else None
+
+    def put_back(self, item: QueuedTask) -> None:
+        item.sent = False
+        self.items.insert(0, item)
+
+    def editable(self, index: int) -> bool:
+        return 0 <= index < len(self.items) and not self.items[index].sent
+
+    def remove(self, index: int) -> QueuedTask | None:
+        if not self.editable(index):
+            return None
+        return self.items.pop(index)
+
+    def move(self, index: int, by: int) -> int:
+        """Move the item at `index` up (by < 0) or down; its new index (unchanged when it
+        cannot move: a sent item, or past a sent item or the ends)."""
+        target = index + by
+        if not self.editable(index) or not self.editable(target):
+            return index
+        self.items[index], self.items[target] = self.items[target], self.items[index]
+        return target

@@ -13,6 +13,8 @@ HELP = """\
 
 | key | what it does |
 |---|---|
+| `i` | type in the prompt: what the session does next |
+| `F2` | the queue of prompts waiting to run |
 | `Esc` `Esc` | cancel the running turn (the session ends *canceled*; its files stay complete) |
 | `a` | answer the waiting question (reopens the dialog you hid with `Esc`) |
 | `End` | jump to the latest output and follow it again |
@@ -24,6 +26,17 @@ HELP = """\
 | `Ctrl+P` | the command palette: every action, theme switching |
 | `F1` | this help |
 | `q` | quit (asks first while a session runs) |
+
+In the prompt: `Enter` sends, `Shift+Enter` (or `Ctrl+J`) adds a line, `Up` on the first
+line brings back earlier prompts (`Down` goes forward again), `Esc` leaves the prompt (the text
+stays; it is the first `Esc` of `Esc` `Esc`), `Tab` moves on. While a task runs, a prompt
+waits in the queue below the transcript and runs after it, in order; once the session has
+ended, a prompt starts a follow-up session in the same conversation. After a canceled session
+the queue waits: `Enter` on an empty prompt starts it again.
+
+In the queue (`F2`): `e` takes the selected prompt back into the prompt to change it, `Delete`
+removes it, `Ctrl+Up` / `Ctrl+Down` move it. The one marked *next* is already the session's.
+`Esc` never clears the queue.
 
 In the question dialog: `Enter` sends, `Shift+Enter` (or `Ctrl+J`) adds a line, `Esc`
 hides the dialog without dropping the question.

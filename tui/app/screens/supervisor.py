@@ -1,4 +1,5 @@
-"""The supervisor screen: header, transcript, the tool / shell / hook-fault panes, status bar."""
+"""The supervisor screen: header, transcript, the queue of prompts, the tool / shell /
+hook-fault panes, the prompt and the status bar."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 
-from tui.app.state import SessionState
+from tui.app.state import SessionState, TaskQueue
 from tui.app.widgets.panes import HookFaultsPane, ShellPane, ToolCallsPane
+from tui.app.widgets.prompt import PromptArea
+from tui.app.widgets.task_queue import QueueView
 from tui.app.widgets.transcript import Transcript
 from tui.core import events as ev
 
@@ -23,15 +26,20 @@ class SupervisorScreen(Screen[None]):
         Binding("2", "show_pane('tab-shell')", "Shell", show=False),
         Binding("3", "show_pane('tab-faults')", "Faults", show=False),
         Binding("end", "jump", "Latest"),
+        Binding("i", "focus_prompt", "Prompt"),
+        Binding("f2", "focus_queue", "Queue"),
         Binding("ctrl+c", "copy_text", "Copy selection", show=False),
     ]
 
     class Shown(Message):
         """The screen is the one showing again (the browser or a dialog closed)."""
 
-    def __init__(self, state: SessionState) -> None:
+    def __init__(self, state: SessionState, queue: TaskQueue | None = None) -> None:
         super().__init__()
         self.state = state
+        self.queue = queue if queue is not None else TaskQueue()
+        self.queue_view = QueueView(id="queue")
+        self.prompt = PromptArea(id="prompt")
         self.header = Static("murmur-tui", id="session-header", markup=False)
         self.transcript = Transcript(id="transcript")
         self.tools = ToolCallsPane()
@@ -46,6 +54,7 @@ class SupervisorScreen(Screen[None]):
             with Vertical(id="left"):
                 yield self.transcript
                 yield self.jump
+                yield self.queue_view
             with TabbedContent(id="panes", initial="tab-tools"):
                 with TabPane("Tool calls", id="tab-tools"):
                     yield self.tools
@@ -53,12 +62,20 @@ class SupervisorScreen(Screen[None]):
                     yield self.shell
                 with TabPane("Hook faults", id="tab-faults"):
                     yield self.faults
+        yield self.prompt
         yield self.status
         yield Footer()
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick)
         self.refresh_status()
+        self.show_queue()
+        self.prompt.border_title = "Prompt · Enter sends · Shift+Enter / Ctrl+J new line · " \
+            "↑ earlier prompts"
+
+    def show_queue(self, highlight: int | None = None) -> None:
+        """Draw the queue of prompts again (it changed)."""
+        self.queue_view.show(self.queue, highlight)
 
     def on_screen_resume(self) -> None:
         self.post_message(self.Shown())
@@ -122,6 +139,18 @@ class SupervisorScreen(Screen[None]):
         self.status.set_classes(cls)
 
     # -- actions ------------------------------------------------------------------------------
+    def on_prompt_area_left(self, _: PromptArea.Left) -> None:
+        self.transcript.focus()
+
+    def action_focus_prompt(self) -> None:
+        self.prompt.focus()
+
+    def action_focus_queue(self) -> None:
+        if self.queue.items:
+            self.queue_view.focus()
+        else:
+            self.notify("No prompt is waiting in the queue.", timeout=3)
+
     def action_show_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
 

@@ -1,0 +1,213 @@
+"""The prompt and the queue: what you type while a session works becomes its next tasks, in
+order, in the same conversation — in the running session when its capsule takes tasks, else in
+a follow-up session that goes on where the last one ended. Real sessions, the real app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from textual import events
+from textual.pilot import Pilot
+
+from tests.app.conftest import settle, wait_for
+from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.fakes import RecordingDriver
+from tui.app.app import SupervisorApp
+from tui.app.screens.ask import AskScreen
+from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
+from tui.core.manifest.reader import load_capsule
+
+WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.05; done; echo went"
+QUEUE = ("lifecycle:\n  task_acceptance: queue\n  queue_depth: 5\n  after_task: sleep\n"
+         "  conversation: threaded\n")
+APP_CAPSULE = Path(__file__).resolve().parent / "capsule"
+
+
+def start(app: SupervisorApp, root: Path, driver: RecordingDriver | None = None,
+          workdir: Path | None = None) -> Session:
+    session = Session(load_capsule(root), LaunchOptions(task="first task", workdir=workdir),
+                      sinks=[app.bridge],
+                      responder=app.responder, cancel=app.cancel, driver=driver)
+    app.attach(session)
+    return session
+
+
+async def type_prompt(pilot: Pilot[Any], text: str) -> None:
+    await pilot.press(*text)
+    await pilot.press("enter")
+    await pilot.pause(0.05)
+
+
+def queued(app: SupervisorApp) -> list[str]:
+    return [item.text for item in app.queue.items]
+
+
+def events_of(trace: Path, kind: str) -> list[dict[str, Any]]:
+    return [line for line in read_jsonl(trace) if line["event_type"] == kind]
+
+
+def record_texts(record: Path) -> str:
+    return record.read_text(encoding="utf-8")
+
+
+async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
+        murmur_home: Path, make_capsule: CapsuleFactory) -> None:
+    driver = RecordingDriver(tool_response(WAIT_FOR_GO), text_response("first done"),
+                             text_response("one done"), text_response("two done"),
+                             text_response("three done"))
+    root = make_capsule([], extra=QUEUE)
+    app = SupervisorApp(murmur_home)
+    session = start(app, root, driver)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("i")
+        for text in ("one", "two", "three"):
+            await type_prompt(pilot, text)
+        assert queued(app) == ["one", "two", "three"]
+        assert app.supervisor.queue_view.display
+        assert [item.sent for item in app.queue.items] == [True, False, False]
+        (session.paths.accessible / "go").write_text("")
+        await wait_for(pilot, lambda: app.state.tasks_ended == 4)
+        await settle(pilot)
+        assert queued(app) == [] and not app.supervisor.queue_view.display
+        assert app.state.kind == "waiting" and app.running
+        await pilot.press("escape", "q")  # the prompt lets Esc through; q on the transcript
+        await wait_for(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 0  # the sleeping session ended as it was, not canceled
+    trace = session.paths.trace
+    starts = events_of(trace, "task_start")
+    assert [line["source"] for line in starts] == ["task_md", "a2a", "a2a", "a2a"]
+    assert len(events_of(trace, "task_end")) == 4
+    assert [line["exit_status"] for line in events_of(trace, "session_end")] == ["ok"]
+    # threaded: the last task's request holds the earlier tasks and answers
+    last = json.dumps(driver.requests[-1])
+    for earlier in ("first task", "one", "one done", "two", "two done", "three"):
+        assert earlier in last
+    assert session.record_path is not None
+    record = record_texts(session.record_path)
+    assert all(word in record for word in ("one done", "two done", "three done"))
+
+
+async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
+        murmur_home: Path, make_capsule: CapsuleFactory) -> None:
+    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")])
+    app = SupervisorApp(murmur_home)
+    first = start(app, root)  # task_acceptance: single: the queue waits for a follow-up
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("i")
+        for text in ("alpha", "beta", "gamma", "delta"):
+            await type_prompt(pilot, text)
+        assert queued(app) == ["alpha", "beta", "gamma", "delta"]
+        assert not any(item.sent for item in app.queue.items)  # single: nothing is sent
+        await pilot.press("f2")  # from the prompt to the queue
+        view = app.supervisor.queue_view
+        assert view.has_focus
+        await pilot.press("home", "down", "ctrl+down")  # beta below gamma
+        assert queued(app) == ["alpha", "gamma", "beta", "delta"]
+        await pilot.press("ctrl+up", "ctrl+up")  # beta to the top
+        assert queued(app) == ["beta", "alpha", "gamma", "delta"]
+        await pilot.press("end", "delete")  # delta removed
+        assert queued(app) == ["beta", "alpha", "gamma"]
+        await pilot.press("up", "e")  # alpha back into the prompt, to be changed
+        assert app.supervisor.prompt.has_focus and app.supervisor.prompt.text == "alpha"
+        assert queued(app) == ["beta", "gamma"]
+        await type_prompt(pilot, "!")
+        assert queued(app) == ["beta", "gamma", "alpha!"]
+        await pilot.press("escape", "escape")  # cancel the running task
+        await wait_for(pilot, lambda: app.result is not None)
+        await settle(pilot)
+        assert app.result is not None and app.result.exit_status == "canceled"
+        assert queued(app) == ["beta", "gamma", "alpha!"]  # Esc never clears the queue
+        await pilot.pause(0.3)
+        assert app.session is first  # a canceled session's queue waits for you
+        await pilot.press("i", "enter")  # Enter on an empty prompt: go on
+        await wait_for(pilot, lambda: app.session is not first)
+        follow_up = app.session
+        assert follow_up is not None
+        await wait_for(pilot, lambda: follow_up.paths.accessible.is_dir())
+        (follow_up.paths.accessible / "go").write_text("")
+        await wait_for(pilot, lambda: app.session not in (first, follow_up))
+        assert follow_up.paths.result.read_text() == "done"
+        third = app.session
+        assert third is not None
+        assert queued(app) == ["alpha!"]  # one task per follow-up session, in order
+        assert "beta" in (follow_up.paths.accessible / "task.md").read_text()
+        resumed = events_of(follow_up.paths.trace, "session_start")[0]["resumed_from"]
+        assert resumed == first.session_id
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: app.result is not None and
+                       app.result.session_id == third.session_id)
+        assert queued(app) == ["alpha!"]
+
+async def test_a_prompt_after_the_session_ended_goes_on_in_the_same_conversation(
+        murmur_home: Path, make_capsule: CapsuleFactory) -> None:
+    root = make_capsule([text_response("The answer is 42.")])
+    app = SupervisorApp(murmur_home)
+    first = start(app, root)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.result is not None)
+        await settle(pilot)
+        assert app.state.kind == "finished"
+        await pilot.press("i")
+        await type_prompt(pilot, "and again")
+        await wait_for(pilot, lambda: app.session is not first and app.result is not None)
+        await settle(pilot)
+        second = app.session
+        assert second is not None and app.result is not None
+        assert app.result.session_id == second.session_id
+        assert app.state.session_id == second.session_id  # the status bar's session
+        assert second.session_id in str(app.supervisor.header.render())
+        assert app.return_status == 0
+        await pilot.press("up")
+        assert app.supervisor.prompt.text == "and again"  # Up recalls what was sent
+    assert second.context_id == first.context_id
+    start_line = events_of(second.paths.trace, "session_start")[0]
+    assert start_line["resumed_from"] == first.session_id
+    assert second.record_path == first.record_path and first.record_path is not None
+    record = record_texts(first.record_path)
+    assert record.count("The answer is 42.") == 2 and "and again" in record
+
+
+async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path,
+                                                               tmp_path: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    start(app, APP_CAPSULE, workdir=tmp_path / "workdir")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("i")
+        await wait_for(pilot, lambda: app.dialog is not None)
+        dialog = app.dialog
+        assert isinstance(dialog, AskScreen)
+        prompt = app.supervisor.prompt
+        before = prompt.text
+        await wait_for(pilot, lambda: dialog.armed)
+        await pilot.press(*"yes")
+        assert dialog.answer.text == "yes"
+        assert prompt.text == before  # nothing reached the prompt under the dialog
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.dialog is None)
+        assert app.queue.items == []  # the answer went to the tool, not to the queue
+        app.cancel.set()
+        await wait_for(pilot, lambda: app.result is not None)
+
+
+async def test_a_large_paste_goes_in_whole(murmur_home: Path,
+                                           make_capsule: CapsuleFactory) -> None:
+    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")])
+    app = SupervisorApp(murmur_home)
+    session = start(app, root)
+    text = "\n".join(f"line {n} of the pasted text" for n in range(2000))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("i")
+        app.post_message(events.Paste(text))  # as the terminal delivers a paste
+        await pilot.pause(0.2)
+        assert app.supervisor.prompt.text == text
+        await pilot.press("shift+enter", "x", "enter")
+        assert queued(app) == [text + "\nx"]
+        (session.paths.accessible / "go").write_text("")
+        app.cancel.set()
+        await wait_for(pilot, lambda: app.result is not None)
