@@ -124,7 +124,7 @@ async def test_messages_appended_while_open_appear_on_top(murmur_home: Path) -> 
             writer.append(user_message(f"more {n}"))
         await wait_for(pilot, lambda: len(screen.view.entries) == 46, within=15)
         screen.view.scroll_end(animate=False, immediate=True)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: screen.view.scroll_y > 0, within=15)  # away, for sure
         writer.append(user_message("while away"))
         await wait_for(pilot, lambda: screen.view.unseen_new == 1, within=15)
         await pilot.pause(0.6)
