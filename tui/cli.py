@@ -207,7 +207,22 @@ def _run_screen(capsule: object, args: argparse.Namespace) -> int:
     code = app.run()
     if app.running:  # the app went away while the session ran: let it finish its files
         app.cancel.set()
+    last = app.session or session
+    sys.stdout.write(quit_summary(last.session_id, app.result.exit_status if app.result
+                                  else "canceled", last.paths.accessible, last.record_path)
+                     + "\n")
     return code if isinstance(code, int) else EXIT_NOT_OK
+
+
+def quit_summary(session_id: str, exit_status: str, workdir: Path,
+                 record: Path | None) -> str:
+    """The one line `launch` prints once the screen has closed: what the session left."""
+    from tui.core.printable import printable
+    from tui.core.secrets import redact
+
+    kept = f" · record {record}" if record is not None else " · no record"
+    return printable(redact(f"murmur-tui: session {session_id} ended {exit_status} · workdir "
+                            f"{workdir}{kept}"), keep_newlines=False)
 
 
 def browse(args: argparse.Namespace) -> int:
