@@ -209,6 +209,19 @@ async def test_the_supervisor_opens_the_browser(murmur_home: Path) -> None:
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert app.screen is app.supervisor
+        # `b` again while the browser is open goes back to its list, never a second browser
+        await pilot.press("b")
+        await pilot.pause(0.3)
+        listing = app.screen
+        assert isinstance(listing, ConversationsScreen)
+        await wait_for(pilot, lambda: listing.rows.row_count == 1)
+        listing.rows.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await pilot.press("b")
+        await pilot.pause(0.3)
+        assert app.screen is listing
+        assert sum(isinstance(s, ConversationsScreen) for s in app.screen_stack) == 1
 
 
 def test_browse_refuses_without_a_terminal(murmur_home: Path) -> None:

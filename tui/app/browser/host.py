@@ -28,9 +28,14 @@ class BrowserBase(App[Result], Generic[Result]):
         self.home = home
 
     def open_browser(self, record: str | None = None) -> None:
-        """The list of conversations, over the current screen (Esc comes back)."""
+        """The list of conversations, over the current screen (Esc comes back). When the
+        browser is open already, this goes back to its list rather than opening another."""
         from tui.app.browser.conversations import ConversationsScreen
 
+        if any(isinstance(screen, ConversationsScreen) for screen in self.screen_stack):
+            while not isinstance(self.screen, ConversationsScreen):
+                self.pop_screen()
+            return
         self.push_screen(ConversationsScreen(self.home, record))
 
     def on_open_conversation(self, request: OpenConversation) -> None:
