@@ -91,8 +91,36 @@ async def test_copy_says_copied_only_when_something_was(murmur_home: Path) -> No
         assert app.clipboard == ""
         notes = [n.message for n in app._notifications]
         assert any("nothing was copied" in note for note in notes)
-        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")  # nothing selected, nothing running: Ctrl+C means quit
         await pilot.pause(0.1)
         notes = [n.message for n in app._notifications]
-        assert any("Select text with the mouse first" in note for note in notes)
+        assert any("Press Ctrl+C again to quit" in note for note in notes)
         assert not any(note.startswith("Copied") for note in notes)
+
+
+async def test_ctrl_c_cancels_the_task_and_a_second_one_quits(tmp_path: Path,
+                                                              murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    start(app, sleeping_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("ctrl+c")  # one cancels the running task, at once
+        await wait_for(pilot, lambda: app.result is not None)
+        await settle(pilot)
+        assert app.result is not None and app.result.exit_status == "canceled"
+        assert app.is_running
+        await pilot.press("ctrl+c")  # a second, soon after: quit without asking
+        await wait_for(pilot, lambda: not app.is_running, within=10)
+    assert app.return_code == 1  # the session ended canceled
+
+
+async def test_ctrl_c_twice_on_a_running_session_cancels_it_and_quits(
+        tmp_path: Path, murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    session = start(app, sleeping_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("ctrl+c", "ctrl+c")
+        await wait_for(pilot, lambda: not app.is_running, within=30)
+    trace = read_jsonl(session.paths.trace)
+    assert trace[-1]["event_type"] == "session_end" and trace[-1]["exit_status"] == "canceled"

@@ -44,6 +44,7 @@ from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 
 ESC_WINDOW = 1.5
+CTRL_C_WINDOW = 2.0  # a second Ctrl+C within it quits
 TITLE = "murmur-tui"
 
 
@@ -56,6 +57,8 @@ class SupervisorApp(BrowserHost):
         Binding("b", "browse", "Browse"),
         Binding("f1", "help", "Help"),
         Binding("q", "quit_app", "Quit"),
+        # as in Claude Code and Codex: Ctrl+C cancels what runs, a second one quits
+        Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),
     ]
 
     def __init__(self, home: Path, theme: str | None = None,
@@ -79,6 +82,7 @@ class SupervisorApp(BrowserHost):
         self._queue_held = False  # a canceled session: the queue waits to be started again
         self._refusal_told = False
         self._last_escape = 0.0
+        self._last_interrupt = 0.0
         self._quitting = False
         self._closed = False
         self.theme_files: dict[Path, str] = {}
@@ -506,6 +510,34 @@ class SupervisorApp(BrowserHost):
         else:
             self._last_escape = now
             self.notify("Press Esc again to cancel the running turn.", timeout=ESC_WINDOW)
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: with text selected, copies it; else the running task is canceled (its files
+        stay complete), and a second Ctrl+C within CTRL_C_WINDOW seconds quits, without
+        asking."""
+        if self.screen.get_selected_text():
+            if isinstance(self.screen, SupervisorScreen):
+                self.screen.action_copy_text()
+            else:
+                self.copy_to_clipboard(self.screen.get_selected_text() or "")
+            return
+        now = time.monotonic()
+        if now - self._last_interrupt <= CTRL_C_WINDOW:
+            self._quitting = True
+            self._close_questions("murmur-tui is quitting")
+            if self.running:
+                self.cancel.set()
+                self._close_inbox()
+                self.notify("Canceling the session, then quitting…", timeout=10)
+            else:
+                self.exit(self.return_status, return_code=self.return_status)
+            return
+        self._last_interrupt = now
+        if self.running and not self.state.sleeping:
+            self.cancel.set()
+            self.notify("Canceling the task… (Ctrl+C again quits)", timeout=CTRL_C_WINDOW)
+        else:
+            self.notify("Press Ctrl+C again to quit.", timeout=CTRL_C_WINDOW)
 
     def action_quit_app(self) -> None:
         if not self.running:

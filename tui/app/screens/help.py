@@ -22,7 +22,7 @@ HELP = """\
 | `1` `2` `3` | show the tool calls, shell or hook faults pane |
 | `y` | copy the task's result |
 | `b` | browse every conversation record (Esc comes back) |
-| `Ctrl+C` | copy the selected text (select with the mouse) |
+| `Ctrl+C` | cancel the running task; again within 2 s: quit; with text selected: copy it |
 | `Ctrl+P` | the command palette: every action, theme switching |
 | `F1` | this help |
 | `q` | quit (asks first while a session runs) |
