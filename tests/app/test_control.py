@@ -124,3 +124,20 @@ async def test_ctrl_c_twice_on_a_running_session_cancels_it_and_quits(
         await wait_for(pilot, lambda: not app.is_running, within=30)
     trace = read_jsonl(session.paths.trace)
     assert trace[-1]["event_type"] == "session_end" and trace[-1]["exit_status"] == "canceled"
+
+
+async def test_the_footer_offers_cancel_only_while_a_task_runs(tmp_path: Path,
+                                                               murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    start(app, sleeping_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        assert app.check_action("cancel_turn", ()) is True
+        assert app.check_action("answer", ()) is False  # no question waits
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.result is not None)
+        await settle(pilot)
+        assert app.check_action("cancel_turn", ()) is False
+        shown = {binding.action for (_, binding, enabled, _) in app.active_bindings.values()
+                 if enabled}
+        assert "cancel_turn" not in shown and "quit_app" in shown

@@ -157,6 +157,7 @@ class SupervisorApp(BrowserHost):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "session":
             return
+        self.refresh_bindings()  # Cancel comes and goes with the session
         if event.state == WorkerState.SUCCESS:
             if event.worker.result is None:  # a follow-up was refused before it started
                 return
@@ -199,6 +200,7 @@ class SupervisorApp(BrowserHost):
             return
         self.questions.append(question)
         self.state.questions = len(self.questions)
+        self.refresh_bindings()
         self.attention.notify("question", f"{question.request.tool_name} asks: "
                               f"{question.request.prompt}")
         self.title = f"? {question.request.tool_name} asks — {TITLE}"
@@ -242,6 +244,7 @@ class SupervisorApp(BrowserHost):
 
     def _after_question(self) -> None:
         self.state.questions = len(self.questions)
+        self.refresh_bindings()
         if not self.questions:
             self.attention.settled("question")
         if not self.approvals_waiting:
@@ -510,6 +513,15 @@ class SupervisorApp(BrowserHost):
         else:
             self._last_escape = now
             self.notify("Press Esc again to cancel the running turn.", timeout=ESC_WINDOW)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer and the palette offer only what applies now: no Cancel when nothing
+        runs, no Answer without a question (False hides the key, and it does nothing)."""
+        if action == "cancel_turn":
+            return self.running and not self.state.sleeping
+        if action == "answer":
+            return bool(self.questions)
+        return True
 
     def action_interrupt(self) -> None:
         """Ctrl+C: with text selected, copies it; else the running task is canceled (its files

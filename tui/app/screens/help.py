@@ -18,6 +18,7 @@ HELP = """\
 | `Esc` `Esc` | cancel the running turn (the session ends *canceled*; its files stay complete) |
 | `a` | answer the waiting question (reopens the dialog you hid with `Esc`) |
 | `End` | jump to the latest output and follow it again |
+| `t` | in the transcript: show or hide the model's thinking |
 | `Tab` / `Shift+Tab` | move between the transcript and the panes |
 | `1` `2` `3` | show the tool calls, shell or hook faults pane |
 | `y` | copy the task's result |
