@@ -90,7 +90,7 @@ def test_a_failed_model_call_is_a_failure_line_and_the_result_keeps_the_reason()
     model.take(make(ev.TaskEnded, task_id="t", exit_status="failed", result="error: HTTP 500",
                     duration_ms=5, turns=1, input_tokens=1, output_tokens=0, tool_calls=0,
                     shell_calls=0))
-    assert model.result == ("✗ task failed · 1 turns · 0 tool calls", "error: HTTP 500")
+    assert model.result == ("✗ task failed · 1 turn · 0 tool calls", "error: HTTP 500")
     assert all(t.done for t in model.window)
 
 
@@ -159,3 +159,10 @@ def test_the_screen_shortens_what_the_headless_log_prints_in_full() -> None:
     logged = log_line(event)
     assert logged is not None and logged.startswith("→ echo ") and "…" not in logged
     assert logged.count("word") == 60
+
+
+def test_durations_read_as_people_read_them() -> None:
+    from tui.core.wording import duration
+
+    assert [duration(ms) for ms in (0, 480, 1000, 2140, 59_999, 128_098, 3_780_000)] == [
+        "0 ms", "480 ms", "1.0 s", "2.1 s", "1 min 0 s", "2 min 8 s", "1 h 3 min"]

@@ -50,6 +50,19 @@ def count(amount: int, noun: str) -> str:
     return f"{amount} {noun}" if amount == 1 else f"{amount} {noun}s"
 
 
+def duration(ms: int) -> str:
+    """A duration as people read it: `480 ms`, `2.1 s`, `2 min 8 s`, `1 h 3 min`."""
+    if ms < 1000:
+        return f"{ms} ms"
+    tenths = round(ms / 100)
+    if tenths < 600:
+        return f"{tenths / 10:.1f} s"
+    seconds = round(ms / 1000)
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
 # -- one function per event ------------------------------------------------------------------
 def tool_started(event: ev.ToolCallStarted, form: Form) -> str:
     arguments = short(event.input) if form is Form.SCREEN else \
@@ -75,8 +88,8 @@ def size(amount: int) -> str:
 def tool_finished(event: ev.ToolCallFinished, form: Form) -> str:
     if form is Form.SCREEN:
         return (f"{mark(event.status == 'ok')} {event.tool_name} {short(event.input, 60)} · "
-                f"{event.duration_ms} ms · {event.output_bytes} B")
-    return (f"← {event.tool_name} {event.status} · {event.duration_ms} ms · "
+                f"{duration(event.duration_ms)} · {event.output_bytes} B")
+    return (f"← {event.tool_name} {event.status} · {duration(event.duration_ms)} · "
             f"{event.output_bytes} bytes")
 
 
@@ -84,8 +97,8 @@ def shell_executed(event: ev.ShellExecuted, form: Form) -> str:
     cut = " · truncated" if event.truncated else ""
     if form is Form.SCREEN:
         return (f"{mark(event.exit_code == 0)} $ {short(event.command, 80)} · "
-                f"exit {event.exit_code} · {event.duration_ms} ms{cut}")
-    return f"  $ {event.command}  [exit {event.exit_code} · {event.duration_ms} ms{cut}]"
+                f"exit {event.exit_code} · {duration(event.duration_ms)}{cut}")
+    return f"  $ {event.command}  [exit {event.exit_code} · {duration(event.duration_ms)}{cut}]"
 
 
 def call_denied(event: ev.CallDenied, form: Form) -> str:
@@ -140,7 +153,7 @@ def task_ended(event: ev.TaskEnded, form: Form) -> str:
     """The task's summary line. The screen shows a failure's reason beneath it on its own."""
     if form is Form.SCREEN:
         return (f"{mark(event.exit_status == 'ok')} task {event.exit_status} · "
-                f"{event.turns} turns · {event.tool_calls} tool calls")
+                f"{count(event.turns, 'turn')} · {count(event.tool_calls, 'tool call')}")
     summary = (f"task {event.exit_status} · {count(event.turns, 'turn')} · "
                f"{event.input_tokens} in / {event.output_tokens} out tokens · "
                f"{count(event.tool_calls, 'tool call')}")
@@ -235,5 +248,5 @@ def log_line(event: ev.Event) -> str | None:
         case ev.TaskEnded():
             return task_ended(event, Form.LOG)
         case ev.SessionEnded():
-            return f"session {event.exit_status} · {event.duration_ms} ms"
+            return f"session {event.exit_status} · {duration(event.duration_ms)}"
     return None
