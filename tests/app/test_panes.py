@@ -43,7 +43,8 @@ async def test_recorded_session_fills_every_pane(murmur_home: Path) -> None:
         # tool calls: one row per call with status, bytes, state effect and resource
         rows = [row.cells for row in screen.tools.rows.rows]
         assert [row[0] for row in rows] == ["ask-user", "bash", "bash", "bash"]
-        assert [row[1] for row in rows] == ["ok", "ok", "ok", "ok"]
+        # a shell call shows its exit code where its status shows, as the transcript does
+        assert [row[1] for row in rows] == ["ok", "exit 0", "exit 3", "exit 0"]
         assert rows[0][5:] == ["read", "demo:question"]
         # shell: command, exit code, excerpt and truncation (rendered once the pane shows)
         await pilot.press("2")

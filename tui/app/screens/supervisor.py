@@ -101,6 +101,7 @@ class SupervisorScreen(Screen[None]):
                     self.tools.finished(event)
                 case ev.ShellExecuted():
                     self.shell.executed(event)
+                    self.tools.shell_exited(event)
                 case ev.HookFault():
                     self.faults.fault(event)
                     self.query_one(TabbedContent).get_tab("tab-faults").label = \

@@ -80,6 +80,24 @@ class ToolCallsPane(Vertical):
                          "" if event.status == "ok" else "red")
         self._dirty_detail = True
 
+    def shell_exited(self, event: ev.ShellExecuted) -> None:
+        """A shell call's row says its exit code, as the transcript does: a command that
+        exited non-zero ran (the model reads its output) but is shown failed."""
+        key = f"{event.task_id}:{event.turn}:{event.call_id}:"
+        for call_key, entry in self.calls.items():
+            finished = entry["finished"]
+            if call_key.startswith(key) and finished is not None:
+                entry["exit_code"] = event.exit_code
+                self.rows.update(call_key, [finished.tool_name, f"exit {event.exit_code}",
+                                            str(finished.duration_ms),
+                                            _bytes(finished.input_bytes),
+                                            _bytes(finished.output_bytes),
+                                            finished.state_effect or "",
+                                            finished.resource_id or ""],
+                                 "" if event.exit_code == 0 else "red")
+                self._dirty_detail = True
+                return
+
     def on_row_list_highlighted(self, message: RowList.Highlighted) -> None:
         entry = self.calls.get(message.key)
         if entry is not None:
@@ -108,7 +126,9 @@ class ToolCallsPane(Vertical):
             output = finished.output
             if len(output) > DETAIL_CHARS:
                 output = output[:DETAIL_CHARS] + f"\n… ({len(finished.output)} characters)"
-            parts += ["", f"status: {finished.status} · {finished.duration_ms} ms", "",
+            status = finished.status if entry.get("exit_code") is None else \
+                f"{finished.status} · exit {entry['exit_code']}"
+            parts += ["", f"status: {status} · {finished.duration_ms} ms", "",
                       "output:", output]
             meta = [f"{k}: {v}" for k, v in (("state_effect", finished.state_effect),
                                              ("resource_id", finished.resource_id)) if v]
