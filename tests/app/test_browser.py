@@ -357,3 +357,30 @@ async def test_the_list_draws_hostile_names_and_previews_safely(murmur_home: Pat
         assert rows["ctx\x07one"][3] == "10"
         # the hostile record's first user message is the one with escape sequences
         assert rows["ctx\x07one"][8].startswith("before ␛]0;owned␇")
+
+
+async def test_enter_in_the_filter_opens_the_match_and_esc_or_q_quit_standalone(
+        murmur_home: Path) -> None:
+    make(murmur_home, "alpha", "ctx_a", [user_message("about cats")], mtime=1000)
+    make(murmur_home, "beta", "ctx_b", [user_message("about dogs")], mtime=2000)
+    app = BrowserApp(murmur_home)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationsScreen)
+        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        screen.filter_input.focus()
+        await pilot.press(*"cats", "enter")  # one Enter: the match opens
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        assert "about cats" in texts(app.screen)  # type: ignore[arg-type]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.press("escape")  # clears the filter
+        await pilot.pause(0.1)
+        assert screen.filter_input.value == "" and app.is_running
+        await pilot.press("escape")  # nothing to clear, nothing to go back to: quit
+        await wait_for(pilot, lambda: not app.is_running, within=10)
+    again = BrowserApp(murmur_home)
+    async with again.run_test(size=(160, 40)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not again.is_running, within=10)

@@ -34,6 +34,7 @@ class ConversationsScreen(Screen[None]):
     BINDINGS = [
         Binding("slash", "search", "Search all"),
         Binding("escape", "leave", "Back", show=False),
+        Binding("q", "back_or_quit", "Back / quit", show=False),
         Binding("enter", "open", "Open", show=False),
         Binding("r", "resume('full')", "Resume"),
         Binding("R", "resume('compact')", "Resume compacted"),
@@ -156,15 +157,26 @@ class ConversationsScreen(Screen[None]):
         self._refill()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the filter opens the highlighted conversation (the first match)."""
         self.rows.focus()
+        if self.rows.highlighted is not None:
+            self.action_open()
 
     def action_leave(self) -> None:
-        """Esc: clear the filter; with none, go back (when opened over the supervisor)."""
+        """Esc: clear the filter; with none, go back over the supervisor, or quit when the
+        browser runs on its own."""
         if self.filter_input.value:
             self.filter_input.value = ""
             self.rows.focus()
-        elif len(self.app.screen_stack) > 2:
+        else:
+            self.action_back_or_quit()
+
+    def action_back_or_quit(self) -> None:
+        """`q` (outside the filter): back to the supervisor, or quit the standalone browser."""
+        if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
+        else:
+            self.app.exit()
 
     def on_key(self, event: events.Key) -> None:
         if event.key == "enter" and self.rows.has_focus:
