@@ -159,8 +159,8 @@ async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: P
         await pilot.press(*"needle", "enter")
         await wait_for(pilot, lambda: "matches for" in str(search.status.render()))
         assert [r.shown()[1] for r in search.hits.rows] == ["one", "two"]
-        search.hits.cursor = 0
-        search.open_highlighted()
+        assert search.hits.cursor == 0  # the newest hit is the one highlighted
+        await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
         opened = app.screen
         assert isinstance(opened, ConversationScreen)

@@ -48,6 +48,7 @@ class SearchScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.hits.follow = False  # hits come newest first: the cursor stays on the newest
         self.query_input.focus()
 
     def action_scope(self) -> None:
@@ -70,6 +71,7 @@ class SearchScreen(Screen[None]):
         self.found.clear()
         self.hits.rows.clear()
         self.hits.index.clear()
+        self.hits.follow = False
         self.hits.refresh()
         self.status.update(f"searching for {query!r}…")
         self._search(query.strip())
@@ -99,6 +101,8 @@ class SearchScreen(Screen[None]):
             self.found[key] = hit
             self.hits.add(key, [hit.conversation.record, hit.conversation.context_id,
                                 str(hit.located.message.get("role")), hit.snippet])
+        if hits and self.hits.cursor is None:
+            self.hits.cursor = 0  # the newest hit, highlighted as the first arrives
         self.status.update(f"{len(self.found)} matches so far…")
 
     def _done(self, query: str, count: int, files: int) -> None:
