@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.app.conftest import settle, wait_for
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
@@ -141,3 +143,25 @@ async def test_the_footer_offers_cancel_only_while_a_task_runs(tmp_path: Path,
         shown = {binding.action for (_, binding, enabled, _) in app.active_bindings.values()
                  if enabled}
         assert "cancel_turn" not in shown and "quit_app" in shown
+
+
+async def test_a_screenshot_goes_where_it_can_and_says_where(
+        tmp_path: Path, murmur_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "user"  # a home without a Downloads folder
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    work = tmp_path / "here"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    app = SupervisorApp(murmur_home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.action_screenshot()
+        await pilot.pause(0.1)
+        saved = list(work.glob("*.svg"))
+        assert len(saved) == 1 and saved[0].read_text().startswith("<svg")
+        notes = [n.message for n in app._notifications]
+        assert any(str(saved[0]) in note for note in notes)
+        (home / "Downloads").mkdir()
+        app.action_screenshot()
+        await pilot.pause(0.1)
+        assert len(list((home / "Downloads").glob("*.svg"))) == 1

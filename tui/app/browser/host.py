@@ -27,6 +27,19 @@ class BrowserBase(App[Result], Generic[Result]):
         super().__init__()
         self.home = home
 
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """The palette's Screenshot: an SVG in the Downloads folder when there is one, else
+        in the working directory; the screen says where (a folder that cannot take it, too)."""
+        downloads = Path.home() / "Downloads"
+        folder = Path(path) if path else downloads if downloads.is_dir() else Path.cwd()
+        try:
+            saved = self.save_screenshot(filename, str(folder))
+        except OSError as exc:
+            self.notify(f"The screenshot could not be saved in {folder}: {exc}",
+                        severity="error", timeout=10)
+            return
+        self.notify(f"Screenshot saved: {saved}", timeout=8)
+
     def open_browser(self, record: str | None = None) -> None:
         """The list of conversations, over the current screen (Esc comes back). When the
         browser is open already, this goes back to its list rather than opening another."""
