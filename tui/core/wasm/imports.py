@@ -12,7 +12,7 @@ from typing import Any
 from wasmtime.component import Linker, Record
 
 from tui.core.record.reader import ConversationReadError, MessagePage
-from tui.core.wasm import artifact_manager
+from tui.core.wasm import artifact_manager, stream_events
 from tui.core.wasm.calls import HostTrap, current, host_function
 from tui.core.wasm.stream_events import STREAM, define_stream_events
 from tui.core.wasm.values import record
@@ -37,8 +37,10 @@ def define_murmur_imports(linker: Linker) -> None:
         with root.add_instance(TASK) as task:
             task.add_func("request-input", host_function(request_input))
         with root.add_instance(CHUNKS) as chunks:
-            chunks.add_func("emit-chunk", host_function(emit_chunk))
-            chunks.add_func("emit-thinking-chunk", host_function(emit_thinking_chunk))
+            # the same two functions as murmur:stream/events has (one place for them)
+            chunks.add_func("emit-chunk", host_function(stream_events.emit_chunk))
+            chunks.add_func("emit-thinking-chunk",
+                            host_function(stream_events.emit_thinking_chunk))
         with root.add_instance(INFERENCE) as inference:
             inference.add_func("run-inference", host_function(run_inference))
         with root.add_instance(CONVERSATION) as conversation:
@@ -80,18 +82,6 @@ def request_input(prompt: str) -> str:
         raise HostTrap(f"request-input is available to tools during a task, not to a "
                        f"{context.kind} ({context.artifact})")
     return context.services.ask(context.artifact, prompt)
-
-
-def emit_chunk(chunk: str) -> None:
-    stream = current().stream
-    if stream is not None:
-        stream.text(chunk)
-
-
-def emit_thinking_chunk(chunk: str) -> None:
-    stream = current().stream
-    if stream is not None:
-        stream.thinking(chunk)
 
 
 def run_inference(request: Any) -> Record | str:
