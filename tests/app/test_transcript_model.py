@@ -166,3 +166,11 @@ def test_durations_read_as_people_read_them() -> None:
 
     assert [duration(ms) for ms in (0, 480, 1000, 2140, 59_999, 128_098, 3_780_000)] == [
         "0 ms", "480 ms", "1.0 s", "2.1 s", "1 min 0 s", "2 min 8 s", "1 h 3 min"]
+
+
+def test_the_tool_tables_durations_fit_its_column() -> None:
+    from tui.app.widgets.panes import short_duration
+
+    shown = [short_duration(ms) for ms in (7, 999, 2140, 59_949, 59_999, 128_098, 3_780_000)]
+    assert shown == ["7ms", "999ms", "2.1s", "59.9s", "1m00s", "2m08s", "1h03m"]
+    assert all(len(text) <= 6 for text in shown)

@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from tui.app.widgets.row_list import RowList
 from tui.core import events as ev
+from tui.core.wording import duration
 
 MAX_CALL_ROWS = 500
 MAX_SHELL_LINES = 3000
@@ -40,7 +41,7 @@ class ToolCallsPane(Vertical):
     ToolCallsPane #call-detail-scroll { height: 1fr; border-top: solid $panel; }
     ToolCallsPane #call-detail { padding: 0 1; }
     """
-    COLUMNS = (("tool", 16), ("status", 8), ("ms", 6), ("in", 8), ("out", 8), ("effect", 6),
+    COLUMNS = (("tool", 16), ("status", 8), ("time", 6), ("in", 8), ("out", 8), ("effect", 6),
                ("resource", 24))
 
     def __init__(self) -> None:
@@ -74,7 +75,7 @@ class ToolCallsPane(Vertical):
         if entry is None:
             return
         entry["finished"] = event
-        self.rows.update(key, [event.tool_name, event.status, str(event.duration_ms),
+        self.rows.update(key, [event.tool_name, event.status, short_duration(event.duration_ms),
                                _bytes(event.input_bytes), _bytes(event.output_bytes),
                                event.state_effect or "", event.resource_id or ""],
                          "" if event.status == "ok" else "red")
@@ -89,7 +90,7 @@ class ToolCallsPane(Vertical):
             if call_key.startswith(key) and finished is not None:
                 entry["exit_code"] = event.exit_code
                 self.rows.update(call_key, [finished.tool_name, f"exit {event.exit_code}",
-                                            str(finished.duration_ms),
+                                            short_duration(finished.duration_ms),
                                             _bytes(finished.input_bytes),
                                             _bytes(finished.output_bytes),
                                             finished.state_effect or "",
@@ -128,7 +129,7 @@ class ToolCallsPane(Vertical):
                 output = output[:DETAIL_CHARS] + f"\n… ({len(finished.output)} characters)"
             status = finished.status if entry.get("exit_code") is None else \
                 f"{finished.status} · exit {entry['exit_code']}"
-            parts += ["", f"status: {status} · {finished.duration_ms} ms", "",
+            parts += ["", f"status: {status} · {duration(finished.duration_ms)}", "",
                       "output:", output]
             meta = [f"{k}: {v}" for k, v in (("state_effect", finished.state_effect),
                                              ("resource_id", finished.resource_id)) if v]
@@ -161,7 +162,7 @@ class ShellPane(RowList):
 
     def executed(self, event: ev.ShellExecuted) -> None:
         self.count += 1
-        self._add(f"$ {event.command}   exit {event.exit_code} · {event.duration_ms} ms",
+        self._add(f"$ {event.command}   exit {event.exit_code} · {duration(event.duration_ms)}",
                   "bold" if event.exit_code == 0 else "bold red")
         for label, text in (("", event.stdout), ("stderr: ", event.stderr)):
             lines = text.splitlines()
@@ -198,3 +199,16 @@ class HookFaultsPane(Vertical):
             what = f"{event.arm}: {event.error}"
         stamp = time.strftime("%H:%M:%S", time.localtime(event.ts_ms / 1000))
         self.rows.add(str(event.seq), [stamp, event.hook, event.handler, what], "yellow")
+
+
+def short_duration(ms: int) -> str:
+    """A duration in six characters at most, for the table's column: `480ms`, `2.1s`, `2m08s`,
+    `1h03m` (the detail pane says it in full)."""
+    if ms < 1000:
+        return f"{ms}ms"
+    if ms < 59_950:
+        return f"{ms / 1000:.1f}s"
+    seconds = round(ms / 1000)
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
