@@ -169,7 +169,7 @@ def test_durations_read_as_people_read_them() -> None:
 
 
 def test_the_tool_tables_durations_fit_its_column() -> None:
-    from tui.app.widgets.panes import short_duration
+    from tui.app.widgets.tool_calls import short_duration
 
     shown = [short_duration(ms) for ms in (7, 999, 2140, 59_949, 59_999, 128_098, 3_780_000)]
     assert shown == ["7ms", "999ms", "2.1s", "59.9s", "1m00s", "2m08s", "1h03m"]

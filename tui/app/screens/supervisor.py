@@ -12,9 +12,11 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 
 from tui.app.state import SessionState, TaskQueue
-from tui.app.widgets.panes import HookFaultsPane, ShellPane, ToolCallsPane
+from tui.app.widgets.hook_faults import HookFaultsPane
 from tui.app.widgets.prompt import PromptArea
+from tui.app.widgets.shell_pane import ShellPane
 from tui.app.widgets.task_queue import QueueView
+from tui.app.widgets.tool_calls import ToolCallsPane
 from tui.app.widgets.transcript import Transcript
 from tui.core import events as ev
 

@@ -1,13 +1,12 @@
-"""The side panes: tool calls, shell commands, hook faults. Each keeps a bounded number of rows
-or lines (the full history is in the trace and the record).
+"""The tool calls pane: one row per call (a bounded number; the full history is in the trace
+and the record), and the highlighted call's input, output and metadata below.
 
-Each pane is a widget a screen places: its own layout stays in `DEFAULT_CSS`, which that
-screen can override; screens keep theirs in `.tcss` files beside them."""
+A widget a screen places: its own layout stays in `DEFAULT_CSS`, which that screen can
+override; screens keep theirs in `.tcss` files beside them."""
 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from textual.containers import Vertical, VerticalScroll
@@ -18,9 +17,6 @@ from tui.core import events as ev
 from tui.core.wording import duration
 
 MAX_CALL_ROWS = 500
-MAX_SHELL_LINES = 3000
-SHELL_EXCERPT_LINES = 40
-MAX_FAULT_ROWS = 500
 DETAIL_CHARS = 8000
 
 
@@ -144,61 +140,6 @@ class ToolCallsPane(Vertical):
 
 def _call_id(event: ev.ToolCallStarted | ev.ToolCallFinished) -> str:
     return f"{event.task_id}:{event.turn}:{event.call_id}:{event.tool_name}"
-
-
-class ShellPane(RowList):
-    """Each shell command: the command line, exit code, duration, an excerpt of the output, and
-    a note when the output was truncated. A bounded list of lines, drawn only where visible
-    (even while its tab is hidden nothing piles up)."""
-
-    def __init__(self) -> None:
-        super().__init__((("", 400),), MAX_SHELL_LINES, id="shell-log")
-        self.count = 0
-        self._line = 0
-
-    def _add(self, text: str, style: str = "") -> None:
-        self._line += 1
-        self.add(str(self._line), [text], style)
-
-    def executed(self, event: ev.ShellExecuted) -> None:
-        self.count += 1
-        self._add(f"$ {event.command}   exit {event.exit_code} · {duration(event.duration_ms)}",
-                  "bold" if event.exit_code == 0 else "bold red")
-        for label, text in (("", event.stdout), ("stderr: ", event.stderr)):
-            lines = text.splitlines()
-            for line in lines[:SHELL_EXCERPT_LINES]:
-                self._add(f"  {label}{line}", "dim" if label else "")
-            if len(lines) > SHELL_EXCERPT_LINES:
-                self._add(f"  … {len(lines) - SHELL_EXCERPT_LINES} more lines", "dim italic")
-        if event.truncated:
-            self._add(f"  output truncated at 16 KiB; full output: {event.full_output_path}",
-                      "yellow")
-
-
-class HookFaultsPane(Vertical):
-    """hook, handler, arm or error, time."""
-
-    DEFAULT_CSS = """
-    HookFaultsPane .list-header { height: 1; color: $text-muted; text-style: bold; }
-    """
-    COLUMNS = (("time", 8), ("hook", 16), ("handler", 16), ("arm / error", 60))
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows = RowList(self.COLUMNS, MAX_FAULT_ROWS, id="faults")
-        self.count = 0
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(self.rows.header(), classes="list-header", markup=False)
-        yield self.rows
-
-    def fault(self, event: ev.HookFault) -> None:
-        self.count += 1
-        what = event.arm or event.error or ""
-        if event.arm and event.error:
-            what = f"{event.arm}: {event.error}"
-        stamp = time.strftime("%H:%M:%S", time.localtime(event.ts_ms / 1000))
-        self.rows.add(str(event.seq), [stamp, event.hook, event.handler, what], "yellow")
 
 
 def short_duration(ms: int) -> str:

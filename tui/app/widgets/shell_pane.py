@@ -1,0 +1,40 @@
+"""The shell pane: each command with its exit code, duration and an excerpt of its output, in
+a bounded number of lines (the full output is in the trace and the command's log)."""
+
+from __future__ import annotations
+
+from tui.app.widgets.row_list import RowList
+from tui.core import events as ev
+from tui.core.wording import duration
+
+MAX_SHELL_LINES = 3000
+SHELL_EXCERPT_LINES = 40
+
+
+class ShellPane(RowList):
+    """Each shell command: the command line, exit code, duration, an excerpt of the output, and
+    a note when the output was truncated. A bounded list of lines, drawn only where visible
+    (even while its tab is hidden nothing piles up)."""
+
+    def __init__(self) -> None:
+        super().__init__((("", 400),), MAX_SHELL_LINES, id="shell-log")
+        self.count = 0
+        self._line = 0
+
+    def _add(self, text: str, style: str = "") -> None:
+        self._line += 1
+        self.add(str(self._line), [text], style)
+
+    def executed(self, event: ev.ShellExecuted) -> None:
+        self.count += 1
+        self._add(f"$ {event.command}   exit {event.exit_code} · {duration(event.duration_ms)}",
+                  "bold" if event.exit_code == 0 else "bold red")
+        for label, text in (("", event.stdout), ("stderr: ", event.stderr)):
+            lines = text.splitlines()
+            for line in lines[:SHELL_EXCERPT_LINES]:
+                self._add(f"  {label}{line}", "dim" if label else "")
+            if len(lines) > SHELL_EXCERPT_LINES:
+                self._add(f"  … {len(lines) - SHELL_EXCERPT_LINES} more lines", "dim italic")
+        if event.truncated:
+            self._add(f"  output truncated at 16 KiB; full output: {event.full_output_path}",
+                      "yellow")
