@@ -74,7 +74,12 @@ async def test_the_question_appears_and_the_answer_reaches_the_tool(
         assert "main\ndev" in tool["content"][0]["text"]
         lines = [line for t in app.supervisor.transcript.window_turns
                  for line in t.lines.values()]
-        assert "  you answered: main dev" in lines
+        # the answer keeps its line break: two lines on the screen, the second beneath the
+        # first
+        assert "  you answered: main\n" + " " * 16 + "dev" in lines
+        drawn = [text.plain.rstrip() for text in app.supervisor.transcript._lines]
+        at = drawn.index("  you answered: main")
+        assert drawn[at + 1] == " " * 16 + "dev"
         assert app.return_status == 0
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:  # the loop's leaf: what a task's end and a turn's decision may be
-    from tui.core.loop.state import ExitStatus, FailureCause, TurnDecision
+    from tui.core.loop.state import CancelPhase, ExitStatus, FailureCause, TurnDecision
 
 JsonObject = dict[str, Any]
 
@@ -121,6 +121,17 @@ class TaskFailed(Event):
     cause: FailureCause
     reason: str
     turn: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class TaskCanceled(Event):
+    """The running task stopped because it was canceled (Murmur's `task_canceled`): at once,
+    before any on-task-end hook runs; TaskEnded (`canceled`) follows once the hooks are done.
+    `phase` says what it was doing: a model call, a question, or the turn around them."""
+
+    task_id: str
+    turn: int
+    phase: CancelPhase
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

@@ -39,6 +39,9 @@ def mark(ok: bool) -> str:
     return "✓" if ok else "✗"
 
 
+ANSWER_LINES = 12
+
+
 def short(value: object, limit: int = 100) -> str:
     """`value` on one line, at most `limit` characters (… marks a cut)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -113,9 +116,27 @@ def question(event: ev.InputRequested, form: Form) -> str:
 
 
 def answer(event: ev.InputAnswered, form: Form) -> str:
+    """The human's answer, with its line breaks (the screen shows at most ANSWER_LINES of it,
+    each cut at 200 characters; the headless log all of it)."""
+    label = "  you answered: " if form is Form.SCREEN else "  answered: "
+    lines = event.answer.strip("\n").splitlines() or [""]
     if form is Form.SCREEN:
-        return f"  you answered: {short(event.answer)}"
-    return f"  answered: {event.answer}"
+        more = len(lines) - ANSWER_LINES
+        lines = [_cut(line, 200) for line in lines[:ANSWER_LINES]]
+        if more > 0:
+            lines.append(f"… {count(more, 'more line')}")
+    indent = "\n" + " " * len(label)
+    return label + indent.join(lines)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def canceled(event: ev.TaskCanceled) -> str:
+    where = {"inference": "during a model call", "input": "while a question waited",
+             "turn": "between steps"}[event.phase]
+    return f"⊘ canceled {where} (turn {event.turn + 1})"
 
 
 def retry(event: ev.InferenceRetry, form: Form) -> str:
@@ -198,6 +219,8 @@ def said(event: ev.Event) -> Said | None:
             return Said(LineKind.NOTE, compaction_declined(event, Form.SCREEN))
         case ev.TaskReopened():
             return Said(LineKind.NOTE, reopened(event, Form.SCREEN))
+        case ev.TaskCanceled():
+            return Said(LineKind.FAILURE, canceled(event))
     return None
 
 
@@ -239,6 +262,8 @@ def log_line(event: ev.Event) -> str | None:
             return compaction_declined(event, Form.LOG)
         case ev.TaskReopened():
             return reopened(event, Form.LOG)
+        case ev.TaskCanceled():
+            return canceled(event)
         case ev.InputAnswered():
             return answer(event, Form.LOG)
         case ev.HookFault():

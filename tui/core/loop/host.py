@@ -52,12 +52,17 @@ class Host:
         self.report.emit(ev.InputRequested(task_id=task_id, request_id=request_id,
                                            prompt=prompt, tool_name=tool_name,
                                            deadline_ms=deadline))
+        position = self.report.position
+        was, position.phase = position.phase, "input"
         try:
             answer = self.responder.ask(
                 InputRequest(request_id, prompt, tool_name, timeout, self.cancel))
         except InputTimeout:
             raise InputTimeout(f"no answer came within {timeout:g} s "
                                "(lifecycle.input_timeout_secs)") from None
+        finally:
+            if not self.cancel.is_set():  # canceled: the task stopped at its question
+                position.phase = was
         self.report.emit(ev.InputAnswered(task_id=self.report.position.task_id,
                                           request_id=request_id, answer=answer))
         return answer

@@ -40,6 +40,11 @@ class Usage(Frozen):
         return self.input_tokens + self.output_tokens
 
 
+# what a task was doing when it was canceled (Murmur's task_canceled `phase`, the ones a
+# single session has)
+CancelPhase = Literal["turn", "inference", "input"]
+
+
 @dataclass
 class Position:
     """Where the session is: the running task (the record scope) and its turn. Read by what
@@ -47,6 +52,7 @@ class Position:
 
     task_id: str | None = None
     turn: int = 0
+    phase: CancelPhase = "turn"  # what the task is doing: where a cancel would strike
 
 
 @dataclass

@@ -88,6 +88,7 @@ def run(parts: TaskParts) -> TaskOutcome:
                                source=parts.source, origin=parts.origin,
                                message_parts_bytes=len(text.encode())))
     report.position.task_id = task.task_id
+    report.position.phase = "turn"
     parts.dispatch.script_task = task
     if parts.script is None:
         context.append(user_message(text))
@@ -103,7 +104,15 @@ def run(parts: TaskParts) -> TaskOutcome:
             report.emit(ev.TaskFailed(task_id=task.task_id, cause=outcome.cause,
                                       reason=outcome.result.removeprefix("error: "),
                                       turn=outcome.turn))
+        if isinstance(outcome, Canceled):
+            report.emit(ev.TaskCanceled(task_id=task.task_id, turn=report.position.turn,
+                                        phase=report.position.phase))
         reopen = hooks.task_end(task.task_id, outcome.exit_status)
+        if reopen is not None and isinstance(outcome, Canceled):
+            # the person stopped the task: a hook may see it end, not start it again
+            report.log(f"{reopen.hook} asked to reopen task {task.task_id}; it was canceled, "
+                       "so it stays ended")
+            break
         if reopen is None or parts.script is not None:
             break
         refused = _reopen(parts, task, reopen)

@@ -83,6 +83,8 @@ class Turns:
                                         input_tokens=input_tokens))
         request = context.request(self.head, payload_messages)
         deltas = self.report.deltas(task.task_id, turn)
+        position = self.report.position
+        position.phase = "inference"
         try:
             reply = self.driver.complete(request, deltas, self.cancel)
         except InferenceCanceled:
@@ -92,6 +94,8 @@ class Turns:
             return Failed(f"error: {exc}", exc.cause, turn)
         finally:
             deltas.flush()
+            if not self.cancel.is_set():  # canceled: the task stopped in its model call
+                position.phase = "turn"
         if self.cancel.is_set():
             raise CanceledError()
         if reply.status != "passed":

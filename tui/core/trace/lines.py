@@ -171,6 +171,12 @@ def hook_dispatch_error(event: ev.HookFault) -> dict[str, Any]:
     return fields
 
 
+def task_canceled(event: ev.TaskCanceled) -> dict[str, Any]:
+    # a single session delegates nothing and detaches nothing: both lists are empty
+    return {"task_id": event.task_id, "turn": event.turn, "phase": event.phase,
+            "detached_work_ids": [], "delegation_ids": []}
+
+
 def task_reopened(event: ev.TaskReopened) -> dict[str, Any]:
     return {"task_id": event.task_id, "hook_name": event.hook_name, "reason": event.reason,
             "reopen_number": event.reopen_number, "attempt_context": "continued",

@@ -166,6 +166,10 @@ class TraceWriter:
             self.write("hook_dispatch_error", self._session_node, event.ts_ms,
                        lines.hook_dispatch_error(event), event.session_id)
 
+    def _task_canceled(self, event: ev.TaskCanceled) -> None:
+        self.write("task_canceled", self._task_node, event.ts_ms, lines.task_canceled(event),
+                   event.session_id)
+
     def _task_reopened(self, event: ev.TaskReopened) -> None:
         self.write("task_reopened", self._task_node, event.ts_ms, lines.task_reopened(event),
                    event.session_id)
@@ -190,6 +194,7 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.CompactionDeclined: TraceWriter._compaction_declined,
     ev.HookFault: TraceWriter._hook_fault,
     ev.TaskReopened: TraceWriter._task_reopened,
+    ev.TaskCanceled: TraceWriter._task_canceled,
     ev.SessionStarted: TraceWriter._session_start,
     ev.TaskStarted: TraceWriter._task_start,
     ev.TurnCompleted: TraceWriter._inference,
