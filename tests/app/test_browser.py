@@ -382,5 +382,37 @@ async def test_enter_in_the_filter_opens_the_match_and_esc_or_q_quit_standalone(
     again = BrowserApp(murmur_home)
     async with again.run_test(size=(160, 40)) as pilot:
         await pilot.pause(0.3)
-        await pilot.press("q")
+        await pilot.press("q")  # typed into the filter, which has the focus
+        await pilot.pause(0.1)
+        listing = again.screen
+        assert isinstance(listing, ConversationsScreen)
+        assert listing.filter_input.value == "q" and again.is_running
+        await pilot.press("escape", "tab", "q")  # on the list, `q` quits
         await wait_for(pilot, lambda: not again.is_running, within=10)
+
+
+async def test_the_browser_opens_with_the_filter_focused_and_arrows_move_the_list(
+        murmur_home: Path) -> None:
+    for n, topic in enumerate(("cats", "cats and mice", "dogs")):
+        make(murmur_home, "r", f"ctx_{n}", [user_message(f"about {topic}")], mtime=1000 + n)
+    app = BrowserApp(murmur_home)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ConversationsScreen)
+        await wait_for(pilot, lambda: screen.rows.row_count == 3)
+        assert screen.filter_input.has_focus
+        await pilot.press(*"cats")  # no click, no Tab: the keys filter
+        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        assert screen.rows.highlighted == "r/ctx_1"  # the newest match
+        await pilot.press("down")  # moves the list, the filter keeps the focus and its text
+        assert screen.rows.highlighted == "r/ctx_0"
+        assert screen.filter_input.has_focus and screen.filter_input.value == "cats"
+        await pilot.press("up", "down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        assert "about cats" in texts(app.screen)  # type: ignore[arg-type]
+        assert "mice" not in texts(app.screen)  # type: ignore[arg-type]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert screen.filter_input.has_focus  # back where the reader left it
+        await pilot.press("ctrl+f")  # search every record from the filter
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))

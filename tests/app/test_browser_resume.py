@@ -90,7 +90,7 @@ async def test_r_in_the_standalone_browser_continues_into_a_resumed_session(
         await wait_for(pilot, lambda: screen.rows.row_count == 2 and screen.sessions is not None)
         # the newest row was written by mur: nothing to resume, and the browser says why
         assert screen.rows.highlighted == "other/ctx_newer"
-        await pilot.press("r")
+        await pilot.press("tab", "r")  # the filter has the focus; `r` is the list's
         await wait_for(pilot, lambda: "no murmur-tui session" in toasts(app))
         assert app.is_running
         await pilot.press("down", "r")
@@ -128,7 +128,7 @@ async def test_capital_r_asks_for_compact_and_a_capsule_without_hooks_is_refused
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
         await wait_for(pilot, lambda: screen.rows.row_count == 2 and screen.sessions is not None)
-        await pilot.press("R")  # the plain capsule's conversation: it has no hook
+        await pilot.press("tab", "R")  # the plain capsule's conversation: it has no hook
         await wait_for(pilot, lambda: "has no hook" in toasts(app))
         assert app.is_running
         await pilot.press("down", "R")
@@ -166,7 +166,7 @@ async def test_r_over_the_supervisor_resumes_in_a_follow_up_session(
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
         await wait_for(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
-        await pilot.press("r")
+        await pilot.press("tab", "r")
         await wait_for(pilot, lambda: app.session is not first and app.result is not None,
                        within=60)
         assert app.screen is app.supervisor

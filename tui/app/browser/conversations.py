@@ -1,5 +1,6 @@
 """`murmur-tui browse`: every conversation record, newest activity first, filterable as you
-type, live as sessions write. Enter opens one; `/` searches every record; `r` / `R` continue one.
+type (the filter has the focus; the arrows move the list), live as sessions write. Enter opens
+one; `/` searches every record; on the list (Tab) `r` / `R` continue one.
 What the session index knows of each (outcome, tasks, duration, capsule) fills in after the
 first screenful has painted."""
 
@@ -27,12 +28,15 @@ from tui.core.session_index import ResumeMode
 
 MAX_ROWS = 1_000_000  # no cap a user would meet; rows are plain tuples
 FIRST_SCREENFUL = 60  # rows whose previews are read before the list first paints
+# keys that, typed in the filter, move the list's highlight instead
+_LIST_KEYS = {"up": -1, "down": 1, "pageup": -10, "pagedown": 10}
 
 
 class ConversationsScreen(Screen[None]):
     CSS_PATH = "conversations.tcss"
     BINDINGS = [
         Binding("slash", "search", "Search all"),
+        Binding("ctrl+f", "search", "Search all", show=False),  # from the filter too
         Binding("escape", "leave", "Back", show=False),
         Binding("q", "back_or_quit", "Back / quit", show=False),
         Binding("enter", "open", "Open", show=False),
@@ -71,7 +75,7 @@ class ConversationsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.rows.follow = False
-        self.rows.focus()
+        self.filter_input.focus()  # type to filter at once; Tab goes to the list
         self._load()
 
     # -- reading ------------------------------------------------------------------------------
@@ -154,11 +158,15 @@ class ConversationsScreen(Screen[None]):
 
     # -- interaction --------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:
+        if event.value == "/":  # `/` typed first: search every record, as from the list
+            self.filter_input.value = ""
+            self.action_search()
+            return
         self._refill()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in the filter opens the highlighted conversation (the first match)."""
-        self.rows.focus()
+        """Enter in the filter opens the highlighted conversation (the first match); the
+        filter keeps the focus for when the reader comes back."""
         if self.rows.highlighted is not None:
             self.action_open()
 
@@ -167,7 +175,6 @@ class ConversationsScreen(Screen[None]):
         browser runs on its own."""
         if self.filter_input.value:
             self.filter_input.value = ""
-            self.rows.focus()
         else:
             self.action_back_or_quit()
 
@@ -183,6 +190,11 @@ class ConversationsScreen(Screen[None]):
             event.stop()  # opened here: the screen's own enter binding must not open it again
             event.prevent_default()
             self.action_open()
+        elif self.filter_input.has_focus and event.key in _LIST_KEYS:
+            # the filter keeps the keys it types; the arrows move the list's highlight
+            event.stop()
+            event.prevent_default()
+            self.rows.action_move(_LIST_KEYS[event.key])
 
     def action_open(self) -> None:
         key = self.rows.highlighted
