@@ -128,15 +128,20 @@ def test_a_quiet_call_sends_what_waits_without_more_output(tmp_path: Path) -> No
     assert len(sink.of(ev.ShellOutput)) == 2  # nothing after the call returned
 
 
-def test_progress_is_redacted_capped_and_the_newest_of_an_interval_wins(tmp_path: Path) -> None:
+def test_progress_is_a_redacted_stream_sent_in_capped_batches(tmp_path: Path) -> None:
     feed, sink = feed_of(tmp_path, interval=60)
-    feed.progress(f"step 1 {KEY}")
-    feed.progress("step 2")
-    feed.progress("é" * 5000)
+    feed.progress("step 1 ")
+    feed.progress(f"token {KEY[:10]}")  # a key split across two chunks
+    feed.progress(f"{KEY[10:]} done\n")
     feed.close()
     first, last = sink.of(ev.ToolProgress)
-    assert KEY not in first.text and "[redacted]" in first.text
-    assert len(last.text.encode()) <= PROGRESS_BYTES and last.text.endswith("…")
+    assert first.text == "step 1 "  # the first goes at once; the rest waits for the interval
+    assert last.text == "token [redacted] done\n"
+    feed, sink = feed_of(tmp_path, interval=60)
+    feed.progress("b" + "é" * 5000)
+    feed.close()
+    cut = sink.of(ev.ToolProgress)[-1]
+    assert len(cut.text.encode()) <= PROGRESS_BYTES and cut.text.startswith("…é")
 
 
 def test_dispatch_sends_live_lines_between_started_and_finished(tmp_path: Path) -> None:

@@ -374,8 +374,9 @@ class ShellOutput(Event):
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ToolProgress(Event):
-    """A WebAssembly tool's progress while its call runs (`emit-chunk`): at most 4 KiB, the
-    newest message of each `report.LIVE_INTERVAL`. No trace line."""
+    """A WebAssembly tool's progress while its call runs: the text its `emit-chunk` calls
+    sent since the last ToolProgress of the call (at most one every `report.LIVE_INTERVAL`;
+    the newest 4 KiB of it, "…" marking a cut), redacted. No trace line."""
 
     task_id: str
     turn: int

@@ -128,7 +128,8 @@ class CallFeed:
     the next one (a timer sends it if nothing else arrives), so however fast a command writes,
     a call makes at most one event per stream every `LIVE_INTERVAL`. A batch keeps the newest
     `LIVE_LINES` lines of each stream (`skipped_lines` counts the rest; the whole output is in
-    the result and the log); of several progress messages in one interval the newest is shown.
+    the result and the log). Progress text is a stream, as `emit-chunk` is: what arrived in
+    one interval goes out as one ToolProgress, its newest `PROGRESS_BYTES` when it is longer.
     After `close` (the call returned) nothing more is sent."""
 
     def __init__(self, report: Report, task_id: str, turn: int, call_id: str,
@@ -139,6 +140,7 @@ class CallFeed:
         self._lock = threading.Lock()
         self._streams: dict[OutputStream, _Pending] = {}
         self._progress: str | None = None
+        self._redactor = StreamRedactor()
         self._last = float("-inf")
         self._timer: threading.Timer | None = None
         self._closed = False
@@ -153,14 +155,13 @@ class CallFeed:
             self._due()
 
     def progress(self, text: str) -> None:
-        text = _cut(redact(text), PROGRESS_BYTES)
-        if not text.strip():
-            return
         with self._lock:
             if self._closed:
                 return
-            self._progress = text
-            self._due()
+            safe = self._redactor.feed(text)  # a key split across two chunks is still caught
+            if safe:
+                self._progress = _newest((self._progress or "") + safe, PROGRESS_BYTES)
+                self._due()
 
     def close(self) -> None:
         with self._lock:
@@ -170,6 +171,9 @@ class CallFeed:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+            tail = self._redactor.flush()
+            if tail:
+                self._progress = _newest((self._progress or "") + tail, PROGRESS_BYTES)
             self._send()
 
     def _due(self) -> None:
@@ -204,9 +208,9 @@ class CallFeed:
                                               text=progress))
 
 
-def _cut(text: str, limit: int) -> str:
-    """At most `limit` UTF-8 bytes of `text`, cut on a character boundary, "…" marking a cut."""
+def _newest(text: str, limit: int) -> str:
+    """The last `limit` UTF-8 bytes of `text`, cut on a character boundary; "…" marks a cut."""
     data = text.encode()
     if len(data) <= limit:
         return text
-    return data[:limit - 3].decode("utf-8", errors="ignore") + "…"
+    return "…" + data[len(data) - limit + 3:].decode("utf-8", errors="ignore")
