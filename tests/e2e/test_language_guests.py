@@ -111,7 +111,10 @@ def test_python_tool_and_hook_run_a_whole_session(tmp_path: Path, murmur_home: P
     assert (finished["c"]["state_effect"], finished["c"]["resource_id"]) == ("mutate",
                                                                             "note.txt")
     assert "hello" in finished["d"]["output"] and finished["d"]["state_effect"] == "read"
-    assert "py chunk" in "".join(e["text"] for e in of(events, "TextDelta"))
+    # a tool's chunks are its call's progress, not the model's answer
+    assert "".join(e["text"] for e in of(events, "ToolProgress") if e["call_id"] == "e") == \
+        "py chunk"
+    assert "py chunk" not in "".join(e["text"] for e in of(events, "TextDelta"))
     seen_env = json.loads(finished["f"]["output"].split("\n")[1])
     assert seen_env.get("GUEST_VISIBLE") == "yes" and "GUEST_HIDDEN" not in seen_env
     assert "GUEST_API_KEY" not in seen_env  # allowed by name, never passed: credential-shaped

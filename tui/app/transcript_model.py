@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from tui.core import events as ev
-from tui.core.wording import Form, LineKind, Said, said, task_ended
+from tui.core.wording import Form, LineKind, Said, latest_line, said, task_ended, tool_started
 
 WINDOW = 40  # turns whose lines are kept while following the output
 MODEL_TURNS = 2000  # turns whose text is kept in memory
@@ -60,6 +60,7 @@ class TranscriptModel:
         self.dropped = 0  # turns no longer in the model (older than MODEL_TURNS)
         self.task_text = ""
         self.result: TaskResult | None = None
+        self._running: dict[str, str] = {}  # a running call's line key -> its start line
         self.window: deque[TurnModel] = deque()  # the turns the widget draws
 
     # -- turns --------------------------------------------------------------------------------
@@ -140,9 +141,22 @@ class TranscriptModel:
             case ev.ToolCallComposing():  # replaced in place by the call's start, then its end
                 self._say(self.turn(event.task_id, event.turn),
                           _call_key(event.call_id, event.tool_name, event.turn), event)
-            case ev.ToolCallStarted() | ev.ToolCallFinished():
-                self._say(self.turn(event.task_id, event.turn),
-                          _call_key(event.call_id, event.tool_name, event.turn), event)
+            case ev.ToolCallStarted():
+                key = _call_key(event.call_id, event.tool_name, event.turn)
+                model = self.turn(event.task_id, event.turn)
+                self._say(model, key, event)
+                self._running[key] = tool_started(event, Form.SCREEN)
+            case ev.ToolCallFinished():
+                key = _call_key(event.call_id, event.tool_name, event.turn)
+                self._running.pop(key, None)
+                self._say(self.turn(event.task_id, event.turn), key, event)
+            case ev.ShellOutput() | ev.ToolProgress():  # the running call's line: its newest
+                key = _call_key(event.call_id, "", event.turn)
+                latest = latest_line(event, 60)
+                if key not in self._running or not latest:
+                    return False
+                self.turn(event.task_id, event.turn).say(
+                    key, Said(LineKind.NOTE, f"{self._running[key]}  ⋯ {latest}"))
             case ev.CallDenied():  # its own line, beside the call the denial ended
                 self._say(self.turn(event.task_id, event.turn), f"deny{event.seq}", event)
             case ev.ShellExecuted() if event.call_id:

@@ -364,3 +364,32 @@ class CallDenied(Event):
     hook_name: str
     target: str  # the resolved binary for a shell command, the tool's name otherwise
     reason: str
+
+
+# -- live tool calls, appended ------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ShellOutput(Event):
+    """Lines a shell command wrote while it runs (redacted; no trace line). `text` is one
+    or more whole lines joined by "\\n"; a line that waited `live.PARTIAL_SECONDS` for its
+    end comes as a line of its own. At most one per stream every `report.LIVE_INTERVAL`;
+    `skipped_lines` lines written since the last one were left out of it (the result and the
+    log keep them). ShellExecuted still follows with the call's result."""
+
+    task_id: str
+    turn: int
+    call_id: str
+    stream: Literal["stdout", "stderr"]
+    text: str
+    skipped_lines: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ToolProgress(Event):
+    """A WebAssembly tool's progress while its call runs: the text its `emit-chunk` calls
+    sent since the last ToolProgress of the call (at most one every `report.LIVE_INTERVAL`;
+    the newest 4 KiB of it, "…" marking a cut), redacted. No trace line."""
+
+    task_id: str
+    turn: int
+    call_id: str
+    text: str

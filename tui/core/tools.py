@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from tui.core.cancel import CancelToken
 from tui.core.fence import fence
@@ -95,10 +95,41 @@ def refusal(text: str, kind: str, duration_ms: int = 0) -> ToolOutcome:
                        duration_ms=duration_ms, refused=True)
 
 
+OutputStream = Literal["stdout", "stderr"]
+
+
+class CallProgress(Protocol):
+    """What a running call shows before it ends, supplied by the dispatcher for one call.
+    Either method may be called from the calling thread any number of times; what arrives
+    after the call returned is dropped."""
+
+    def output(self, stream: OutputStream, lines: list[str]) -> None:
+        """Lines a shell command wrote (redacted already, without their line ends)."""
+        ...
+
+    def progress(self, text: str) -> None:
+        """A progress message from a component (`emit-chunk` while its call runs)."""
+        ...
+
+
+class _Silent:
+    """The progress of a call nobody watches (a script capsule's invoke of a tool, tests)."""
+
+    def output(self, stream: OutputStream, lines: list[str]) -> None:
+        return None
+
+    def progress(self, text: str) -> None:
+        return None
+
+
+SILENT: CallProgress = _Silent()
+
+
 class ToolHandler(Protocol):
     spec: ToolSpec
 
-    def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome: ...
+    def call(self, call: ToolCall, cancel: CancelToken,
+             progress: CallProgress = SILENT) -> ToolOutcome: ...
 
 
 class SkillHandler:
@@ -110,7 +141,8 @@ class SkillHandler:
         first_line = next((line.strip() for line in text.splitlines() if line.strip()), name)
         self.spec = ToolSpec(name, first_line, dict(EMPTY_SCHEMA), "skill")
 
-    def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome:
+    def call(self, call: ToolCall, cancel: CancelToken,
+             progress: CallProgress = SILENT) -> ToolOutcome:
         started = time.perf_counter()
         try:
             text = self._file.read_text(encoding="utf-8")

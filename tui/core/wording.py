@@ -104,6 +104,30 @@ def shell_executed(event: ev.ShellExecuted, form: Form) -> str:
     return f"  $ {event.command}  [exit {event.exit_code} · {duration(event.duration_ms)}{cut}]"
 
 
+def shell_output(event: ev.ShellOutput) -> str:
+    """A running command's lines in the headless log: `  │ ` before stdout, `  │! ` before
+    stderr, and a line saying how many were left out when it wrote faster than they show."""
+    prefix = "  │ " if event.stream == "stdout" else "  │! "
+    lines = [prefix + line for line in event.text.split("\n")]
+    if event.skipped_lines:
+        lines.insert(0, f"{prefix}… {count(event.skipped_lines, 'line')} not shown live "
+                        f"(the result and the log keep them)")
+    return "\n".join(lines)
+
+
+def latest_line(event: ev.ShellOutput | ev.ToolProgress, limit: int = 100) -> str:
+    """The newest non-blank line of live output or progress, shortened (a running call's
+    line on screen)."""
+    lines = [line for line in event.text.splitlines() if line.strip()]
+    return short(lines[-1], limit) if lines else ""
+
+
+def tool_progress(event: ev.ToolProgress, form: Form) -> str:
+    if form is Form.SCREEN:
+        return f"⋯ {latest_line(event)}"
+    return "  ⋯ " + event.text.rstrip("\n").replace("\n", "\n    ")
+
+
 def call_denied(event: ev.CallDenied, form: Form) -> str:
     what = "$" if event.kind == "shell" else "tool"
     reason = short(event.reason, 200) if form is Form.SCREEN else event.reason
@@ -246,6 +270,10 @@ def log_line(event: ev.Event) -> str | None:
             return tool_started(event, Form.LOG)
         case ev.ToolCallFinished():
             return tool_finished(event, Form.LOG)
+        case ev.ShellOutput():
+            return shell_output(event)
+        case ev.ToolProgress():
+            return tool_progress(event, Form.LOG)
         case ev.ShellExecuted():
             return shell_executed(event, Form.LOG)
         case ev.CallDenied():

@@ -99,6 +99,12 @@ class SupervisorScreen(Screen[None]):
                                        f"model {event.model}  ·  {event.session_id}")
                 case ev.ToolCallStarted():
                     self.tools.started(event)
+                    self.shell.started(event)
+                case ev.ShellOutput():
+                    self.shell.output(event)
+                    self.tools.live(event.call_id, event.text)
+                case ev.ToolProgress():
+                    self.tools.live(event.call_id, event.text)
                 case ev.ToolCallFinished():
                     self.tools.finished(event)
                 case ev.ShellExecuted():

@@ -1,5 +1,7 @@
 """The shell pane: each command with its exit code, duration and an excerpt of its output, in
-a bounded number of lines (the full output is in the trace and the command's log)."""
+a bounded number of lines (the full output is in the trace and the command's log). A running
+command shows a "$ cmd  running…" header and its lines as they arrive; its result then adds
+the exit line, and the excerpt only when no line was shown live."""
 
 from __future__ import annotations
 
@@ -20,15 +22,43 @@ class ShellPane(RowList):
         super().__init__((("", 400),), MAX_SHELL_LINES, id="shell-log")
         self.count = 0
         self._line = 0
+        self._live: dict[str, int] = {}  # running call id -> lines shown so far
 
     def _add(self, text: str, style: str = "") -> None:
         self._line += 1
         self.add(str(self._line), [text], style)
 
+    def started(self, event: ev.ToolCallStarted) -> None:
+        """A shell call began: its header, before any output."""
+        if event.kind != "shell" or event.call_id is None or event.call_id in self._live:
+            return
+        command = event.input.get("command") if isinstance(event.input, dict) else None
+        self._live[event.call_id] = 0
+        self._add(f"$ {command if isinstance(command, str) else event.tool_name}  running…",
+                  "bold")
+
+    def output(self, event: ev.ShellOutput) -> None:
+        """Lines of a running command, under its header."""
+        if event.call_id not in self._live:
+            self._live[event.call_id] = 0
+            self._add("$ …  running…", "bold")
+        label = "" if event.stream == "stdout" else "stderr: "
+        if event.skipped_lines:
+            self._add(f"  … {event.skipped_lines} lines not shown live", "dim italic")
+        for line in event.text.split("\n"):
+            self._add(f"  {label}{line}", "dim" if label else "")
+        self._live[event.call_id] += 1
+
     def executed(self, event: ev.ShellExecuted) -> None:
         self.count += 1
+        shown = self._live.pop(event.call_id, 0) if event.call_id is not None else 0
         self._add(f"$ {event.command}   exit {event.exit_code} · {duration(event.duration_ms)}",
                   "bold" if event.exit_code == 0 else "bold red")
+        if shown:  # its lines are above already
+            if event.truncated:
+                self._add(f"  output truncated at 16 KiB; full output: "
+                          f"{event.full_output_path}", "yellow")
+            return
         for label, text in (("", event.stdout), ("stderr: ", event.stderr)):
             lines = text.splitlines()
             for line in lines[:SHELL_EXCERPT_LINES]:

@@ -1,5 +1,7 @@
 """The tool calls pane: one row per call (a bounded number; the full history is in the trace
-and the record), and the highlighted call's input, output and metadata below.
+and the record), and the highlighted call's input, output and metadata below. A running
+call's row turns a spinner and counts its time (4 times a second, by a timer that runs only
+while a call runs) and shows its newest output or progress line.
 
 A widget a screen places: its own layout stays in `DEFAULT_CSS`, which that screen can
 override; screens keep theirs in `.tcss` files beside them."""
@@ -7,14 +9,19 @@ override; screens keep theirs in `.tcss` files beside them."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from textual.containers import Vertical, VerticalScroll
+from textual.timer import Timer
 from textual.widgets import Static
 
 from tui.app.widgets.row_list import RowList
 from tui.core import events as ev
-from tui.core.wording import duration
+from tui.core.wording import duration, short
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+TICK_SECONDS = 0.25
 
 MAX_CALL_ROWS = 500
 DETAIL_CHARS = 8000
@@ -49,6 +56,9 @@ class ToolCallsPane(Vertical):
         self.total = 0
         self._dirty_detail = False
         self._shown: str | None = None
+        self._live_since: dict[str, float] = {}  # running call key -> when it started (monotonic)
+        self._ticks = 0
+        self.ticker: Timer | None = None  # only while a call runs
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(self.rows.header(), classes="list-header", markup=False)
@@ -64,6 +74,44 @@ class ToolCallsPane(Vertical):
             self.calls.pop(next(iter(self.calls)))
         self.rows.add(key, [event.tool_name, "running", "", "", "", "", ""], "cyan")
         self._dirty_detail = True
+        self._live_since[key] = time.monotonic()
+        if self.ticker is None and self.is_attached:
+            self.ticker = self.set_interval(TICK_SECONDS, self._tick)
+
+    def live(self, call_id: str, text: str) -> None:
+        """A running call's newest output or progress line."""
+        lines = [line for line in text.splitlines() if line.strip()]
+        if not lines:
+            return
+        for key in self._live_since:
+            entry = self.calls.get(key)
+            if entry is not None and entry["started"].call_id == call_id:
+                entry["latest"] = lines[-1]
+                self._dirty_detail = True
+                self._draw_running(key, entry)
+                return
+
+    def _tick(self) -> None:
+        self._ticks += 1
+        for key in list(self._live_since):
+            entry = self.calls.get(key)
+            if entry is None:
+                self._stop(key)
+            else:
+                self._draw_running(key, entry)
+
+    def _draw_running(self, key: str, entry: dict[str, Any]) -> None:
+        started: ev.ToolCallStarted = entry["started"]
+        elapsed = int((time.monotonic() - self._live_since[key]) * 1000)
+        self.rows.update(key, [started.tool_name, f"{SPINNER[self._ticks % len(SPINNER)]} run",
+                               short_duration(elapsed), "", "", "",
+                               short(entry.get("latest", ""), 24)], "cyan")
+
+    def _stop(self, key: str) -> None:
+        self._live_since.pop(key, None)
+        if not self._live_since and self.ticker is not None:
+            self.ticker.stop()
+            self.ticker = None
 
     def finished(self, event: ev.ToolCallFinished) -> None:
         key = _call_id(event)
@@ -71,6 +119,7 @@ class ToolCallsPane(Vertical):
         if entry is None:
             return
         entry["finished"] = event
+        self._stop(key)
         self.rows.update(key, [event.tool_name, event.status, short_duration(event.duration_ms),
                                _bytes(event.input_bytes), _bytes(event.output_bytes),
                                event.state_effect or "", event.resource_id or ""],
@@ -118,7 +167,8 @@ class ToolCallsPane(Vertical):
                  f"{started.kind})", "", "input:",
                  json.dumps(started.input, ensure_ascii=False, indent=2)]
         if finished is None:
-            parts += ["", "running…"]
+            parts += ["", "running…"] + ([f"latest: {entry['latest']}"] if "latest" in entry
+                                          else [])
         else:
             output = finished.output
             if len(output) > DETAIL_CHARS:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui.core.inference.composing import CallSizes, composing_of
 from tui.core.inference.driver import DriverError, ProviderError, StreamSink
 
 VERSION = "2023-06-01"
@@ -87,6 +88,7 @@ class Assembler:
 
     def __init__(self, sink: StreamSink) -> None:
         self.sink = sink
+        self.sizes = CallSizes(composing_of(sink))  # the calls the model is writing
         self.blocks: dict[int, dict[str, Any]] = {}
         self.stop: str | None = None
         self.usage: dict[str, int] = {}
@@ -101,7 +103,10 @@ class Assembler:
         elif kind == "content_block_start":
             block = dict(data.get("content_block") or {})
             block["_json"] = []
+            block["_bytes"] = 0
             self.blocks[int(data.get("index", len(self.blocks)))] = block
+            if block.get("type") == "tool_use":
+                self.sizes.tell(block.get("id"), block.get("name"), 0)
         elif kind == "content_block_delta":
             self._delta(int(data.get("index", 0)), data.get("delta") or {})
         elif kind == "message_delta":
@@ -120,7 +125,11 @@ class Assembler:
         elif kind == "signature_delta":
             block["signature"] = block.get("signature", "") + delta.get("signature", "")
         elif kind == "input_json_delta":
-            block["_json"].append(delta.get("partial_json", ""))
+            piece = delta.get("partial_json", "")
+            block["_json"].append(piece)
+            block["_bytes"] = block.get("_bytes", 0) + len(piece.encode())
+            if block.get("type") == "tool_use":
+                self.sizes.tell(block.get("id"), block.get("name"), block["_bytes"])
 
     def whole(self, data: dict[str, Any]) -> None:
         if data.get("type") == "error":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui.core.inference.composing import CallSizes, composing_of
 from tui.core.inference.driver import DriverError, ProviderError, StreamSink
 
 STOPS = {"stop": "end_turn", "tool_calls": "tool_call", "function_call": "tool_call",
@@ -80,6 +81,7 @@ class Assembler:
 
     def __init__(self, sink: StreamSink) -> None:
         self.sink = sink
+        self.sizes = CallSizes(composing_of(sink))  # the calls the model is writing
         self.text: list[str] = []
         self.thinking: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
@@ -100,7 +102,8 @@ class Assembler:
                 self.sink.text(delta["content"])
             for piece in delta.get("tool_calls") or []:
                 call = self.calls.setdefault(int(piece.get("index", len(self.calls))),
-                                             {"id": None, "name": "", "arguments": []})
+                                             {"id": None, "name": "", "arguments": [],
+                                              "bytes": 0})
                 if piece.get("id"):
                     call["id"] = piece["id"]
                 function = piece.get("function") or {}
@@ -108,6 +111,8 @@ class Assembler:
                     call["name"] += function["name"]
                 if function.get("arguments"):
                     call["arguments"].append(function["arguments"])
+                    call["bytes"] += len(function["arguments"].encode())
+                self.sizes.tell(call["id"], call["name"], call["bytes"])
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]
         self._usage(data.get("usage"))

@@ -82,11 +82,13 @@ class Dispatcher:
         elif (denied := self._gate(task, call, kind)) is not None:
             return denied
         else:
+            feed = report.call_feed(task.task_id, turn, call.call_id)
             try:
-                outcome = handler.call(call, self._cancel)
+                outcome = handler.call(call, self._cancel, feed)
             except InputTimeout as exc:
                 raise InputTimedOut(f"{call.name} asked and {exc}", turn) from None
             finally:
+                feed.close()  # the last lines go out before ToolCallFinished
                 self._tool_stream.flush()
         text = outcome.message_text(call.name)
         status: Literal["ok", "error"] = "ok" if outcome.ok else "error"

@@ -6,7 +6,7 @@ import time
 
 from tui.core.cancel import CancelToken
 from tui.core.shell.tool import INPUT_SCHEMA, ShellRefused, ShellTool, tool_description
-from tui.core.tools import ToolCall, ToolOutcome, ToolSpec, ms_since, refusal
+from tui.core.tools import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, ms_since, refusal
 
 
 class ShellHandler:
@@ -14,10 +14,12 @@ class ShellHandler:
         self.spec = ToolSpec(binary, tool_description(binary), dict(INPUT_SCHEMA), "shell")
         self._shell = shell
 
-    def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome:
+    def call(self, call: ToolCall, cancel: CancelToken,
+             progress: CallProgress = SILENT) -> ToolOutcome:
         started = time.perf_counter()
         try:
-            result = self._shell.run(self.spec.name, call.data, cancel)
+            result = self._shell.run(self.spec.name, call.data, cancel,
+                                     None if progress is SILENT else progress.output)
         except ShellRefused as exc:
             return refusal(f"error: {exc}", "shell", ms_since(started))
         metadata: tuple[tuple[str, str], ...] = ()

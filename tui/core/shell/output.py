@@ -7,7 +7,8 @@ most `LOG_CAP_BYTES` of output, half of it for each stream (so a flood on stdout
 the error at the end of stderr); beyond that output is still read (the command never blocks on
 a full pipe) but discarded, and the log and the result say so. Everything kept — in memory and in
 the log — has passed through `ByteStreamRedactor` first, so a key a command prints is
-`[redacted]`. The logs folder is made 0700, the log 0600, and neither is opened through a
+`[redacted]`; what is kept is also handed, as it arrives, to `live` (the call's watcher). The
+logs folder is made 0700, the log 0600, and neither is opened through a
 symbolic link (a command can write in the workdir and could plant one).
 """
 
@@ -54,8 +55,10 @@ class _Stream:
 class OutputCapture:
     """stdout (0) and stderr (1) of one command."""
 
-    def __init__(self, logs_dir: Path, command: str, log_cap: int = LOG_CAP_BYTES) -> None:
+    def __init__(self, logs_dir: Path, command: str, log_cap: int = LOG_CAP_BYTES,
+                 live: Callable[[int, bytes], None] | None = None) -> None:
         self.logs_dir = logs_dir
+        self.live = live  # hears each stream's redacted bytes as they arrive
         self.command = command
         self.log_cap = log_cap
         self.streams = (_Stream(), _Stream())
@@ -70,15 +73,20 @@ class OutputCapture:
         stream.raw += len(data)
         if len(stream.head) >= CAP_BYTES and (stream.capped or self.log_error is not None):
             return  # nothing more of it is kept anywhere: drain without the redaction cost
-        self._take(stream, stream.redactor.feed(data))
+        self._take(index, stream.redactor.feed(data))
 
     def end(self, index: int) -> None:
         stream = self.streams[index]
         if not stream.ended:
             stream.ended = True
-            self._take(stream, stream.redactor.flush())
+            self._take(index, stream.redactor.flush())
 
-    def _take(self, stream: _Stream, data: bytes) -> None:
+    def _take(self, index: int, data: bytes) -> None:
+        if data and self.live is not None:
+            self.live(index, data)
+        self._keep(self.streams[index], data)
+
+    def _keep(self, stream: _Stream, data: bytes) -> None:
         if not data:
             return
         before = len(stream.head)

@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+from tui.core.shell.live import LiveLines
 from tui.core.shell.output import OutputCapture
 
 _READ_SIZE = 64 * 1024
@@ -202,9 +203,11 @@ def spawn(argv: list[str], workdir: Path, env: dict[str, str]) -> Group:
     return group
 
 
-def pump(group: Group, capture: OutputCapture, deadline: float) -> None:
+def pump(group: Group, capture: OutputCapture, deadline: float,
+         live: LiveLines | None = None) -> None:
     """Read both streams as they arrive until the leader exits; past the deadline kill the
-    group (and keep reading until the leader is gone)."""
+    group (and keep reading until the leader is gone). With `live`, wake in time to show a
+    line that waits for its end (`LiveLines.due_in`)."""
     process = group.process
     assert process.stdout is not None and process.stderr is not None
     pipes = {process.stdout.fileno(): 0, process.stderr.fileno(): 1}
@@ -227,10 +230,15 @@ def pump(group: Group, capture: OutputCapture, deadline: float) -> None:
                 wait = max(remaining, 0.0)
                 if exit_fd is None:
                     wait = min(wait, _POLL_SECONDS)
+                due = live.due_in() if live is not None else None
+                if due is not None:
+                    wait = min(wait, due)
                 for key, _ in selector.select(wait):
                     if key.fd in pipes and not _read(key.fd, pipes[key.fd], capture):
                         selector.unregister(key.fd)
                         del pipes[key.fd]
+                if live is not None:
+                    live.tick()
             group.kill()  # whatever the leader left behind; then what is already written
             for fd, index in pipes.items():
                 for _ in range(_DRAIN_READS):  # bounded: a process outside the group may

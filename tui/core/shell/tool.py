@@ -19,7 +19,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from tui.core.errors import MurmurTuiError
 from tui.core.hardening import make_undumpable
 from tui.core.manifest.model import INTERPRETERS
 from tui.core.secrets import credential_shaped, redact
+from tui.core.shell.live import LiveLines, OutputStream
 from tui.core.shell.output import LOG_CAP_BYTES, OutputCapture, size_text
 from tui.core.shell.process import pump, spawn
 
@@ -133,10 +134,11 @@ class ShellTool:
         except ValueError as exc:
             raise ShellRefused(f"cannot split the command into arguments: {exc}") from None
 
-    def run(self, binary: str, data: str | None, cancel: CancelToken | None = None
-            ) -> ShellResult:
+    def run(self, binary: str, data: str | None, cancel: CancelToken | None = None,
+            lines: Callable[[OutputStream, list[str]], None] | None = None) -> ShellResult:
         """Run one call. `data` is the tool input JSON. Raises ShellRefused if nothing ran.
-        Returns only once the command's whole process group is dead."""
+        Returns only once the command's whole process group is dead. `lines` hears the
+        output while it runs, redacted, a line at a time (`live.py`)."""
         if binary not in self.allow:
             raise ShellRefused(f"'{binary}' is not in capabilities.shell.allow")
         command = _command_of(data)
@@ -148,7 +150,9 @@ class ShellTool:
             except OSError as exc:
                 raise ShellRefused(f"cannot make {self.home}: {exc.strerror or exc}") from None
             self._home_made = True
-        capture = OutputCapture(self.logs_dir, command, self.log_cap_bytes)
+        live = LiveLines(lines) if lines is not None else None
+        capture = OutputCapture(self.logs_dir, command, self.log_cap_bytes,
+                                live.feed if live is not None else None)
         started = time.perf_counter()
         try:
             group = spawn(argv, self.workdir, self.environment)
@@ -158,13 +162,17 @@ class ShellTool:
             raise ShellRefused(f"cannot run '{binary}': {exc}") from None
         unsubscribe = cancel.subscribe(lambda: group.kill("canceled")) if cancel else None
         try:
-            pump(group, capture, self.deadline_seconds)
+            pump(group, capture, self.deadline_seconds, live)
         finally:
             if unsubscribe is not None:
                 unsubscribe()
             code = group.finish()
         duration_ms = int((time.perf_counter() - started) * 1000)
         exit_code = 128 - code if code < 0 else code
+        capture.end(0)
+        capture.end(1)
+        if live is not None:
+            live.close()  # the last lines, before the result is built
         return self._result(resolved, command, exit_code, capture, group.reason, duration_ms)
 
     def _result(self, resolved: str, command: str, exit_code: int, capture: OutputCapture,

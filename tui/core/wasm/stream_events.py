@@ -1,7 +1,8 @@
 """`murmur:stream/events@0.1.0`: what a component signals while a turn is still in flight.
 
 `emit-chunk` / `emit-thinking-chunk` do what `murmur:text/chunks` does (a driver's text and
-thinking as it arrives; a tool's text in the turn that called it). `tool-call-started(id, name)`
+thinking as it arrives; a tool's text, while its call runs, is that call's progress:
+`ToolProgress`, at most 4 KiB a message; its thinking is the turn's). `tool-call-started(id, name)`
 and `tool-call-input-bytes(id, bytes)` tell that the model has begun writing a tool call and how
 many bytes of its input JSON it has written so far (cumulative). As in Murmur they count only
 from the session's inference driver, and only the first start of a non-empty id and counts

@@ -27,7 +27,7 @@ from tui.core.cancel import CancelToken
 from tui.core.inference.driver import StreamSink
 from tui.core.manifest.model import Capsule
 from tui.core.record import attachments
-from tui.core.tools import ToolCall, ToolOutcome, ToolSpec, refusal
+from tui.core.tools import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, refusal
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices, HostTrap
 from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutList, CutStr
@@ -58,10 +58,12 @@ class WasmToolHandler:
         self.store = attachment_store
         self.stream = stream
 
-    def call(self, call: ToolCall, cancel: CancelToken) -> ToolOutcome:
+    def call(self, call: ToolCall, cancel: CancelToken,
+             progress: CallProgress = SILENT) -> ToolOutcome:
         started = time.perf_counter()
         deadline = time.monotonic() + self.sandbox.deadline_seconds
-        context = CallContext(self.resolved.name, "tool", self.services, self.stream)
+        stream = self.stream if progress is SILENT else _ProgressStream(progress, self.stream)
+        context = CallContext(self.resolved.name, "tool", self.services, stream)
         guest: Guest | None = None
         unsubscribe = cancel.subscribe(
             lambda: self.runtime.interrupt_all(self.sandbox.deadline_seconds))
@@ -138,6 +140,22 @@ class WasmToolHandler:
                          f"first {_size(RESULT_BYTES)} is above (the result cap); the whole "
                          f"file is kept at {read.path}]")
         return text
+
+
+class _ProgressStream:
+    """A tool's `emit-chunk` text while its call runs is the call's progress (each chunk one
+    message); its thinking stays the turn's, as before."""
+
+    def __init__(self, progress: CallProgress, turn: StreamSink | None) -> None:
+        self._progress = progress
+        self._turn = turn
+
+    def text(self, chunk: str) -> None:
+        self._progress.progress(chunk)
+
+    def thinking(self, chunk: str) -> None:
+        if self._turn is not None:
+            self._turn.thinking(chunk)
 
 
 def _text(value: Any, what: str, notes: list[str]) -> str | None:

@@ -12,6 +12,8 @@ Built by tests/guests/build.py (`build_guest("py_tool")`); never committed as a 
 * fail   -> failed, data "asked to fail"
 * crash  -> uncaught exception: the guest traps
 * stream -> emit-chunk("py "), emit-chunk("chunk"); passed
+* progress -> emit-chunk("waiting for <path>\n"), then waits (at most 60 s) until the file
+            input["path"] exists, emit-chunk("found it\n"); passed, data "found" (else failed)
 * env    -> passed, data = JSON of the environment the guest sees
 * report -> writes input["text"] to input["path"] and returns it as data-path (no data)
 * hog    -> allocates 1 MiB blocks until the memory limit: MemoryError, the guest traps
@@ -101,6 +103,18 @@ class Run(wit_world.exports.Run):
             return _result(run.Status.FAILED, "asked to fail", summary="failed")
         if op == "crash":
             raise RuntimeError("tool_py asked to crash")
+        if op == "progress":
+            import os
+            import time
+
+            path = str(args["path"])
+            chunks.emit_chunk(f"waiting for {path}\n")
+            for _ in range(1200):
+                if os.path.exists(path):
+                    chunks.emit_chunk("found it\n")
+                    return _result(run.Status.PASSED, "found", summary="found")
+                time.sleep(0.05)
+            return _result(run.Status.FAILED, "never found", summary="never found")
         if op == "stream":
             chunks.emit_chunk("py ")
             chunks.emit_chunk("chunk")

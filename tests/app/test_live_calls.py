@@ -1,0 +1,84 @@
+"""What the screen shows while a call runs: a real shell command's lines in the shell pane
+before it ends, the running call's newest line in the transcript, a spinner row in the tool
+calls pane, and the result added without printing the output twice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.app.conftest import wait_for
+from tests.fakes import start_session as start
+from tui.app.app import SupervisorApp
+from tui.core import events as ev
+
+# ticks every 100 ms, then waits (at most ~60 s) for ./go, which the test writes only once
+# the ticks are on screen: they provably arrived while the command ran
+COMMAND = ("for i in 1 2 3 4 5; do echo tick $i; sleep 0.1; done; "
+           "for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done; echo released")
+
+
+def live_capsule(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    steps = [{"stop_reason": "tool_call", "content": [
+        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": COMMAND}}]},
+        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "all done"}]}]
+    (root / "script.json").write_text(json.dumps(steps))
+    (root / "murmur.yaml").write_text(
+        "name: live\nversion: '1'\nartifacts:\n"
+        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
+        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
+        "inference:\n  model: m\n  driver: {artifact: drv}\n")
+    return root
+
+
+async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
+                                                            murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    session = start(app, live_capsule(tmp_path / "c"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.supervisor
+
+        def shell_text() -> str:
+            return "\n".join(row.cells[0] for row in screen.shell.rows)
+
+        await wait_for(pilot, lambda: "tick 3" in shell_text(), within=60)
+        assert screen.shell.count == 0  # the command has not ended: no result yet
+        text = shell_text()
+        assert text.splitlines()[0].endswith("running…") and "  tick 1" in text
+        lines = "\n".join(line for t in screen.transcript.window_turns
+                          for line in t.lines.values())
+        assert "⋯ tick" in lines  # the running call's line shows its newest output
+        rows = screen.tools.rows.rows
+        assert rows[0].cells[1].endswith("run") and screen.tools.ticker is not None
+        first = list(rows[0].cells)
+        await wait_for(pilot, lambda: list(screen.tools.rows.rows[0].cells) != first)
+        (session.paths.accessible / "go").write_text("")
+        await wait_for(pilot, lambda: app.result is not None, within=60)
+        await wait_for(pilot, lambda: screen.shell.count == 1)
+        text = shell_text()
+        assert text.count("tick 1") == 1  # shown live, not again as the excerpt
+        assert "released" in text and "exit 0" in text
+        assert screen.tools.rows.rows[0].cells[1] == "exit 0"
+        assert screen.tools.ticker is None  # nothing runs: no timer
+
+
+async def test_a_call_being_composed_shows_before_it_starts(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.supervisor
+        base = {"session_id": "ses_x", "task_id": "tsk_1", "turn": 0}
+        await screen.apply([
+            ev.TaskStarted(session_id="ses_x", task_id="tsk_1", context_id="c", text="t"),
+            ev.TurnStarted(**base, max_turns=5, input_tokens=1),
+            ev.ToolCallComposing(**base, call_id="c1", tool_name="fetch", input_bytes=40)])
+        lines = [line for t in screen.transcript.window_turns for line in t.lines.values()]
+        assert any(line.startswith("✎ fetch") for line in lines)
+        await screen.apply([
+            ev.ToolCallStarted(**base, call_id="c1", tool_name="fetch", kind="wasm",
+                               input={"url": "x"}),
+            ev.ToolProgress(**base, call_id="c1", text="downloading 40%\n")])
+        await pilot.pause(0.1)
+        lines = [line for t in screen.transcript.window_turns for line in t.lines.values()]
+        assert any("fetch" in line and "⋯ downloading 40%" in line for line in lines)
+        assert screen.tools.rows.rows[0].cells[6] == "downloading 40%"
