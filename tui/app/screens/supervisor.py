@@ -117,6 +117,7 @@ class SupervisorScreen(Screen[None]):
     def after_batch(self) -> None:
         self.transcript.flush()
         self.tools.flush()
+        self.faults.flush()
         self.refresh_status()
         self._maybe_load_older()
         self.call_after_refresh(self._update_jump)
