@@ -1,5 +1,6 @@
 """Search: in the open conversation, or in every record. Hits stream in as files are read;
-Enter opens the conversation at the hit."""
+Enter opens the conversation at the hit. A hit in fenced tool output is shown without the
+fence markers, as the conversation view shows it."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from textual.worker import get_current_worker
 
 from tui.app.browser.requests import OpenConversation
 from tui.app.widgets.row_list import RowList
+from tui.core.fence import unfenced_message
 from tui.core.printable import printable
-from tui.core.record.catalog import Conversation, Hit, scan, search_all
+from tui.core.record.catalog import SNIPPET, Conversation, Hit, scan, search_all, text_of
 
 MAX_HITS = 5000
 
@@ -34,6 +36,7 @@ class SearchScreen(Screen[None]):
         self.status = Static("", id="search-status", markup=False)
         self.hits = RowList(self.COLUMNS, MAX_HITS, id="hits")
         self.found: dict[str, Hit] = {}
+        self._query = ""
 
     def _placeholder(self) -> str:
         if self.within is None:
@@ -68,6 +71,7 @@ class SearchScreen(Screen[None]):
             self.hits.focus()
 
     def _start(self, query: str) -> None:
+        self._query = query.strip()
         self.found.clear()
         self.hits.rows.clear()
         self.hits.index.clear()
@@ -100,7 +104,8 @@ class SearchScreen(Screen[None]):
             key = f"{hit.conversation.key}@{hit.located.start}"
             self.found[key] = hit
             self.hits.add(key, [hit.conversation.record, hit.conversation.context_id,
-                                str(hit.located.message.get("role")), hit.snippet])
+                                str(hit.located.message.get("role")),
+                                shown_snippet(hit, self._query)])
         if hits and self.hits.cursor is None:
             self.hits.cursor = 0  # the newest hit, highlighted as the first arrives
         self.status.update(f"{len(self.found)} matches so far…")
@@ -123,3 +128,20 @@ class SearchScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def shown_snippet(hit: Hit, query: str) -> str:
+    """The hit's snippet as the conversation view shows its message: taken from the text
+    without its fence when the record fenced it (the catalog's snippet when the query is
+    found only in the fence markers themselves)."""
+    message = hit.located.message
+    shown = unfenced_message(message)
+    if shown is message:
+        return hit.snippet
+    text = text_of(shown)
+    index = text.lower().find(query.lower())
+    if index < 0 or not query:
+        return hit.snippet
+    start = max(0, index - SNIPPET // 2)
+    piece = " ".join(text[start:index + len(query) + SNIPPET // 2].split())
+    return printable(("…" if start else "") + piece, keep_newlines=False)

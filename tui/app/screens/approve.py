@@ -17,14 +17,17 @@ import time
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from tui.app.approver import PendingApproval
+from tui.app.screens.fit import fit_question
 from tui.core.approvals import Choice, Decision
 
 ARMING_SECONDS = 0.5
+COMPACT_BELOW = 30  # rows: a shorter terminal gets the dialog's tighter spacing
+CALL_ROWS = 20  # of the command or input, at most, on a tall terminal
 _CHOICES: dict[str, Choice] = {"o": "once", "p": "prefix", "a": "always"}
 
 
@@ -50,13 +53,16 @@ class ApproveScreen(ModalScreen[Decision | None]):
             if request.kind == "shell":
                 yield Static(f"Run this command? ({request.tool_name})", id="what",
                              markup=False)
-                yield Static(f"binary  {request.target}\nargv    {shlex.join(request.argv)}",
-                             id="call", markup=False)
+                with VerticalScroll(id="call-scroll"):
+                    yield Static(f"binary  {request.target}\n"
+                                 f"argv    {shlex.join(request.argv)}", id="call", markup=False)
                 scope = f"this prefix for the session: {request.prefix_text}"
             else:
                 yield Static(f"Call this tool? {request.tool_name}", id="what", markup=False)
-                yield Static("input   " + json.dumps(dict(request.input), ensure_ascii=False,
-                                                     indent=2), id="call", markup=False)
+                with VerticalScroll(id="call-scroll"):
+                    yield Static("input   " + json.dumps(dict(request.input),
+                                                         ensure_ascii=False, indent=2),
+                                 id="call", markup=False)
                 scope = f"{request.tool_name} for the session"
             yield Static(f"o  once\np  {scope}\na  always for this capsule\n"
                          "d  deny, with a reason", id="choices", markup=False)
@@ -66,6 +72,19 @@ class ApproveScreen(ModalScreen[Decision | None]):
 
     def on_mount(self) -> None:
         self.opened = time.monotonic()  # the guard runs from when the dialog is on screen
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < COMPACT_BELOW, "compact")
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The call gets the rows the rest leaves (it scrolls beyond): the choices, the
+        reason field and the hint always show."""
+        fit_question(self, self.query_one("#call-scroll"), CALL_ROWS)
+
+    def _refit(self) -> None:
+        """Fit again: the reason field was shown or hidden."""
+        self.call_after_refresh(self._fit)
 
     async def on_key(self, event: events.Key) -> None:
         if not self.armed:
@@ -77,6 +96,7 @@ class ApproveScreen(ModalScreen[Decision | None]):
                 event.stop()
                 self.reason.remove_class("shown")
                 self.set_focus(None)
+                self._refit()
             return
         if event.key in _CHOICES:
             event.prevent_default()
@@ -87,6 +107,7 @@ class ApproveScreen(ModalScreen[Decision | None]):
             event.stop()
             self.reason.add_class("shown")
             self.call_after_refresh(self.reason.focus)  # this key is not typed into it
+            self._refit()
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         message.stop()

@@ -12,13 +12,16 @@ import time
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static, TextArea
 
 from tui.app.responder import Question
+from tui.app.screens.fit import fit_question
 
 ARMING_SECONDS = 0.5
+COMPACT_BELOW = 30  # rows: a shorter terminal gets the dialog's tighter spacing
+QUESTION_ROWS = 20  # at most, on a tall terminal
 
 
 class AnswerArea(TextArea):
@@ -65,7 +68,8 @@ class AskScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(f"{self.question.request.tool_name} asks:", id="asker", markup=False)
-            yield Markdown(self.question.request.prompt, id="question")
+            with VerticalScroll(id="question-scroll"):
+                yield Markdown(self.question.request.prompt, id="question")
             yield self.countdown
             self.waiting_line.update(self._waiting_text())
             yield self.waiting_line
@@ -83,6 +87,15 @@ class AskScreen(ModalScreen[str | None]):
         self.answer.focus()
         self._tick()
         self.set_interval(0.25, self._tick)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < COMPACT_BELOW, "compact")
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The question gets the rows the rest of the dialog leaves (it scrolls beyond): the
+        answer field, with its border, and the hint always show."""
+        fit_question(self, self.query_one("#question-scroll"), QUESTION_ROWS)
 
     def set_waiting(self, waiting: int) -> None:
         self.waiting = waiting

@@ -21,6 +21,7 @@ HELP = """\
 | `t` | in the transcript: show or hide the model's thinking |
 | `Tab` / `Shift+Tab` | move between the transcript and the panes |
 | `1` `2` `3` | show the tool calls, shell or hook faults pane |
+| `p` | narrower than 100 columns: switch between the transcript and the panes |
 | `y` | copy the task's result |
 | `b` | browse every conversation record (Esc comes back) |
 | `Ctrl+C` | cancel the running task; again within 2 s: quit; with text selected: copy it |

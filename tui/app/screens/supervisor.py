@@ -1,5 +1,8 @@
 """The supervisor screen: header, transcript, the queue of prompts, the tool / shell /
-hook-fault panes, the prompt and the status bar."""
+hook-fault panes, the prompt and the status bar.
+
+Side by side from `NARROW_BELOW` columns up; narrower, the transcript and the panes take the
+whole width one at a time (`p` switches), re-laid out live as the terminal is resized."""
 
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from tui.app.widgets.tool_calls import ToolCallsPane
 from tui.app.widgets.transcript import Transcript
 from tui.core import events as ev
 
+NARROW_BELOW = 100  # columns: below this the transcript and the panes take turns
+
 
 class SupervisorScreen(Screen[None]):
     CSS_PATH = "supervisor.tcss"
@@ -27,6 +32,7 @@ class SupervisorScreen(Screen[None]):
         Binding("1", "show_pane('tab-tools')", "Tools", show=False),
         Binding("2", "show_pane('tab-shell')", "Shell", show=False),
         Binding("3", "show_pane('tab-faults')", "Faults", show=False),
+        Binding("p", "switch_view", "Panes / transcript"),
         Binding("end", "jump", "Latest"),
         Binding("i", "focus_prompt", "Prompt"),
         Binding("f2", "focus_queue", "Queue"),
@@ -49,6 +55,8 @@ class SupervisorScreen(Screen[None]):
         self.faults = HookFaultsPane()
         self.status = Static("", id="status-bar", markup=False)
         self.jump = Button("↓ new output below — jump to latest (End)", id="jump")
+        self.narrow = False
+        self.showing_panes = False  # in the narrow layout: the panes, not the transcript
 
     def compose(self) -> ComposeResult:
         yield self.header
@@ -69,6 +77,7 @@ class SupervisorScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._lay_out(self.app.size.width)
         self.set_interval(1.0, self._tick)
         self.refresh_status()
         self.show_queue()
@@ -78,6 +87,45 @@ class SupervisorScreen(Screen[None]):
     def show_queue(self, highlight: int | None = None) -> None:
         """Draw the queue of prompts again (it changed)."""
         self.queue_view.show(self.queue, highlight)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._lay_out(event.size.width)
+
+    def _lay_out(self, width: int) -> None:
+        """Side by side, or (narrower than NARROW_BELOW columns) one column at a time."""
+        narrow = width < NARROW_BELOW
+        if narrow != self.narrow:
+            self.narrow = narrow
+            self.set_class(narrow, "narrow")
+            self.refresh_bindings()
+        self.set_class(narrow and self.showing_panes, "showing-panes")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`p` is offered only where it does something: in the narrow layout."""
+        if action == "switch_view":
+            return self.narrow
+        return True
+
+    def action_switch_view(self) -> None:
+        """In the narrow layout: from the transcript to the panes and back."""
+        self._show_view(not self.showing_panes)
+
+    def _show_view(self, panes: bool) -> None:
+        self.showing_panes = panes
+        self._lay_out(self.size.width or self.app.size.width)
+        if not self.narrow:
+            return
+        if panes:
+            self.call_after_refresh(self._focus_pane)
+        else:
+            self.transcript.focus()
+
+    def _focus_pane(self) -> None:
+        tabs = self.query_one(TabbedContent)
+        focus = {"tab-tools": self.tools.rows, "tab-shell": self.shell,
+                 "tab-faults": self.faults.rows}.get(tabs.active)
+        if focus is not None:
+            focus.focus()
 
     def on_screen_resume(self) -> None:
         self.post_message(self.Shown())
@@ -123,6 +171,7 @@ class SupervisorScreen(Screen[None]):
     def after_batch(self) -> None:
         self.transcript.flush()
         self.tools.flush()
+        self.faults.flush()
         self.refresh_status()
         self._maybe_load_older()
         self.call_after_refresh(self._update_jump)
@@ -162,8 +211,12 @@ class SupervisorScreen(Screen[None]):
 
     def action_show_pane(self, pane: str) -> None:
         self.query_one(TabbedContent).active = pane
+        if self.narrow and not self.showing_panes:
+            self._show_view(True)
 
     def action_jump(self) -> None:
+        if self.narrow and self.showing_panes:
+            self._show_view(False)
         self.transcript.scroll_end(animate=False, immediate=True)
         self.transcript.redraw()
         self.jump.display = False

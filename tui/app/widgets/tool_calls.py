@@ -18,6 +18,8 @@ from textual.widgets import Static
 
 from tui.app.widgets.row_list import RowList
 from tui.core import events as ev
+from tui.core.fence import unfenced
+from tui.core.printable import printable
 from tui.core.wording import duration, short
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -160,19 +162,28 @@ class ToolCallsPane(Vertical):
             self._show(key, entry)
 
     def _show(self, key: str, entry: dict[str, Any]) -> None:
+        """The call in full: a shell command as written, the output without its fence (its
+        start and its end when long, so the closing notes and log path always show)."""
         self._shown = key
         started: ev.ToolCallStarted = entry["started"]
         finished: ev.ToolCallFinished | None = entry["finished"]
         parts = [f"{started.tool_name}  (call {started.call_id}, turn {started.turn + 1}, "
-                 f"{started.kind})", "", "input:",
-                 json.dumps(started.input, ensure_ascii=False, indent=2)]
+                 f"{started.kind})", ""]
+        command = started.input.get("command")
+        if started.kind == "shell" and isinstance(command, str) and len(started.input) == 1:
+            parts += ["command:", command]
+        else:
+            parts += ["input:", json.dumps(started.input, ensure_ascii=False, indent=2)]
         if finished is None:
             parts += ["", "running…"] + ([f"latest: {entry['latest']}"] if "latest" in entry
                                           else [])
         else:
-            output = finished.output
-            if len(output) > DETAIL_CHARS:
-                output = output[:DETAIL_CHARS] + f"\n… ({len(finished.output)} characters)"
+            output = unfenced(finished.output)
+            if len(output) > DETAIL_CHARS:  # its start and its end, where the notes are
+                tail, cut = DETAIL_CHARS // 4, len(output) - DETAIL_CHARS
+                output = (f"{output[:DETAIL_CHARS - tail]}\n… {cut:,} of {len(output):,} "
+                          f"characters not shown (the record has them all) …\n"
+                          f"{output[-tail:]}")
             status = finished.status if entry.get("exit_code") is None else \
                 f"{finished.status} · exit {entry['exit_code']}"
             parts += ["", f"status: {status} · {duration(finished.duration_ms)}", "",
@@ -185,7 +196,7 @@ class ToolCallsPane(Vertical):
                 parts += ["", "attachments:"] + [
                     f"{a.get('path')} ({a.get('media_type')}, {a.get('bytes')} bytes)"
                     for a in finished.attachments]
-        self.detail.update("\n".join(parts))
+        self.detail.update(printable("\n".join(parts)))  # tool output: nothing a terminal acts on
 
 
 def _call_id(event: ev.ToolCallStarted | ev.ToolCallFinished) -> str:

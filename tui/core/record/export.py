@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tui.core.chat import compact_json
+from tui.core.fence import unfenced_message
 from tui.core.printable import printable
 from tui.core.record.backward import read_forward
 from tui.core.record.catalog import Conversation, as_text
@@ -42,8 +43,9 @@ def _json_escape(match: re.Match[str]) -> str:
 
 def export_markdown(conversation: Conversation, out: TextIO) -> int:
     """The record as a readable Markdown document, oldest message first. Every message is
-    written whole; control characters are shown as symbols (`printable`), so the document
-    is safe to print on a terminal (the JSON lines export keeps them, escaped)."""
+    written whole, fenced tool output without its fence markers (`unfenced`); control
+    characters are shown as symbols (`printable`), so the document is safe to print on a
+    terminal (the JSON lines export keeps both as the record has them)."""
     out.write(f"# {printable(conversation.record, False)} / "
               f"{printable(conversation.context_id, False)}\n\n")
     names: dict[str, str] = {}
@@ -62,6 +64,7 @@ def export_markdown(conversation: Conversation, out: TextIO) -> int:
 def markdown_message(message: dict[str, Any], names: dict[str, str]) -> str:
     """One message as Markdown; `names` maps tool call ids to tool names as they are seen.
     Any field may have any type (a record is only required to give `role` as a string)."""
+    message = unfenced_message(message)
     role = message["role"] if isinstance(message.get("role"), str) else "?"
     lines = [f"## {_inline(role)}  `{_inline(as_text(message.get('id', '')))}`", ""]
     content = message.get("content")
