@@ -54,6 +54,7 @@ async def test_the_call_detail_shows_output_without_its_fence(murmur_home: Path)
         assert "$ seq 1 5000\nExit code: 0\nStdout:\n1\n2\n" in detail
         assert "characters not shown (the record has them all)" in detail
         assert f"Full output written to {shell.full_output_path}" in detail
+        assert f"metadata:\nfull_output_path: {shell.full_output_path}" in detail
         assert "untrusted-content" not in detail
 
 

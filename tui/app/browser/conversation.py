@@ -6,31 +6,20 @@ from __future__ import annotations
 
 import os
 
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tui.app.browser.message_render import render_message
 from tui.app.browser.message_view import MessageView
 from tui.app.browser.requests import ContinueConversation, OpenExport, OpenSearch
-from tui.core.fence import unfenced_message
 from tui.core.printable import printable
 from tui.core.record.backward import Located, count_messages
 from tui.core.record.catalog import Conversation
 from tui.core.session_index import ResumeMode
 
 POLL_SECONDS = 0.5
-
-
-class ReadableMessages(MessageView):
-    """The conversation's messages as a person reads them: fenced text without its fence."""
-
-    def _render_message(self, entry: Located) -> list[Text]:
-        return render_message(unfenced_message(entry.message), self.names, self.app.console,
-                              self._width, size=entry.end - entry.start)
 
 
 class ConversationScreen(Screen[None]):
@@ -48,7 +37,7 @@ class ConversationScreen(Screen[None]):
     def __init__(self, conversation: Conversation, anchor: Located | None = None) -> None:
         super().__init__()
         self.conversation = conversation
-        self.view = ReadableMessages(conversation, anchor)
+        self.view = MessageView(conversation, anchor)
         self.header = Static("", id="conversation-header", markup=False)
         self.marker = Static("", id="new-marker", markup=False)
         self.total: tuple[int, int] | None = None

@@ -22,6 +22,7 @@ from rich.style import Style
 from rich.text import Text
 
 from tui.core.chat import compact_json
+from tui.core.fence import unfenced_message
 from tui.core.ids import mint_time_ms
 from tui.core.printable import printable
 from tui.core.record.catalog import as_text
@@ -42,6 +43,7 @@ def render_message(message: dict[str, Any], names: dict[str, str], console: Cons
     """`message` as lines of `width` cells: a heading, each content block, a blank line.
     `names` maps tool call ids to tool names; `size` is the bytes of its record line, for the
     note on a message that is cut."""
+    message = unfenced_message(message)  # read as a person reads it; the record keeps it
     budget = _Budget()
     out = [_title(message, names)]
     content = message.get("content")
@@ -121,7 +123,7 @@ def _title(message: dict[str, Any], names: dict[str, str]) -> Text:
 
 def _block(block: Any, plain: bool, budget: _Budget, console: Console,
            width: int) -> list[Text]:
-    """One content block. Tool output is shown as it is (its fence markers included), never
+    """One content block. Tool output (its fence already taken off) is shown as it is, never
     interpreted as Markdown."""
     if not isinstance(block, dict):
         return _lines(Text(printable(budget.take(compact_json(block))), style=DIM),

@@ -136,6 +136,7 @@ class ToolCallsPane(Vertical):
             finished = entry["finished"]
             if call_key.startswith(key) and finished is not None:
                 entry["exit_code"] = event.exit_code
+                entry["full_output_path"] = event.full_output_path
                 self.rows.update(call_key, [finished.tool_name, f"exit {event.exit_code}",
                                             short_duration(finished.duration_ms),
                                             _bytes(finished.input_bytes),
@@ -189,7 +190,9 @@ class ToolCallsPane(Vertical):
             parts += ["", f"status: {status} · {duration(finished.duration_ms)}", "",
                       "output:", output]
             meta = [f"{k}: {v}" for k, v in (("state_effect", finished.state_effect),
-                                             ("resource_id", finished.resource_id)) if v]
+                                             ("resource_id", finished.resource_id),
+                                             ("full_output_path",
+                                              entry.get("full_output_path"))) if v]
             if meta:
                 parts += ["", "metadata:", *meta]
             if finished.attachments:
