@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, fields
 
 from tui.core import events as ev
 
+CHARS_PER_TOKEN = 4.0  # what streamed text is estimated at until the turn's count arrives
+
 
 @dataclass
 class SessionState:
@@ -20,6 +22,7 @@ class SessionState:
     max_turns: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    streamed_chars: int = 0  # the turn in flight's answer so far: its tokens, estimated
     context_tokens: int = 0  # the last payload's size
     context_max: int | None = None
     started: float | None = None
@@ -97,11 +100,13 @@ class SessionState:
                 self.context_max = event.context_max_tokens
                 self.started = time.monotonic()
             case ev.TurnStarted():
+                self.streamed_chars = 0
                 self.turn = event.turn + 1
                 self.max_turns = event.max_turns
                 self.context_tokens = event.input_tokens
             case ev.TurnCompleted():
                 self.retry_until = None
+                self.streamed_chars = 0  # the real count replaces the estimate
                 self.tokens_in += event.input_tokens
                 self.tokens_out += event.output_tokens or 0
             case ev.ToolCallStarted():
@@ -116,9 +121,13 @@ class SessionState:
                 self.failed = False
             case ev.InferenceRetry():
                 self.retries += 1
+                self.streamed_chars = 0  # the partial answer is discarded
                 self.retry_until = time.monotonic() + event.delay_ms / 1000
                 self.retry_why = str(event.status) if event.status else "connection broke"
-            case ev.TextDelta() | ev.ThinkingDelta() | ev.ToolCallComposing():
+            case ev.TextDelta() | ev.ThinkingDelta():
+                self.retry_until = None
+                self.streamed_chars += len(event.text)
+            case ev.ToolCallComposing():
                 self.retry_until = None
             case ev.TaskStarted():
                 self.in_task = True
@@ -131,6 +140,15 @@ class SessionState:
                 self.exit_status = event.exit_status
                 self.ended = time.monotonic()
 
+    @property
+    def output_tokens(self) -> str:
+        """Output tokens so far. While an answer streams they count up, estimated from its
+        characters (about four a token) and marked `~`; the turn's real count replaces the
+        estimate when it completes."""
+        if not self.streamed_chars:
+            return _k(self.tokens_out)
+        return "~" + _k(self.tokens_out + max(1, round(self.streamed_chars / CHARS_PER_TOKEN)))
+
     def line(self) -> str:
         """The status bar's text."""
         parts = [self.status if self.exit_status is None
@@ -139,7 +157,7 @@ class SessionState:
             parts[0] += f" ({self.questions} question{'s' if self.questions > 1 else ''})"
         if self.max_turns:
             parts.append(f"turn {self.turn}/{self.max_turns}")
-        parts.append(f"{_k(self.tokens_in)} in / {_k(self.tokens_out)} out")
+        parts.append(f"{_k(self.tokens_in)} in / {self.output_tokens} out")
         share = self.context_share
         if share is not None:
             parts.append(f"context {share:.0%}")
@@ -147,7 +165,7 @@ class SessionState:
         if self.faults:
             parts.append(f"{self.faults} hook fault{'s' if self.faults > 1 else ''}")
         if self.retries:
-            parts.append(f"{self.retries} retries")
+            parts.append(f"{self.retries} {'retry' if self.retries == 1 else 'retries'}")
         return "  ·  ".join(parts)
 
 
