@@ -45,6 +45,9 @@ def test_search_finds_text_tool_calls_and_non_ascii(murmur_home: Path) -> None:
     hits = list(search_file(conversation, "übergröße"))
     assert len(hits) == 1 and "Übergröße" in hits[0].snippet
     assert list(search_file(conversation, "absent")) == []
+    # the fence is not what the reader sees: its words find nothing, the snippet has none
+    assert list(search_file(conversation, "untrusted-content")) == []
+    assert [h.snippet for h in search_file(conversation, "found")] == ["needle found"]
 
 
 def test_search_all_goes_newest_record_first(murmur_home: Path) -> None:

@@ -15,9 +15,8 @@ from textual.worker import get_current_worker
 
 from tui.app.browser.requests import OpenConversation
 from tui.app.widgets.row_list import RowList
-from tui.core.fence import unfenced_message
 from tui.core.printable import printable
-from tui.core.record.catalog import SNIPPET, Conversation, Hit, scan, search_all, text_of
+from tui.core.record.catalog import Conversation, Hit, scan, search_all
 
 MAX_HITS = 5000
 
@@ -105,7 +104,7 @@ class SearchScreen(Screen[None]):
             self.found[key] = hit
             self.hits.add(key, [hit.conversation.record, hit.conversation.context_id,
                                 str(hit.located.message.get("role")),
-                                shown_snippet(hit, self._query)])
+                                hit.snippet])
         if hits and self.hits.cursor is None:
             self.hits.cursor = 0  # the newest hit, highlighted as the first arrives
         self.status.update(f"{len(self.found)} matches so far…")
@@ -128,20 +127,3 @@ class SearchScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.app.pop_screen()
-
-
-def shown_snippet(hit: Hit, query: str) -> str:
-    """The hit's snippet as the conversation view shows its message: taken from the text
-    without its fence when the record fenced it (the catalog's snippet when the query is
-    found only in the fence markers themselves)."""
-    message = hit.located.message
-    shown = unfenced_message(message)
-    if shown is message:
-        return hit.snippet
-    text = text_of(shown)
-    index = text.lower().find(query.lower())
-    if index < 0 or not query:
-        return hit.snippet
-    start = max(0, index - SNIPPET // 2)
-    piece = " ".join(text[start:index + len(query) + SNIPPET // 2].split())
-    return printable(("…" if start else "") + piece, keep_newlines=False)

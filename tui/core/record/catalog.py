@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.chat import compact_json
+from tui.core.fence import unfenced_message
 from tui.core.printable import printable
 from tui.core.record.backward import Located, parse_line
 from tui.core.record.writer import RECORD_FILE, conversations_root
@@ -122,7 +123,9 @@ class Hit:
 
 
 def search_file(conversation: Conversation, query: str) -> Iterator[Hit]:
-    """Messages of one record whose text contains `query` (case-insensitive), oldest first."""
+    """Messages of one record whose text contains `query` (case-insensitive), oldest first.
+    Fenced tool output is searched without its fence: a query for the markers' words does not
+    hit every tool result."""
     needle = query.lower()
     raw_needle = needle.encode("utf-8")
     position = 0
@@ -136,7 +139,7 @@ def search_file(conversation: Conversation, query: str) -> Iterator[Hit]:
             message = parse_line(line)
             if message is None:
                 continue
-            text = text_of(message)
+            text = text_of(unfenced_message(message))  # as the reader sees it: no markers
             index = text.lower().find(needle)
             if index < 0:
                 continue
