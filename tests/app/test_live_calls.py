@@ -59,6 +59,12 @@ async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
         text = shell_text()
         assert text.count("tick 1") == 1  # shown live, not again as the excerpt
         assert "released" in text and "exit 0" in text
+        # the header says how it ended, in place; the closing line under the output too, and
+        # the command is not written twice
+        shown = text.splitlines()
+        assert shown[0].startswith("$ ") and "exit 0 · " in shown[0]
+        assert shown[-1].startswith("  ✓ exit 0 · ")
+        assert sum(line.startswith("$ ") for line in shown) == 1
         assert screen.tools.rows.rows[0].cells[1] == "exit 0"
         assert screen.tools.ticker is None  # nothing runs: no timer
 
