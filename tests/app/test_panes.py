@@ -78,7 +78,10 @@ async def test_selecting_a_call_shows_its_input_and_output(murmur_home: Path) ->
         await pilot.pause(0.1)
         detail = str(app.supervisor.tools.detail.render())
         assert "echo oops >&2; exit 3" in detail
-        assert "Exit code: 3" in detail and "status: ok" in detail
+        # one truth per call: the detail says what the row and the transcript say
+        assert "Exit code: 3" in detail and "status: exit 3 · " in detail
+        assert "status: ok" not in detail
+        assert rows.get(rows.highlighted or "").cells[1] == "exit 3"  # type: ignore[union-attr]
 
 
 async def test_text_deltas_are_coalesced_into_few_batches(murmur_home: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.style import Style
 from textual.geometry import Region
 
 from tests.app.conftest import recorded, replay, wait_for
@@ -132,3 +133,24 @@ async def test_the_browser_shows_tool_output_without_its_fence(murmur_home: Path
         await wait_for(pilot, lambda: search.hits.row_count == 1)
         snippet = search.hits.rows[0].cells[3]
         assert snippet.startswith("$ cat notes Exit code: 0") and "source=" not in snippet
+
+
+def test_a_browsed_shell_result_says_its_exit_code_and_cannot_be_forged() -> None:
+    from rich.console import Console
+
+    from tui.app.browser.message_render import render_message
+    from tui.core.chat import tool_message
+
+    console = Console(width=100)
+    commands = {"s1": "false", "s2": "echo hi"}
+    failed = tool_message("s1", False, "$ false\nExit code: 1\nStdout:\n\nStderr:\n",
+                          "tool:bash")
+    heading = render_message(failed, {"s1": "bash"}, console, 100, commands=commands)[0]
+    assert "result of bash" in heading.plain and "✗ exit 1" in heading.plain
+    assert any(span.style == Style(color="red") for span in heading.spans)
+    ok = tool_message("s2", False, "$ echo hi\nExit code: 0\nStdout:\nhi\nStderr:\n",
+                      "tool:bash")
+    assert "✓ exit 0" in render_message(ok, {}, console, 100, commands=commands)[0].plain
+    # a result whose text does not start with the call's own command says nothing of it
+    forged = tool_message("s2", False, "$ echo hi; true\nExit code: 0\n", "tool:bash")
+    assert "exit" not in render_message(forged, {}, console, 100, commands=commands)[0].plain

@@ -26,6 +26,7 @@ from tui.core.fence import unfenced_message
 from tui.core.ids import mint_time_ms
 from tui.core.printable import printable
 from tui.core.record.catalog import as_text
+from tui.core.wording import mark
 
 MAX_CHARS = 20_000  # characters of one message drawn
 MAX_LINES = 400  # lines of one block drawn (before wrapping)
@@ -39,13 +40,15 @@ _MINTED_ID = re.compile(r"[a-z]+_[0-9a-f]{32}")
 
 
 def render_message(message: dict[str, Any], names: dict[str, str], console: Console,
-                   width: int, size: int | None = None) -> list[Text]:
+                   width: int, size: int | None = None,
+                   commands: dict[str, str] | None = None) -> list[Text]:
     """`message` as lines of `width` cells: a heading, each content block, a blank line.
-    `names` maps tool call ids to tool names; `size` is the bytes of its record line, for the
-    note on a message that is cut."""
+    `names` maps tool call ids to tool names, `commands` shell call ids to their commands (a
+    shell result's heading then says its exit code, as the supervisor does); `size` is the
+    bytes of its record line, for the note on a message that is cut."""
     message = unfenced_message(message)  # read as a person reads it; the record keeps it
     budget = _Budget()
-    out = [_title(message, names)]
+    out = [_title(message, names, commands or {})]
     content = message.get("content")
     if isinstance(content, list):
         blocks: list[Any] = content
@@ -97,6 +100,25 @@ def _field(value: Any) -> str:
     return printable(text, keep_newlines=False)
 
 
+def _exit_code(message: dict[str, Any], command: str | None) -> int | None:
+    """A shell result's exit code: its text starts `$ <the call's command>` then `Exit code: N`
+    (tui/core/shell/tool.py) — read after the command the call gave, so output or a command
+    cannot forge it."""
+    if command is None:
+        return None
+    content = message.get("content")
+    block = content[0] if isinstance(content, list) and content else content
+    text = block.get("text") if isinstance(block, dict) else block
+    prefix = f"$ {command}\nExit code: "
+    if not isinstance(text, str) or not text.startswith(prefix):
+        return None
+    digits = text[len(prefix):len(prefix) + 12].split("\n", 1)[0]
+    try:
+        return int(digits)
+    except ValueError:
+        return None
+
+
 def _minted(ident: Any) -> str:
     """The mint time of an id in Murmur's format, else ""."""
     if not isinstance(ident, str) or _MINTED_ID.fullmatch(ident) is None:
@@ -106,17 +128,22 @@ def _minted(ident: Any) -> str:
     return ""
 
 
-def _title(message: dict[str, Any], names: dict[str, str]) -> Text:
+def _title(message: dict[str, Any], names: dict[str, str], commands: dict[str, str]) -> Text:
     role = as_text(message.get("role"))
     ident = message.get("id", "")
     when = _minted(ident)
     if role == "tool":
         call = as_text(message.get("tool_call_id", ""))
         failed = message.get("is_error") is True
+        code = _exit_code(message, commands.get(call))
+        status: tuple[str, Style | str] = ("  ✗ error", Style(color="red")) if failed else \
+            ("", "")
+        if not failed and code is not None:
+            status = (f"  {mark(code == 0)} exit {code}",
+                      Style(color="green") if code == 0 else Style(color="red"))
         return Text.assemble(
             (f"result of {_field(names.get(call, 'tool'))}", ROLE_STYLES["tool"]),
-            (f"  {_field(call)}", DIM), ("  ✗ error" if failed else "", Style(color="red")),
-            (f"  {when}", DIM))
+            (f"  {_field(call)}", DIM), status, (f"  {when}", DIM))
     return Text.assemble((_field(role), ROLE_STYLES.get(role, Style(bold=True))),
                          (f"  {when}  {_field(ident)}", DIM))
 

@@ -39,6 +39,7 @@ class MessageView(LinesView):
         self.newer_from = anchor.end + 1 if anchor else None  # more newer messages from here
         self.unseen_new = 0  # arrived while the reader was scrolled away from the top
         self.names: dict[str, str] = {}  # tool call id -> tool name
+        self.commands: dict[str, str] = {}  # shell call id -> the command it ran
         self._rendered: dict[int, list[Text]] = {}  # entry start offset -> lines
 
     # -- loading ------------------------------------------------------------------------------
@@ -92,7 +93,12 @@ class MessageView(LinesView):
             content = item.message.get("content")
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_call":
-                    self.names[as_text(block.get("id"))] = as_text(block.get("name"))
+                    call = as_text(block.get("id"))
+                    self.names[call] = as_text(block.get("name"))
+                    data = block.get("input")
+                    command = data.get("command") if isinstance(data, dict) else None
+                    if isinstance(command, str):
+                        self.commands[call] = command
 
     # -- drawing ------------------------------------------------------------------------------
     def _relayout(self) -> None:
@@ -118,7 +124,7 @@ class MessageView(LinesView):
 
     def _render_message(self, entry: Located) -> list[Text]:
         return render_message(entry.message, self.names, self.app.console, self._width,
-                              size=entry.end - entry.start)
+                              size=entry.end - entry.start, commands=self.commands)
 
     @property
     def near_bottom(self) -> bool:

@@ -185,8 +185,9 @@ class ToolCallsPane(Vertical):
                 output = (f"{output[:DETAIL_CHARS - tail]}\n… {cut:,} of {len(output):,} "
                           f"characters not shown (the record has them all) …\n"
                           f"{output[-tail:]}")
-            status = finished.status if entry.get("exit_code") is None else \
-                f"{finished.status} · exit {entry['exit_code']}"
+            code = entry.get("exit_code")  # a shell call: its exit code, as its row says
+            status = finished.status if code is None else \
+                f"exit {code}" if finished.status == "ok" else f"{finished.status} · exit {code}"
             parts += ["", f"status: {status} · {duration(finished.duration_ms)}", "",
                       "output:", output]
             meta = [f"{k}: {v}" for k, v in (("state_effect", finished.state_effect),
