@@ -5,11 +5,13 @@ calls (5,000 tool calls and 5,000 shell events in all) — are fed from a thread
 events/s into the app under `run_test` through the coalescing bridge (drained every 50 ms);
 the same stream fed to it as fast as the thread can (a *flood*: no pacing); and, paced, through
 a bridge that posts every event as it comes. Reported for each: the worst and p99 event-loop
-lag (drift of a 10 ms `set_interval` ticker), the mounted widget count and the process RSS at
-10%, 50% and 100% of the stream (for the flood: of the stream taken from the bridge), and how
-long the screen took to catch up after the last event (given up after 120 s). The
-post-every-event bridge gets the first 10,000 events only: it falls further behind with every
-event, and a full-length run would not end. Goals (coalescing): worst lag under 50 ms paced,
+lag (drift of a 10 ms `set_interval` ticker), the CPU time of the event loop's thread (which a
+busy machine does not inflate), the count and worst pause of full garbage collections, the
+mounted widget count and the process RSS at 10%, 50% and 100% of the stream (for the flood: of
+the stream taken from the bridge), and how long the screen took to catch up after the last
+event (given up after 120 s). The post-every-event bridge gets the first 10,000 events only:
+it falls further behind with every event, and a full-length run would not end.
+Goals (coalescing): worst lag under 50 ms paced,
 under 100 ms flooded; widgets and RSS flat from 10% to 100%.
 
 Run: python tests/benchmarks/screen.py [--events N] [--skip-immediate]
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -90,6 +93,16 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
     marks: dict[str, dict[str, float]] = {}
     fed = [0]
     done = threading.Event()
+    full_gc: list[float] = []  # seconds each generation-2 collection took
+    gc_started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            full_gc.append(time.perf_counter() - gc_started[0])
 
     def feed() -> None:
         started = time.perf_counter()
@@ -116,7 +129,9 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
         lags.clear()
         last[0] = time.perf_counter()
         feeder = threading.Thread(target=feed, daemon=True)
+        gc.callbacks.append(on_gc)
         started = time.perf_counter()
+        cpu_started = time.thread_time()  # the event loop's thread: robust on a busy machine
         feeder.start()
         checkpoints = [(10, len(events) // 10), (50, len(events) // 2), (100, len(events))]
         def taken() -> int:  # paced: what was fed; flooded: what left the bridge
@@ -142,6 +157,8 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
                 caught_up = False
                 break
         catch_up = time.perf_counter() - fed_at
+        loop_cpu = time.thread_time() - cpu_started
+        gc.callbacks.remove(on_gc)
         marks["after catch-up"] = {
             "widgets": len(list(app.supervisor.walk_children(with_self=False))),
             "rss_mb": rss_mb(),
@@ -156,6 +173,9 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
         "caught_up": caught_up,
         "worst_lag_ms": round(max(lags, default=0.0) * 1000, 1),
         "p99_lag_ms": round(sorted(lags)[int(len(lags) * 0.99)] * 1000, 1) if lags else 0.0,
+        "loop_cpu_s": round(loop_cpu, 2),
+        "full_gcs": len(full_gc),
+        "full_gc_worst_ms": round(max(full_gc, default=0.0) * 1000, 1),
         "batches": bridge.delivered,
         "checkpoints": marks,
     }
