@@ -4,7 +4,8 @@ the answer as Markdown, one line per tool call and question) and the result. Wha
 
 A long session must not slow the screen down, so the transcript is a single scrolling widget,
 not a widget per turn: each turn is rendered once to lines (again only while it streams, or
-when the width changes), the widget keeps the lines of the model's window of recent turns and
+when the width changes; a streaming answer shows as plain text and becomes Markdown when its
+turn is done), the widget keeps the lines of the model's window of recent turns and
 draws only the ones on screen; scrolling to the top brings older turns back into the window.
 The view follows new output only while the reader is at the bottom.
 
@@ -205,7 +206,10 @@ class Transcript(LinesView):
                 out.append(Text(f"  (thinking hidden: {len(model.thinking)} characters — "
                                 "press t)", style=THINKING))
         if model.text:
-            out += self._to_lines(Markdown(model.text))
+            # while the turn streams its answer is plain text, wrapped again as it grows;
+            # once the turn is done it is rendered as Markdown, once (a Markdown render parses
+            # the whole answer, which every batch of a long answer would pay again)
+            out += self._to_lines(Markdown(model.text) if model.done else Text(model.text))
         for kind, text in model.entries():
             out += self._to_lines(Text(text, style=LINE_STYLES[kind]))
         out.append(Text(""))
