@@ -20,6 +20,7 @@ screen that uses it can override; screens keep theirs in `.tcss` files beside th
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ class Row:
     def shown(self) -> list[str]:
         return self.lazy() if self.lazy is not None else self.cells
 
+
+SETTLE_SECONDS = 0.1  # added rows are laid out and drawn at most this often (~10 Hz)
 
 # a row's colour by meaning -> the theme variable drawn for it
 THEME_COLOURS = {"red": "error", "yellow": "warning", "green": "success", "cyan": "accent"}
@@ -104,7 +107,9 @@ class RowList(ScrollView, can_focus=True):
         self.hover: int | None = None  # position in `rows` under the mouse
         self._strips: dict[str, tuple[tuple[object, ...], Strip]] = {}  # by row key
         self._styles: dict[str, Style] = {}  # a row's style string, in the theme's colours
-        self._settling = False
+        self._settling = False  # a settle is scheduled
+        self._unsettled = False  # rows came while hidden: settle when shown
+        self._settled_at = 0.0
 
     # -- rows -------------------------------------------------------------------------------
     def add(self, key: str, cells: list[str], style: str = "") -> None:
@@ -121,13 +126,23 @@ class RowList(ScrollView, can_focus=True):
                 self.hover = self.hover - 1 if self.hover > 0 else None
         if self.follow:  # the cursor rides on the newest row (no message: the owner knows)
             self.cursor = len(self.rows) - 1
-        if not self._settling:  # once for all the rows a batch adds
+        if not self._settling:  # once for all the rows a batch (or a tenth of a second) adds
             self._settling = True
-            self.call_later(self._settle)
+            wait = SETTLE_SECONDS - (time.monotonic() - self._settled_at)
+            if wait > 0:
+                self.set_timer(wait, self._settle)
+            else:
+                self.call_later(self._settle)
 
     def _settle(self) -> None:
-        """After rows were added: the new size, the scroll to the newest row, one repaint."""
+        """After rows were added: the new size, the scroll to the newest row, one repaint —
+        put off while the list is hidden (another tab shows) until it shows."""
         self._settling = False
+        if not self.is_on_screen:
+            self._unsettled = True
+            return
+        self._unsettled = False
+        self._settled_at = time.monotonic()
         self.virtual_size = Size(self._width(), len(self.rows))
         if self.follow:
             self.scroll_end(animate=False, immediate=False, force=True)
@@ -267,6 +282,10 @@ class RowList(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         self._select(event.y + self.scroll_offset.y)
+
+    def on_show(self) -> None:
+        if self._unsettled:
+            self._settle()
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         position = event.y + self.scroll_offset.y

@@ -15,6 +15,7 @@ screens keep their styles in `.tcss` files beside them.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
@@ -24,6 +25,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
+from textual.timer import Timer
 
 from tui.app.transcript_model import (
     LOAD_OLDER,
@@ -46,6 +48,7 @@ ERROR = Style(color="red")
 ASK = Style(color="yellow")
 TASK = Style(bold=True)
 LINE_STYLES = {LineKind.NOTE: DIM, LineKind.FAILURE: ERROR, LineKind.QUESTION: ASK}
+REDRAW_SECONDS = 0.1  # batches redraw the transcript at most this often (~10 Hz)
 
 
 @dataclass
@@ -77,6 +80,8 @@ class Transcript(LinesView):
                                                               list[Text]]] = \
             WeakKeyDictionary()
         self._dirty = False
+        self._redrawn_at = 0.0  # monotonic time of the last redraw a batch made
+        self._late: Timer | None = None  # the redraw put off to keep to REDRAW_SECONDS
         self._drawn = 0  # lines at the last redraw
         self._follow = True
 
@@ -129,10 +134,25 @@ class Transcript(LinesView):
             self._dirty = True
 
     def flush(self) -> None:
-        """After a batch of events: re-render once what changed."""
-        if self._dirty:
-            self._dirty = False
-            self.redraw()
+        """After a batch of events: re-render once what changed, at most every
+        REDRAW_SECONDS (a batch sooner than that is drawn with the next, or by a timer)."""
+        if not self._dirty:
+            return
+        wait = REDRAW_SECONDS - (time.monotonic() - self._redrawn_at)
+        if wait > 0:
+            if self._late is None:
+                self._late = self.set_timer(wait, self._flush_late)
+            return
+        self._dirty = False
+        self._redrawn_at = time.monotonic()
+        if self._late is not None:
+            self._late.stop()
+            self._late = None
+        self.redraw()
+
+    def _flush_late(self) -> None:
+        self._late = None
+        self.flush()
 
     def redraw(self) -> None:
         """Re-render what changed (usually only the turn that streams) and redraw."""
