@@ -7,7 +7,8 @@ the model streams — keystrokes are never starved.
 
 A flush is capped by time: the bridge measures how long the loop was held by each batch it
 handed over (from handing it over until the loop runs the next callback queued behind it),
-keeps a running estimate of the cost of one event, and takes at most as many events as fit in
+keeps an estimate of the cost of one event (raised at once by a dearer batch, lowered
+slowly), and takes at most as many events as fit in
 `FLUSH_BUDGET_SECONDS`; the rest stay queued, in order, for the next tick. A burst of 100,000
 events is drawn over a few seconds instead of freezing the screen while it is applied at once.
 
@@ -99,8 +100,11 @@ class CoalescingBridge:
         self._flush = flush
 
     def _measured(self, count: int, handed: float) -> None:
+        # up at once, down slowly: a batch that also redraws costs more than one that does
+        # not, and the budget holds for the dear ones
         cost = (time.perf_counter() - handed) / count
-        self.event_cost = max(1e-7, 0.7 * self.event_cost + 0.3 * cost)
+        self.event_cost = max(1e-7, cost if cost > self.event_cost else
+                              0.9 * self.event_cost + 0.1 * cost)
 
     def drain(self, limit: int | None = None) -> list[ev.Event]:
         """Up to `limit` events (all when None), oldest first; the rest stay queued."""
