@@ -233,8 +233,10 @@ class RowList(ScrollView, can_focus=True):
         text = " ".join(set_cell_size(printable(cell[:w], keep_newlines=False), w)
                         for cell, (_, w) in zip(cells, self.columns, strict=False))
         style = self.row_style(row.style)
-        if mark:
-            style += self.get_component_rich_style(f"row-list--{mark}", partial=True)
+        if mark == "cursor":  # the theme's cursor, its colours over the row's own
+            style += self.get_component_rich_style("row-list--cursor")
+        elif mark == "hover":  # the hover background under the row's own colours
+            style += Style(bgcolor=self.get_component_rich_style("row-list--hover").bgcolor)
         strip = Strip([Segment(text, style)], cell_len(text))
         strip = strip.crop(scroll_x, scroll_x + width).extend_cell_length(width, style)
         if len(self._strips) > 4 * max(self.size.height, 16):
