@@ -64,7 +64,7 @@ class CoalescingBridge:
 
     def __init__(self) -> None:
         self._pending: deque[ev.Event] = deque()
-        self._flush: Callable[[], None] | None = None  # set by `start`
+        self._flush: Callable[[int | None], None] | None = None  # set by `start`
         self.delivered = 0  # batches handed to the screen (for tests and the benchmark)
         self.event_cost = FIRST_EVENT_COST  # seconds of loop time per event, measured
 

@@ -23,7 +23,7 @@ import asyncio
 import gc
 import time
 
-from textual import active_app
+from textual._context import active_app  # the app whose loop this runs on
 
 # generation 2 never starts on its own (its threshold is out of reach): see `activity`
 THRESHOLDS = (700, 10, 1_000_000)
