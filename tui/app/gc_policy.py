@@ -2,47 +2,86 @@
 
 At start the app collects once and freezes what it has built (`gc.freeze`): the screen, the
 themes, the imported modules never die, and the oldest generation's collections — which walk
-every object they hold — no longer walk them. Python's thresholds are kept: the screen makes
-garbage cycles at every frame (Textual's strips refer to themselves through their caches), and
-measured on a 2,000-events/s stream, frequent small collections held memory flat at the cost
-of 20–50 ms pauses, while rarer large ones (thresholds raised) let memory grow and paused for
-100–160 ms at a time. When the stream has been quiet for a second the app also collects in
-full, so an idle screen gives memory back.
+every object they hold — no longer walk them. The young generations keep Python's thresholds:
+the screen makes garbage cycles at every frame (Textual's strips refer to themselves through
+their caches), and frequent small collections keep memory flat.
+
+A full (generation-2) collection pauses the screen for 20–50 ms on a long session. Left to
+Python, it starts whenever allocations cross its threshold — often in the middle of applying a
+batch or drawing a frame, where its pause adds to theirs. Here it never starts by itself:
+while events stream the app collects in full at most once every `FULL_SECONDS`, right after a
+frame has been drawn (the batch applied and on screen, the next one not yet due) and what the
+frame held up (keys, timers) has run, so its pause never adds to another; and once more
+after `QUIET_SECONDS` without events, so an idle screen gives memory back. Measured on a
+2,000-events/s stream (docs/benchmarks.md), raising the thresholds instead made pauses rarer
+but longer (100–160 ms) and let memory grow.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 
-THRESHOLDS = (700, 10, 10)
+from textual._context import active_app  # the app whose loop this runs on
+
+# generation 2 never starts on its own (its threshold is out of reach): see `activity`
+THRESHOLDS = (700, 10, 1_000_000)
+FULL_SECONDS = 1.0  # while busy: a full collection at most this often, just after a frame
+AFTER_FRAME_SECONDS = 0.01  # ... and after keys and timers held up by the frame have run
 QUIET_SECONDS = 1.0
 
 
 class GcPolicy:
     def __init__(self) -> None:
         self.last_activity = time.monotonic()
+        self.last_full = time.monotonic()
         self.collected_while_quiet = False
         self.full_collections = 0
+        self._after_frame = False  # a collection waits for the next frame
         self._saved = gc.get_threshold()
+        self._started = False
 
     def start(self) -> None:
         gc.collect()
         gc.freeze()
         gc.set_threshold(*THRESHOLDS)
+        self._started = True
 
     def activity(self) -> None:
-        self.last_activity = time.monotonic()
+        """A batch of events is being applied (on the app's loop)."""
+        now = time.monotonic()
+        self.last_activity = now
         self.collected_while_quiet = False
+        if not self._started or self._after_frame or now - self.last_full < FULL_SECONDS:
+            return
+        try:
+            app = active_app.get()
+        except LookupError:  # not on an app's loop: collect at the next quiet spell
+            return
+        self._after_frame = app.call_after_refresh(self._collect_after_frame)
+
+    def _collect_after_frame(self) -> None:
+        asyncio.get_running_loop().call_later(AFTER_FRAME_SECONDS, self._collect_now)
+
+    def _collect_now(self) -> None:
+        self._after_frame = False
+        if self._started:
+            self._collect()
 
     def tick(self) -> None:
         """Called about once a second: one full collection per quiet spell."""
         if self.collected_while_quiet or time.monotonic() - self.last_activity < QUIET_SECONDS:
             return
-        gc.collect()
+        self._collect()
         self.collected_while_quiet = True
+
+    def _collect(self) -> None:
+        gc.collect()
+        self.last_full = time.monotonic()
         self.full_collections += 1
 
     def stop(self) -> None:
         gc.set_threshold(*self._saved)
         gc.unfreeze()
+        self._started = False

@@ -4,6 +4,13 @@ The transcript and the browser's message view both keep their content as lines â
 per message or turn (again when the width changes) â€” and draw only those on screen, so their
 cost per frame does not grow with what they hold. Selecting text with the mouse works across
 the lines; the theme's base style is looked up once per style change.
+
+A line's strip is kept while the line, the scroll, the width, the theme and the selection on it
+are unchanged: a frame that adds a line to the end builds that line, not all the lines on
+screen. Kept strips are only those of lines recently on screen.
+
+Drawn in the theme's colours: the background and text are the theme's, a selection is the
+screen's selection colour, and a focused view is tinted so where the focus is shows.
 """
 
 from __future__ import annotations
@@ -20,11 +27,21 @@ from tui.core.printable import printable
 
 
 class LinesView(ScrollView, can_focus=True):
+    DEFAULT_CSS = """
+    LinesView {
+        background: $background;
+        color: $foreground;
+        &:focus { background-tint: $foreground 4%; }
+    }
+    """
+
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
         self._lines: list[Text] = []
         self._width = 0
         self._base: Style | None = None
+        # id(line) -> (the line, what it was drawn for, its strip)
+        self._strips: dict[int, tuple[Text, tuple[object, ...], Strip]] = {}
 
     def _to_lines(self, renderable: RenderableType) -> list[Text]:
         """`renderable` as lines of the current width, with nothing a terminal would act on
@@ -44,22 +61,31 @@ class LinesView(ScrollView, can_focus=True):
             base = self._base = self.rich_style
         if index >= len(self._lines):
             return Strip.blank(width, base)
-        # drawn afresh each time: a Strip kept across frames refers to itself through its
-        # caches and would only be freed by a full garbage collection
         line = self._lines[index]
         selection = self.text_selection
-        if selection is not None and (span := selection.get_span(index)) is not None:
+        span = selection.get_span(index) if selection is not None else None
+        state = (scroll_x, width, base, span)
+        kept = self._strips.get(id(line))
+        if kept is not None and kept[0] is line and kept[1] == state:
+            return kept[2]
+        if span is not None:
             start, end = span
             line = line.copy()
             line.stylize(self.screen.get_component_rich_style("screen--selection"),
                          start, len(line.plain) if end == -1 else end)
         strip = Strip(list(Segment.apply_style(line.render(self.app.console), base)))
-        return strip.crop_extend(scroll_x, scroll_x + width, base)
+        strip = strip.crop_extend(scroll_x, scroll_x + width, base)
+        if len(self._strips) > 4 * max(self.size.height, 16):
+            self._strips.clear()  # kept for what was on screen lately, not for every line
+        self._strips[id(self._lines[index])] = (self._lines[index], state, strip)
+        return strip
 
     def notify_style_update(self) -> None:
-        """The theme or CSS changed: the base style is stale."""
+        """The theme, the CSS or the focus changed: the base style and kept strips are
+        stale."""
         super().notify_style_update()
         self._base = None
+        self._strips.clear()
         self.refresh()
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:

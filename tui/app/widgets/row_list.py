@@ -2,7 +2,17 @@
 
 DataTable re-renders every visible cell through Rich on each change, which costs tens of
 milliseconds per frame once rows stream in. Rows here are plain tuples of strings, formatted
-into fixed-width columns once, and drawn as strips; a change re-renders only its own line.
+into fixed-width columns, and drawn as strips; a strip is kept while its row, the cursor, the
+hover and the theme are unchanged, so a frame builds only the lines that changed. Adding rows
+costs no layout work per row: the size and the scroll to the newest row are settled once,
+after the batch that added them.
+
+Drawn in the theme's colours (background, text, cursor, hover): the component classes below
+take their colours from the theme's variables, so switching theme re-styles the rows. The
+cursor row is the theme's block cursor while the list has focus, and its muted form when it
+does not, so where the focus is shows. A row's own style names a colour by meaning (red for a
+failure, yellow for a warning, green for success, cyan for something running): drawn in the
+theme's error, warning, success and accent colours.
 
 A widget reused by several screens: its own few styles stay in `DEFAULT_CSS`, which the
 screen that uses it can override; screens keep theirs in `.tcss` files beside them.
@@ -10,11 +20,13 @@ screen that uses it can override; screens keep theirs in `.tcss` files beside th
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
+from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -39,8 +51,35 @@ class Row:
         return self.lazy() if self.lazy is not None else self.cells
 
 
+SETTLE_SECONDS = 0.1  # added rows are laid out and drawn at most this often (~10 Hz)
+
+# a row's colour by meaning -> the theme variable drawn for it
+THEME_COLOURS = {"red": "error", "yellow": "warning", "green": "success", "cyan": "accent"}
+
+
 class RowList(ScrollView, can_focus=True):
-    DEFAULT_CSS = "RowList { height: 1fr; }"
+    COMPONENT_CLASSES = {"row-list--cursor", "row-list--hover"}
+    DEFAULT_CSS = """
+    RowList {
+        height: 1fr;
+        background: $surface;
+        color: $foreground;
+        & > .row-list--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        & > .row-list--hover { background: $block-hover-background; }
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .row-list--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+        }
+    }
+    """
     BINDINGS = [
         Binding("up", "move(-1)", "Up", show=False),
         Binding("down", "move(1)", "Down", show=False),
@@ -65,6 +104,12 @@ class RowList(ScrollView, can_focus=True):
         self.index: dict[str, Row] = {}
         self.cursor: int | None = None  # position in `rows`
         self.follow = True  # the cursor follows the newest row until the user moves it
+        self.hover: int | None = None  # position in `rows` under the mouse
+        self._strips: dict[str, tuple[tuple[object, ...], Strip]] = {}  # by row key
+        self._styles: dict[str, Style] = {}  # a row's style string, in the theme's colours
+        self._settling = False  # a settle is scheduled
+        self._unsettled = False  # rows came while hidden: settle when shown
+        self._settled_at = 0.0
 
     # -- rows -------------------------------------------------------------------------------
     def add(self, key: str, cells: list[str], style: str = "") -> None:
@@ -74,11 +119,32 @@ class RowList(ScrollView, can_focus=True):
         while len(self.rows) > self.max_rows:
             dropped = self.rows.popleft()
             self.index.pop(dropped.key, None)
+            self._strips.pop(dropped.key, None)
             if self.cursor is not None:
                 self.cursor = max(0, self.cursor - 1)
-        self.virtual_size = Size(self._width(), len(self.rows))
+            if self.hover is not None:
+                self.hover = self.hover - 1 if self.hover > 0 else None
         if self.follow:  # the cursor rides on the newest row (no message: the owner knows)
             self.cursor = len(self.rows) - 1
+        if not self._settling:  # once for all the rows a batch (or a tenth of a second) adds
+            self._settling = True
+            wait = SETTLE_SECONDS - (time.monotonic() - self._settled_at)
+            if wait > 0:
+                self.set_timer(wait, self._settle)
+            else:
+                self.call_later(self._settle)
+
+    def _settle(self) -> None:
+        """After rows were added: the new size, the scroll to the newest row, one repaint —
+        put off while the list is hidden (another tab shows) until it shows."""
+        self._settling = False
+        if not self.is_on_screen:
+            self._unsettled = True
+            return
+        self._unsettled = False
+        self._settled_at = time.monotonic()
+        self.virtual_size = Size(self._width(), len(self.rows))
+        if self.follow:
             self.scroll_end(animate=False, immediate=False, force=True)
         self.refresh()
 
@@ -87,7 +153,9 @@ class RowList(ScrollView, can_focus=True):
         stays on `keep` when it is still there, else goes to the first row."""
         self.rows = deque(rows[-self.max_rows:])
         self.index = {row.key: row for row in self.rows}
+        self._strips.clear()
         self.cursor = None
+        self.hover = None
         if keep is not None and keep in self.index:
             self.cursor = next(i for i, row in enumerate(self.rows) if row.key == keep)
         elif self.rows:
@@ -130,22 +198,58 @@ class RowList(ScrollView, can_focus=True):
         return sum(width + 1 for _, width in self.columns)
 
     # -- drawing ----------------------------------------------------------------------------
+    def row_style(self, style: str) -> Style:
+        """A row's style string over the list's own style, its colour names in the theme's
+        colours (looked up once per theme)."""
+        found = self._styles.get(style)
+        if found is None:
+            found = self.rich_style
+            if style:
+                parsed = Style.parse(style)
+                if parsed.color is not None and parsed.color.name in THEME_COLOURS:
+                    colour = self.app.theme_variables.get(THEME_COLOURS[parsed.color.name])
+                    if colour:
+                        parsed += Style(color=RichColor.parse(colour))
+                found += parsed
+            self._styles[style] = found
+        return found
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = y + scroll_y
         width = self.size.width
+        base = self.row_style("")
         if index >= len(self.rows):
-            return Strip.blank(width)
+            return Strip.blank(width, base)
         row = self.rows[index]
+        cells = row.shown()
+        mark = "cursor" if index == self.cursor else "hover" if index == self.hover else ""
+        state = (tuple(cells), row.style, mark, self.has_focus, width, scroll_x)
+        kept = self._strips.get(row.key)
+        if kept is not None and kept[0] == state:
+            return kept[1]
         # a cell is cut and padded to its column by terminal cells (a wide character takes
         # two), and holds nothing a terminal would act on
         text = " ".join(set_cell_size(printable(cell[:w], keep_newlines=False), w)
-                        for cell, (_, w) in zip(row.shown(), self.columns, strict=False))
-        style = Style.parse(row.style) if row.style else Style()
-        if index == self.cursor:
-            style += Style(reverse=True, bold=self.has_focus)
+                        for cell, (_, w) in zip(cells, self.columns, strict=False))
+        style = self.row_style(row.style)
+        if mark == "cursor":  # the theme's cursor, its colours over the row's own
+            style += self.get_component_rich_style("row-list--cursor")
+        elif mark == "hover":  # the hover background under the row's own colours
+            style += Style(bgcolor=self.get_component_rich_style("row-list--hover").bgcolor)
         strip = Strip([Segment(text, style)], cell_len(text))
-        return strip.crop(scroll_x, scroll_x + width).extend_cell_length(width)
+        strip = strip.crop(scroll_x, scroll_x + width).extend_cell_length(width, style)
+        if len(self._strips) > 4 * max(self.size.height, 16):
+            self._strips.clear()  # kept for what is on screen, not for every row ever drawn
+        self._strips[row.key] = (state, strip)
+        return strip
+
+    def notify_style_update(self) -> None:
+        """The theme, the CSS or the focus changed: every kept strip and style is stale."""
+        super().notify_style_update()
+        self._strips.clear()
+        self._styles.clear()
+        self.refresh()
 
     # -- moving -----------------------------------------------------------------------------
     def _select(self, position: int) -> None:
@@ -180,6 +284,25 @@ class RowList(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         self._select(event.y + self.scroll_offset.y)
+
+    def on_show(self) -> None:
+        if self._unsettled:
+            self._settle()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        position = event.y + self.scroll_offset.y
+        self._hover_on(position if 0 <= position < len(self.rows) else None)
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._hover_on(None)
+
+    def _hover_on(self, position: int | None) -> None:
+        if position == self.hover:
+            return
+        old, self.hover = self.hover, position
+        for line in (old, position):
+            if line is not None:
+                self.refresh_line(line)
 
     def header(self) -> str:
         return " ".join(name[:w].ljust(w) for name, w in self.columns)

@@ -4,7 +4,8 @@ the answer as Markdown, one line per tool call and question) and the result. Wha
 
 A long session must not slow the screen down, so the transcript is a single scrolling widget,
 not a widget per turn: each turn is rendered once to lines (again only while it streams, or
-when the width changes), the widget keeps the lines of the model's window of recent turns and
+when the width changes; a streaming answer shows as plain text and becomes Markdown when its
+turn is done), the widget keeps the lines of the model's window of recent turns and
 draws only the ones on screen; scrolling to the top brings older turns back into the window.
 The view follows new output only while the reader is at the bottom.
 
@@ -14,6 +15,7 @@ screens keep their styles in `.tcss` files beside them.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
@@ -23,6 +25,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
+from textual.timer import Timer
 
 from tui.app.transcript_model import (
     LOAD_OLDER,
@@ -45,6 +48,7 @@ ERROR = Style(color="red")
 ASK = Style(color="yellow")
 TASK = Style(bold=True)
 LINE_STYLES = {LineKind.NOTE: DIM, LineKind.FAILURE: ERROR, LineKind.QUESTION: ASK}
+REDRAW_SECONDS = 0.1  # batches redraw the transcript at most this often (~10 Hz)
 
 
 @dataclass
@@ -76,6 +80,8 @@ class Transcript(LinesView):
                                                               list[Text]]] = \
             WeakKeyDictionary()
         self._dirty = False
+        self._redrawn_at = 0.0  # monotonic time of the last redraw a batch made
+        self._late: Timer | None = None  # the redraw put off to keep to REDRAW_SECONDS
         self._drawn = 0  # lines at the last redraw
         self._follow = True
 
@@ -128,10 +134,25 @@ class Transcript(LinesView):
             self._dirty = True
 
     def flush(self) -> None:
-        """After a batch of events: re-render once what changed."""
-        if self._dirty:
-            self._dirty = False
-            self.redraw()
+        """After a batch of events: re-render once what changed, at most every
+        REDRAW_SECONDS (a batch sooner than that is drawn with the next, or by a timer)."""
+        if not self._dirty:
+            return
+        wait = REDRAW_SECONDS - (time.monotonic() - self._redrawn_at)
+        if wait > 0:
+            if self._late is None:
+                self._late = self.set_timer(wait, self._flush_late)
+            return
+        self._dirty = False
+        self._redrawn_at = time.monotonic()
+        if self._late is not None:
+            self._late.stop()
+            self._late = None
+        self.redraw()
+
+    def _flush_late(self) -> None:
+        self._late = None
+        self.flush()
 
     def redraw(self) -> None:
         """Re-render what changed (usually only the turn that streams) and redraw."""
@@ -205,7 +226,10 @@ class Transcript(LinesView):
                 out.append(Text(f"  (thinking hidden: {len(model.thinking)} characters — "
                                 "press t)", style=THINKING))
         if model.text:
-            out += self._to_lines(Markdown(model.text))
+            # while the turn streams its answer is plain text, wrapped again as it grows;
+            # once the turn is done it is rendered as Markdown, once (a Markdown render parses
+            # the whole answer, which every batch of a long answer would pay again)
+            out += self._to_lines(Markdown(model.text) if model.done else Text(model.text))
         for kind, text in model.entries():
             out += self._to_lines(Text(text, style=LINE_STYLES[kind]))
         out.append(Text(""))
