@@ -44,7 +44,8 @@ async def decide(pilot: Pilot[int], app: SupervisorApp, *keys: str
                  ) -> tuple[ApproveScreen, str, str]:
     """Wait for the dialog, decide with `keys`; the dialog and its call and choices text."""
     await wait_for(pilot, lambda: app.approval_dialog is not None
-                   and bool(app.approval_dialog.query("#choices")))
+                   and bool(app.approval_dialog.query("#choices"))
+                   and bool(app.approval_dialog.query("#call")))  # inside its scroll: later
     dialog = app.approval_dialog
     assert dialog is not None
     call = str(dialog.query_one("#call", Static).render())
@@ -108,7 +109,8 @@ async def test_a_prefix_is_remembered_for_the_session(
         first, _, choices = await decide(pilot, app, "p")
         assert "bash -c touch" in choices
         # `touch <two>` matches the prefix: it runs; `echo other` does not: it asks
-        await wait_for(pilot, lambda: app.approval_dialog not in (None, first))
+        await wait_for(pilot, lambda: app.approval_dialog not in (None, first)
+                       and bool(app.approval_dialog.query("#call")))  # composed
         assert app.approval_dialog is not None
         assert "echo other" in str(app.approval_dialog.query_one("#call", Static).render())
         assert two.exists()

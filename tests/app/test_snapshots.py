@@ -2,8 +2,9 @@
 
 What would make them wander is pinned: the event stream is a recorded file (fixed ids,
 paths and times), the clock shows the replayed session's own duration (0:00), the hook-fault
-times are shown in UTC, and the theme is the default. Update with `--snapshot-update` and
-look at the SVGs before committing them.
+times are shown in UTC. Each pane is taken in the dark and the light theme, wide and at 80×24
+(where the panes take the whole width, `p`); the question dialog at 60×20. Update with
+`--snapshot-update` and look at the SVGs before committing them.
 """
 
 from __future__ import annotations
@@ -46,6 +47,51 @@ def test_hook_faults_pane(snap_compare: Any, murmur_home: Path) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(SupervisorApp(murmur_home), terminal_size=(140, 40), run_before=faults)
+
+
+PANES = {"tools": "1", "shell": "2", "faults": "3"}
+THEMES = ("murmur-dark", "murmur-light")
+SIZES = {"wide": (140, 40), "80x24": (80, 24)}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("pane", list(PANES))
+def test_each_pane(snap_compare: Any, murmur_home: Path, pane: str, theme: str,
+                   size: str) -> None:
+    async def shown(pilot: Pilot[Any]) -> None:
+        await replayed(pilot)
+        if size == "80x24":
+            await pilot.press("p")  # narrow: the panes take the whole width
+            await pilot.pause(0.1)
+        await pilot.press(PANES[pane])
+        await pilot.pause(0.2)
+
+    assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=SIZES[size],
+                        run_before=shown)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_transcript_at_80x24(snap_compare: Any, murmur_home: Path, theme: str) -> None:
+    assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=(80, 24),
+                        run_before=replayed)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
+                                      theme: str) -> None:
+    from tui.app.responder import Question
+    from tui.app.screens.ask import AskScreen
+    from tui.core.asking import InputRequest
+
+    async def asked(pilot: Pilot[Any]) -> None:
+        await replayed(pilot)
+        prompt = "The demo tool would like to know: shall it list the workdir? (yes/no)"
+        pilot.app.push_screen(AskScreen(Question(InputRequest("r1", prompt, "ask-user")), 1))
+        await pilot.pause(0.4)
+
+    assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=(60, 20),
+                        run_before=asked)
 
 
 def test_help_screen(snap_compare: Any, murmur_home: Path) -> None:

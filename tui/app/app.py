@@ -61,7 +61,7 @@ class SupervisorApp(QueueHost):
         self._last_interrupt = 0.0
         self._batches: asyncio.Queue[list[ev.Event]] = asyncio.Queue()
         self._applying = False
-        self.gc_policy = GcPolicy()
+        self.gc_policy = GcPolicy(self.call_after_refresh)
 
     # -- start --------------------------------------------------------------------------------
     def attach(self, session: Session) -> None:

@@ -22,8 +22,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-
-from textual._context import active_app  # the app whose loop this runs on
+from collections.abc import Callable
 
 # generation 2 never starts on its own (its threshold is out of reach): see `activity`
 THRESHOLDS = (700, 10, 1_000_000)
@@ -33,7 +32,11 @@ QUIET_SECONDS = 1.0
 
 
 class GcPolicy:
-    def __init__(self) -> None:
+    """`after_frame(callback)` runs the callback once the screen's next frame is drawn (the
+    app's `call_after_refresh`)."""
+
+    def __init__(self, after_frame: Callable[[Callable[[], None]], bool]) -> None:
+        self._after_refresh = after_frame
         self.last_activity = time.monotonic()
         self.last_full = time.monotonic()
         self.collected_while_quiet = False
@@ -55,11 +58,7 @@ class GcPolicy:
         self.collected_while_quiet = False
         if not self._started or self._after_frame or now - self.last_full < FULL_SECONDS:
             return
-        try:
-            app = active_app.get()
-        except LookupError:  # not on an app's loop: collect at the next quiet spell
-            return
-        self._after_frame = app.call_after_refresh(self._collect_after_frame)
+        self._after_frame = self._after_refresh(self._collect_after_frame)
 
     def _collect_after_frame(self) -> None:
         asyncio.get_running_loop().call_later(AFTER_FRAME_SECONDS, self._collect_now)

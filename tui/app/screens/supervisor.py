@@ -54,6 +54,7 @@ class SupervisorScreen(Screen[None]):
         self.shell = ShellPane()
         self.faults = HookFaultsPane()
         self.status = Static("", id="status-bar", markup=False)
+        self._status_line = ""
         self.jump = Button("↓ new output below — jump to latest (End)", id="jump")
         self.narrow = False
         self.showing_panes = False  # in the narrow layout: the panes, not the transcript
@@ -189,12 +190,16 @@ class SupervisorScreen(Screen[None]):
 
     def refresh_status(self) -> None:
         state = self.state
-        self.status.update(state.line())
+        line = state.line()
+        if line != self._status_line:  # unchanged: no new layout of the bar
+            self._status_line = line
+            self.status.update(line)
         status = state.kind
         cls = status
         if status == "finished":
             cls = "finished-ok" if state.exit_status == "ok" else "finished-bad"
-        self.status.set_classes(cls)
+        if set(self.status.classes) != {cls}:
+            self.status.set_classes(cls)
 
     # -- actions ------------------------------------------------------------------------------
     def on_prompt_area_left(self, _: PromptArea.Left) -> None:

@@ -58,6 +58,7 @@ class ToolCallsPane(Vertical):
         self.total = 0
         self._dirty_detail = False
         self._shown: str | None = None
+        self._detail_text = ""
         self._live_since: dict[str, float] = {}  # running call key -> when it started (monotonic)
         self._ticks = 0
         self.ticker: Timer | None = None  # only while a call runs
@@ -132,7 +133,7 @@ class ToolCallsPane(Vertical):
         """A shell call's row says its exit code, as the transcript does: a command that
         exited non-zero ran (the model reads its output) but is shown failed."""
         key = f"{event.task_id}:{event.turn}:{event.call_id}:"
-        for call_key, entry in self.calls.items():
+        for call_key, entry in reversed(self.calls.items()):  # the call that just ended
             finished = entry["finished"]
             if call_key.startswith(key) and finished is not None:
                 entry["exit_code"] = event.exit_code
@@ -200,7 +201,10 @@ class ToolCallsPane(Vertical):
                 parts += ["", "attachments:"] + [
                     f"{a.get('path')} ({a.get('media_type')}, {a.get('bytes')} bytes)"
                     for a in finished.attachments]
-        self.detail.update(printable("\n".join(parts)))  # tool output: nothing a terminal acts on
+        text = printable("\n".join(parts))  # tool output: nothing a terminal acts on
+        if text != self._detail_text:  # unchanged: no new layout of the pane
+            self._detail_text = text
+            self.detail.update(text)
 
 
 def _call_id(event: ev.ToolCallStarted | ev.ToolCallFinished) -> str:
