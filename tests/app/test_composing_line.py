@@ -20,15 +20,15 @@ def test_the_line_grows_in_place_then_becomes_the_call() -> None:
     model = TranscriptModel()
     turn(model, 0, done=False)
     assert model.take(composing(0))
-    assert lines(model) == [(LineKind.NOTE, "✎ write · 0 B")]
+    assert lines(model) == [(LineKind.RUNNING, "✎ write · 0 B")]
     model.take(composing(700))
     model.take(composing(5000))
-    assert lines(model) == [(LineKind.NOTE, "✎ write · 4.9 KiB")]
+    assert lines(model) == [(LineKind.RUNNING, "✎ write · 4.9 KiB")]
     model.take(composing(3, call_id="c2"))
     model.take(make(ev.ToolCallStarted, task_id="t", turn=0, call_id="c1", tool_name="write",
                     kind="wasm", input={"path": "a"}))
-    assert lines(model) == [(LineKind.NOTE, '→ write {"path": "a"}'),
-                            (LineKind.NOTE, "✎ write · 3 B")]
+    assert lines(model) == [(LineKind.RUNNING, '→ write {"path": "a"}'),
+                            (LineKind.RUNNING, "✎ write · 3 B")]
 
 
 def test_the_headless_log_names_the_start_only() -> None:

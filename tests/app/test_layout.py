@@ -9,6 +9,7 @@ import pytest
 from textual.app import App
 from textual.geometry import Region
 from textual.widget import Widget
+from textual.widgets import TabbedContent
 
 from tests.app.conftest import recorded, replay, wait_for
 from tui.app.app import SupervisorApp
@@ -56,6 +57,15 @@ async def test_below_100_columns_the_panes_take_turns_and_resize_live(
         await pilot.press("3")  # a pane's key brings the panes forward
         await pilot.pause(0.2)
         assert panes.region.width == 80 and screen.faults.rows.region.area > 0
+        # with a pane's list focused, the keys go from pane to pane (the focus follows: it
+        # is not left in the pane going out of sight, which would bring that pane back)
+        tabs = screen.query_one(TabbedContent)
+        for key, tab, widget in (("2", "tab-shell", screen.shell),
+                                 ("1", "tab-tools", screen.tools.rows),
+                                 ("3", "tab-faults", screen.faults.rows)):
+            await pilot.press(key)
+            await pilot.pause(0.2)
+            assert tabs.active == tab and widget.has_focus and widget.region.area > 0
         # wider: side by side again, without a restart; `p` is no longer offered
         await pilot.resize_terminal(160, 48)
         await wait_for(pilot, lambda: not screen.narrow)

@@ -204,8 +204,8 @@ async def test_a_large_paste_goes_in_whole(murmur_home: Path,
         await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
         app.post_message(events.Paste(text))  # as the terminal delivers a paste
-        await pilot.pause(0.2)
-        assert app.supervisor.prompt.text == text
+        await wait_for(pilot, lambda: app.supervisor.prompt.text != "")
+        assert app.supervisor.prompt.text == text  # whole, in one piece
         await pilot.press("shift+enter", "x", "enter")
         assert queued(app) == [text + "\nx"]
         (session.paths.accessible / "go").write_text("")

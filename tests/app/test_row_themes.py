@@ -148,3 +148,39 @@ async def test_switching_theme_restyles_the_rows(murmur_home: Path) -> None:
         assert light_surface not in dark
         light_text = backgrounds(list(app.supervisor.transcript.render_line(0)))
         assert light_text == {rgb(variable(app, "background"))} and light_text != dark_text
+
+
+def colour_of(transcript: object, starts: str) -> list[tuple[str, tuple[int, int, int] | None]]:
+    """The drawn segments (text, foreground) of the first transcript line starting `starts`."""
+    from tui.app.widgets.transcript import Transcript
+
+    assert isinstance(transcript, Transcript)
+    for y, line in enumerate(transcript._lines):
+        if line.plain.startswith(starts):
+            transcript.scroll_to(y=y, animate=False, immediate=True, force=True)
+            segments = list(transcript.render_line(y - transcript.scroll_offset.y))
+            return [(s.text, None if s.style is None or s.style.color is None
+                     else tuple(s.style.color.get_truecolor())) for s in segments
+                    if s.text.strip()]  # not the padding to the edge
+    raise AssertionError(f"no line starts {starts!r}")
+
+
+@pytest.mark.parametrize("theme", ("murmur-dark", "murmur-light"))
+async def test_the_transcript_marks_outcomes_in_the_themes_colours(murmur_home: Path,
+                                                                  theme: str) -> None:
+    app = SupervisorApp(murmur_home, theme=theme)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await replayed(app, pilot)
+        transcript = app.supervisor.transcript
+        success, error = rgb(variable(app, "success")), rgb(variable(app, "error"))
+        primary = rgb(variable(app, "primary"))
+        ok = colour_of(transcript, "✓ $ echo hello")
+        assert ok[0] == ("✓", success)  # the mark in the success colour, the rest dim
+        failed = colour_of(transcript, "✗ $ echo oops")
+        assert {fg for _, fg in failed} == {error}  # a failure is red all along
+        header = colour_of(transcript, "turn 1 ")
+        assert header[0][1] == primary and set(header[-1][0]) == {"─"}
+        if theme == "murmur-light":  # a switch redraws the kept turns in the new colours
+            app.theme = "murmur-dark"
+            await wait_for(pilot, lambda: colour_of(transcript, "✓ $ echo hello")[0][1]
+                           == rgb(variable(app, "success")))

@@ -41,7 +41,7 @@ def test_a_call_line_is_replaced_by_its_outcome_in_place() -> None:
     started = make(ev.ToolCallStarted, task_id="t", turn=0, call_id="c1", tool_name="grep",
                    kind="wasm", input={"pattern": "x"})
     assert model.take(started)
-    assert lines(model) == [(LineKind.NOTE, '→ grep {"pattern": "x"}')]
+    assert lines(model) == [(LineKind.RUNNING, '→ grep {"pattern": "x"}')]
     model.take(make(ev.ToolCallFinished, task_id="t", turn=0, call_id="c1", tool_name="grep",
                     kind="wasm", status="error", duration_ms=3, input={"pattern": "x"},
                     input_bytes=15, output="no", output_bytes=2))
@@ -63,7 +63,7 @@ def test_questions_answers_and_commands_have_their_kind() -> None:
     assert lines(model) == [
         (LineKind.QUESTION, "? ask asks: Which branch?"),
         (LineKind.NOTE, "  you answered: main"),
-        (LineKind.NOTE, "✓ $ exit 0 · exit 0 · 1 ms"),
+        (LineKind.SUCCESS, "✓ $ exit 0 · exit 0 · 1 ms"),
         (LineKind.FAILURE, "✗ $ exit 2 · exit 2 · 1 ms"),
     ]
 
@@ -154,7 +154,7 @@ def test_the_screen_shortens_what_the_headless_log_prints_in_full() -> None:
     event = make(ev.ToolCallStarted, task_id="t", turn=0, call_id="c", tool_name="echo",
                  kind="wasm", input=long_input)
     line = said(event)
-    assert line is not None and line.kind is LineKind.NOTE
+    assert line is not None and line.kind is LineKind.RUNNING
     assert len(line.text) == len("→ echo ") + 100 and line.text.endswith("…")
     logged = log_line(event)
     assert logged is not None and logged.startswith("→ echo ") and "…" not in logged

@@ -149,8 +149,8 @@ class SessionState:
             return _k(self.tokens_out)
         return "~" + _k(self.tokens_out + max(1, round(self.streamed_chars / CHARS_PER_TOKEN)))
 
-    def line(self) -> str:
-        """The status bar's text."""
+    def line(self, width: int | None = None) -> str:
+        """The status bar's text; in `width` columns, closer together when it must be."""
         parts = [self.status if self.exit_status is None
                  else f"finished {self.exit_status}"]
         if self.questions:
@@ -166,7 +166,8 @@ class SessionState:
             parts.append(f"{self.faults} hook fault{'s' if self.faults > 1 else ''}")
         if self.retries:
             parts.append(f"{self.retries} {'retry' if self.retries == 1 else 'retries'}")
-        return "  ·  ".join(parts)
+        wide = "  ·  ".join(parts)
+        return wide if width is None or len(wide) <= width else " · ".join(parts)
 
 
 def _k(count: int) -> str:

@@ -156,7 +156,7 @@ class TranscriptModel:
                 if key not in self._running or not latest:
                     return False
                 self.turn(event.task_id, event.turn).say(
-                    key, Said(LineKind.NOTE, f"{self._running[key]}  ⋯ {latest}"))
+                    key, Said(LineKind.RUNNING, f"{self._running[key]}  ⋯ {latest}"))
             case ev.CallDenied():  # its own line, beside the call the denial ended
                 self._say(self.turn(event.task_id, event.turn), f"deny{event.seq}", event)
             case ev.ShellExecuted() if event.call_id:

@@ -24,7 +24,9 @@ class Form(Enum):
 class LineKind(Enum):
     """What a transcript line is, which decides how it is drawn."""
 
-    NOTE = "note"  # a call, a result, a compaction, an answer: drawn dim
+    NOTE = "note"  # a compaction, an answer, a retry: drawn dim
+    RUNNING = "running"  # a call being written or running
+    SUCCESS = "success"  # a call or command that ended well: its ✓ in the success colour
     FAILURE = "failure"  # a failed call, command or model call
     QUESTION = "question"  # a tool waits for an answer
 
@@ -220,9 +222,9 @@ def said(event: ev.Event) -> Said | None:
     """The line the transcript shows under a turn for `event`, or None for none."""
     match event:
         case ev.ToolCallComposing():
-            return Said(LineKind.NOTE, composing(event, Form.SCREEN))
+            return Said(LineKind.RUNNING, composing(event, Form.SCREEN))
         case ev.ToolCallStarted():
-            return Said(LineKind.NOTE, tool_started(event, Form.SCREEN))
+            return Said(LineKind.RUNNING, tool_started(event, Form.SCREEN))
         case ev.ToolCallFinished():
             return Said(_outcome(event.status == "ok"), tool_finished(event, Form.SCREEN))
         case ev.ShellExecuted():
@@ -249,7 +251,7 @@ def said(event: ev.Event) -> Said | None:
 
 
 def _outcome(ok: bool) -> LineKind:
-    return LineKind.NOTE if ok else LineKind.FAILURE
+    return LineKind.SUCCESS if ok else LineKind.FAILURE
 
 
 def log_line(event: ev.Event) -> str | None:

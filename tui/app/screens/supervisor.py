@@ -91,6 +91,7 @@ class SupervisorScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self._lay_out(event.size.width)
+        self.call_after_refresh(self.refresh_status)  # the bar's width is known after layout
 
     def _lay_out(self, width: int) -> None:
         """Side by side, or (narrower than NARROW_BELOW columns) one column at a time."""
@@ -190,7 +191,7 @@ class SupervisorScreen(Screen[None]):
 
     def refresh_status(self) -> None:
         state = self.state
-        line = state.line()
+        line = state.line(self.status.size.width - 2 if self.status.size.width else None)
         if line != self._status_line:  # unchanged: no new layout of the bar
             self._status_line = line
             self.status.update(line)
@@ -215,7 +216,13 @@ class SupervisorScreen(Screen[None]):
             self.notify("No prompt is waiting in the queue.", timeout=3)
 
     def action_show_pane(self, pane: str) -> None:
-        self.query_one(TabbedContent).active = pane
+        tabs = self.query_one(TabbedContent)
+        focused = self.app.focused
+        tabs.active = pane
+        if focused is not None and tabs in focused.ancestors:
+            # the focus was in the pane now hidden: it goes to the one shown (left where it
+            # was, the hidden widget hands it on, and a tab taking it back comes forward)
+            self._focus_pane()
         if self.narrow and not self.showing_panes:
             self._show_view(True)
 

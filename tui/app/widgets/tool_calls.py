@@ -42,7 +42,8 @@ class ToolCallsPane(Vertical):
 
     DEFAULT_CSS = """
     ToolCallsPane .list-header { height: 1; color: $text-muted; text-style: bold; }
-    ToolCallsPane RowList { height: 1fr; }
+    /* a few calls leave the room to the detail; many take up to 60% of the pane */
+    ToolCallsPane RowList { height: auto; min-height: 3; max-height: 60%; }
     ToolCallsPane #call-detail-scroll { height: 1fr; border-top: solid $panel; }
     ToolCallsPane #call-detail { padding: 0 1; }
     """

@@ -36,18 +36,13 @@ from tui.app.transcript_model import (
     TurnModel,
 )
 from tui.app.widgets.lines_view import LinesView
+from tui.app.widgets.transcript_style import Palette, entry_line, palette, turn_header
 from tui.core import events as ev
-from tui.core.wording import LineKind
 
 __all__ = ["LOAD_OLDER", "MODEL_TURNS", "WINDOW", "Transcript"]
 
 DIM = Style(dim=True)
 THINKING = Style(dim=True, italic=True)
-TITLE = Style(bold=True, dim=True)
-ERROR = Style(color="red")
-ASK = Style(color="yellow")
-TASK = Style(bold=True)
-LINE_STYLES = {LineKind.NOTE: DIM, LineKind.FAILURE: ERROR, LineKind.QUESTION: ASK}
 REDRAW_SECONDS = 0.1  # batches redraw the transcript at most this often (~10 Hz)
 
 
@@ -76,7 +71,7 @@ class Transcript(LinesView):
         self.show_thinking = True
         self._segments: list[_Segment] = []
         # each turn's drawn lines and the (version, width, thinking) they were drawn for
-        self._drawn_turns: WeakKeyDictionary[TurnModel, tuple[tuple[int, int, bool],
+        self._drawn_turns: WeakKeyDictionary[TurnModel, tuple[tuple[object, ...],
                                                               list[Text]]] = \
             WeakKeyDictionary()
         self._dirty = False
@@ -84,6 +79,7 @@ class Transcript(LinesView):
         self._late: Timer | None = None  # the redraw put off to keep to REDRAW_SECONDS
         self._drawn = 0  # lines at the last redraw
         self._follow = True
+        self._colours: Palette | None = None  # made from the theme when first drawn
 
     # -- the model, as tests and the screen read it ------------------------------------------
     @property
@@ -196,7 +192,8 @@ class Transcript(LinesView):
             lines += [note, Text("")]
             segments.append(_Segment("older", 2))
         if self.model.task_text:
-            task = self._to_lines(Text(f"Task: {self.model.task_text}", style=TASK))
+            task = self._to_lines(Text.assemble(("Task: ", self.colours.title),
+                                                (self.model.task_text, self.colours.task)))
             lines += [*task, Text("")]
             segments.append(_Segment("task", len(task) + 1))
         for model in self.model.window:
@@ -205,7 +202,9 @@ class Transcript(LinesView):
             segments.append(_Segment(model.key, len(rendered)))
         if self.model.result is not None:
             title, body = self.model.result
-            block = [Text(title, style="bold green" if not body else "bold red")]
+            colours = self.colours
+            block = [Text(title, style=(colours.success if not body else colours.failure)
+                          + Style(bold=True))]
             if body:
                 block += self._to_lines(Text(body))
             lines += block
@@ -213,12 +212,32 @@ class Transcript(LinesView):
         self._lines = lines
         self._segments = segments
 
+    @property
+    def colours(self) -> Palette:
+        """The transcript's styles in the current theme's colours (made again when the theme
+        changes)."""
+        colours = self._colours
+        if colours is None:
+            theme = self.app.current_theme
+            colours = self._colours = palette(self.app.theme_variables, theme.dark)
+        return colours
+
+    def notify_style_update(self) -> None:
+        """The theme may have changed: its colours are drawn into the kept turns."""
+        super().notify_style_update()
+        before = self._colours
+        self._colours = None
+        if before is not None and self.is_mounted and before.made_from != self.colours.made_from:
+            self._drawn_turns.clear()
+            self.redraw()
+
     def _turn_lines(self, model: TurnModel) -> list[Text]:
-        state = (model.version, self._width, self.show_thinking)
+        colours = self.colours
+        state = (model.version, self._width, self.show_thinking, colours.made_from)
         drawn = self._drawn_turns.get(model)
         if drawn is not None and drawn[0] == state:
             return drawn[1]
-        out = [Text(f"turn {model.number}", style=TITLE)]
+        out = [turn_header(model.number, self._width, colours)]
         if model.thinking:
             if self.show_thinking:
                 out += self._to_lines(Text(model.thinking, style=THINKING))
@@ -229,9 +248,11 @@ class Transcript(LinesView):
             # while the turn streams its answer is plain text, wrapped again as it grows;
             # once the turn is done it is rendered as Markdown, once (a Markdown render parses
             # the whole answer, which every batch of a long answer would pay again)
-            out += self._to_lines(Markdown(model.text) if model.done else Text(model.text))
+            out += self._to_lines(Markdown(model.text, code_theme=colours.code_theme,
+                                           inline_code_theme=colours.code_theme)
+                                  if model.done else Text(model.text))
         for kind, text in model.entries():
-            out += self._to_lines(Text(text, style=LINE_STYLES[kind]))
+            out += self._to_lines(entry_line(kind, text, colours))
         out.append(Text(""))
         self._drawn_turns[model] = (state, out)
         return out
