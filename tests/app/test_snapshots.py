@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tests.app.conftest import recorded, replay
+from tests.app.conftest import recorded, replay, wait_for
 from tui.app.app import SupervisorApp
 
 
@@ -32,6 +32,12 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 async def replayed(pilot: Pilot[Any]) -> None:
     await replay(pilot, recorded())
+    app = pilot.app
+    assert isinstance(app, SupervisorApp)
+    transcript = app.supervisor.transcript
+    # drawn, and the transcript at its newest line (it follows the output), however slowly a
+    # loaded machine gets there
+    await wait_for(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y)
     await pilot.pause(0.3)
 
 

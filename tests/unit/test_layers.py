@@ -167,7 +167,7 @@ def test_the_loop_imports_only_downward() -> None:
     assert outside == []  # the rest of the core sits below the loop (its leaf, state, aside)
     assert graph["tui.core.loop.state"] <= {"tui.core.frozen"}  # a leaf indeed
     assert sorted(m for m in graph if "tui.core.loop.session" in graph[m]) == [
-        "tui.app.app", "tui.cli"]  # only the commands build a Session
+        "tui.app.app", "tui.app.followups", "tui.cli"]  # only the commands build a Session
 
 
 def test_the_loop_pieces_load_and_work_without_a_session() -> None:

@@ -34,11 +34,14 @@ def test_tool_call_then_tool_result_then_end_turn(make_capsule: CapsuleFactory,
     assert result.paths.result.read_text() == "Done: hi"
     kinds = [e.event_type for e in sink.events if not isinstance(e, ev.TextDelta)]
     assert kinds == ["SessionStarted", "TaskStarted", "TurnStarted", "TurnCompleted",
-                     "ToolCallStarted", "ToolCallFinished", "ShellExecuted", "TurnStarted",
+                     "ToolCallStarted", "ShellOutput", "ToolCallFinished", "ShellExecuted",
+                     "TurnStarted",
                      "TurnCompleted", "TaskEnded", "SessionEnded"]
     assert "".join(e.text for e in sink.of(ev.TextDelta)) == "Checking.Done: hi"
     shell = sink.of(ev.ShellExecuted)[0]
     assert (shell.command, shell.exit_code, shell.stdout) == ("echo hi", 0, "hi\n")
+    live = sink.of(ev.ShellOutput)  # the line as it came, before the call's result
+    assert [(e.stream, e.text) for e in live] == [("stdout", "hi")]
     assert [e.seq for e in sink.events] == list(range(1, len(sink.events) + 1))
     # the record: user task, assistant with the call, fenced tool result, final answer
     assert result.record_path is not None

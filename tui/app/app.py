@@ -151,7 +151,10 @@ class SupervisorApp(QueueHost):
     @property
     def idle(self) -> bool:
         """No event waits to reach the screen (for tests and the benchmark)."""
-        return not self.bridge.pending and self._batches.empty() and not self._applying
+        screen = self.supervisor
+        return not self.bridge.pending and self._batches.empty() and not self._applying and \
+            screen.transcript.drawn and all(rows.drawn for rows in (
+                screen.tools.rows, screen.shell, screen.faults.rows))
 
     @property
     def return_status(self) -> int:

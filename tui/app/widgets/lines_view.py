@@ -29,6 +29,9 @@ from tui.core.printable import printable
 class LinesView(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     LinesView {
+        /* lines are wrapped to the width: never a horizontal scrollbar (shown while the
+           width settles, it took a row and hid the last line of a view at its end) */
+        overflow-x: hidden;
         background: $background;
         color: $foreground;
         &:focus { background-tint: $foreground 4%; }

@@ -174,6 +174,11 @@ class RowList(ScrollView, can_focus=True):
         if position is not None:
             self.refresh_line(position)
 
+    @property
+    def drawn(self) -> bool:
+        """Every row added is laid out (no settle waits for its turn)."""
+        return not self._settling
+
     def get(self, key: str) -> Row | None:
         return self.index.get(key)
 

@@ -146,6 +146,11 @@ class Transcript(LinesView):
             self._late = None
         self.redraw()
 
+    @property
+    def drawn(self) -> bool:
+        """Everything taken in is drawn (no redraw waits for its turn)."""
+        return not self._dirty and self._late is None
+
     def _flush_late(self) -> None:
         self._late = None
         self.flush()
@@ -176,7 +181,18 @@ class Transcript(LinesView):
             return
         # force: until the scrollbars are laid out Textual ignores a scroll it thinks the
         # overflow does not allow, which left a following view stuck at the top
-        self.scroll_to(y=target, animate=False, immediate=True, force=True)
+        # to the true end: the laid-out end may lie a row past the computed one (a row the
+        # view's own scrollbar takes), which left the last line, the result, out of sight
+        self.scroll_to(y=max(target, self.max_scroll_y), animate=False, immediate=True,
+                       force=True)
+        self.call_after_refresh(self._sync_scrollbar)
+
+    def _sync_scrollbar(self) -> None:
+        """The scrollbar's thumb where the view is: a scrollbar that came into view after
+        the scroll kept the thumb at the top."""
+        bar = self.vertical_scrollbar
+        if self.show_vertical_scrollbar and bar.position != self.scroll_y:
+            bar.position = self.scroll_y
 
     def _rebuild(self) -> None:
         """Lay the window's lines out again, reusing every turn whose render is current."""
