@@ -43,6 +43,11 @@ removes it, `Ctrl+Up` / `Ctrl+Down` move it. The one marked *next* is already th
 In the question dialog: `Enter` sends, `Shift+Enter` (or `Ctrl+J`) adds a line, `Esc`
 hides the dialog without dropping the question.
 
+In the browser (`b`): type to filter the list, `Up` / `Down` move it, `Enter` opens the
+highlighted conversation, `/` (first in the filter) or `Ctrl+F` searches every record; `Tab`
+moves to the list, where `r` / `R` resume a conversation (full / compacted) and `q` goes back.
+In a conversation: `/` searches it, `e` exports it, `r` / `R` resume it, `Esc` goes back.
+
 The transcript keeps the latest turns on screen; scroll to the top to bring back earlier
 ones. Everything the session did is in its `trace.jsonl` and the conversation record.
 """
