@@ -66,7 +66,7 @@ async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
         assert shown[-1].startswith("  ✓ exit 0 · ")
         assert sum(line.startswith("$ ") for line in shown) == 1
         assert screen.tools.rows.rows[0].cells[1] == "exit 0"
-        assert screen.tools.ticker is None  # nothing runs: no timer
+        await wait_for(pilot, lambda: screen.tools.ticker is None)  # nothing runs: no timer
 
 
 async def test_a_call_being_composed_shows_before_it_starts(murmur_home: Path) -> None:

@@ -153,8 +153,8 @@ class SupervisorApp(QueueHost):
         """No event waits to reach the screen (for tests and the benchmark)."""
         screen = self.supervisor
         return not self.bridge.pending and self._batches.empty() and not self._applying and \
-            screen.transcript.drawn and all(rows.drawn for rows in (
-                screen.tools.rows, screen.shell, screen.faults.rows))
+            screen.transcript.drawn and screen.tools.drawn and screen.shell.drawn and \
+            screen.faults.rows.drawn
 
     @property
     def return_status(self) -> int:

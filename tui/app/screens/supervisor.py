@@ -194,7 +194,7 @@ class SupervisorScreen(Screen[None]):
         line = state.line(self.status.size.width - 2 if self.status.size.width else None)
         if line != self._status_line:  # unchanged: no new layout of the bar
             self._status_line = line
-            self.status.update(line)
+            self.status.update(line, layout=False)  # one row, the width of the screen
         status = state.kind
         cls = status
         if status == "finished":

@@ -27,6 +27,7 @@ TICK_SECONDS = 0.25
 
 MAX_CALL_ROWS = 500
 DETAIL_CHARS = 8000
+DETAIL_SECONDS = 0.25  # while calls pour in, the detail follows the newest at most this often
 
 
 def _bytes(count: int) -> str:
@@ -60,6 +61,8 @@ class ToolCallsPane(Vertical):
         self._dirty_detail = False
         self._shown: str | None = None
         self._detail_text = ""
+        self._detail_at = 0.0  # when the detail was last shown (monotonic)
+        self._detail_timer: Timer | None = None  # a show put off to keep to DETAIL_SECONDS
         self._live_since: dict[str, float] = {}  # running call key -> when it started (monotonic)
         self._ticks = 0
         self.ticker: Timer | None = None  # only while a call runs
@@ -96,6 +99,12 @@ class ToolCallsPane(Vertical):
                 return
 
     def _tick(self) -> None:
+        if not self._live_since and self.ticker is not None:
+            # nothing ran for a tick: the timer goes (kept meanwhile, so a burst of short
+            # calls does not make and stop a timer for each)
+            self.ticker.stop()
+            self.ticker = None
+            return
         self._ticks += 1
         for key in list(self._live_since):
             entry = self.calls.get(key)
@@ -113,9 +122,6 @@ class ToolCallsPane(Vertical):
 
     def _stop(self, key: str) -> None:
         self._live_since.pop(key, None)
-        if not self._live_since and self.ticker is not None:
-            self.ticker.stop()
-            self.ticker = None
 
     def finished(self, event: ev.ToolCallFinished) -> None:
         key = _call_id(event)
@@ -155,14 +161,30 @@ class ToolCallsPane(Vertical):
             self._show(message.key, entry)
 
     def flush(self) -> None:
-        """After a batch: show the highlighted call (once, however many calls came in)."""
+        """After a batch: show the highlighted call (once, however many calls came in, and
+        at most every DETAIL_SECONDS while calls pour in: each new text lays the screen out
+        again). A row the person picks shows at once (`on_row_list_highlighted`)."""
         key = self.rows.highlighted
         if key is None or (key == self._shown and not self._dirty_detail):
+            return
+        wait = DETAIL_SECONDS - (time.monotonic() - self._detail_at)
+        if wait > 0:
+            if self._detail_timer is None:
+                self._detail_timer = self.set_timer(wait, self._flush_late)
             return
         self._dirty_detail = False
         entry = self.calls.get(key)
         if entry is not None:
             self._show(key, entry)
+
+    def _flush_late(self) -> None:
+        self._detail_timer = None
+        self.flush()
+
+    @property
+    def drawn(self) -> bool:
+        """The rows are laid out and the detail shows the highlighted call (nothing waits)."""
+        return self.rows.drawn and self._detail_timer is None
 
     def _show(self, key: str, entry: dict[str, Any]) -> None:
         """The call in full: a shell command as written, the output without its fence (its
@@ -203,6 +225,7 @@ class ToolCallsPane(Vertical):
                     f"{a.get('path')} ({a.get('media_type')}, {a.get('bytes')} bytes)"
                     for a in finished.attachments]
         text = printable("\n".join(parts))  # tool output: nothing a terminal acts on
+        self._detail_at = time.monotonic()
         if text != self._detail_text:  # unchanged: no new layout of the pane
             self._detail_text = text
             self.detail.update(text)
