@@ -163,3 +163,15 @@ def test_dispatch_sends_live_lines_between_started_and_finished(tmp_path: Path) 
     assert [o.text for o in live if o.stream == "stderr"] == ["b"]
     (executed,) = sink.of(ev.ShellExecuted)
     assert executed.stdout == "a\nc\n"  # the result is as before
+
+
+def test_a_key_split_across_a_pause_is_never_shown_in_part(tmp_path: Path) -> None:
+    # the first half waits longer than a partial line does: what is shown of it stops where
+    # the key could begin, and the key, once whole, is redacted
+    command = (f"printf 'key {KEY[:12]}'; sleep 0.4; printf '{KEY[12:]} end\\n'; "
+               "sleep 0.2; echo done")
+    seen, stdout = run_watching(shell(tmp_path), command, "")
+    shown = [line for _, line in seen]
+    assert shown[-1] == "done" and "[redacted] end" in "".join(shown)
+    assert not any(KEY[:8] in line for line in shown)
+    assert KEY not in stdout and "[redacted]" in stdout
