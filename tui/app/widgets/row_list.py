@@ -36,6 +36,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui.app.widgets.scrolling import resize_content
 from tui.core.printable import printable
 
 
@@ -143,7 +144,7 @@ class RowList(ScrollView, can_focus=True):
             return
         self._unsettled = False
         self._settled_at = time.monotonic()
-        self.virtual_size = Size(self._width(), len(self.rows))
+        resize_content(self, Size(self._width(), len(self.rows)))
         if self.follow:
             self.scroll_end(animate=False, immediate=False, force=True)
         self.refresh()
@@ -160,7 +161,7 @@ class RowList(ScrollView, can_focus=True):
             self.cursor = next(i for i, row in enumerate(self.rows) if row.key == keep)
         elif self.rows:
             self.cursor = 0
-        self.virtual_size = Size(self._width(), len(self.rows))
+        resize_content(self, Size(self._width(), len(self.rows)))
         self.refresh()
 
     def update(self, key: str, cells: list[str], style: str | None = None) -> None:

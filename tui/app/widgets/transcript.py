@@ -36,6 +36,7 @@ from tui.app.transcript_model import (
     TurnModel,
 )
 from tui.app.widgets.lines_view import LinesView
+from tui.app.widgets.scrolling import resize_content
 from tui.app.widgets.transcript_style import Palette, entry_line, palette, turn_header
 from tui.core import events as ev
 
@@ -167,7 +168,7 @@ class Transcript(LinesView):
                 self._drawn_turns.pop(gone, None)
         self._rebuild()
         self._drawn = len(self._lines)
-        self.virtual_size = Size(width, self._drawn)
+        resize_content(self, Size(width, self._drawn))
         if following:
             self.call_after_refresh(self._to_end)
         self.refresh()
@@ -285,7 +286,7 @@ class Transcript(LinesView):
         self._rebuild()
         added = len(self._lines) - before
         self._drawn = len(self._lines)
-        self.virtual_size = Size(self._width, self._drawn)
+        resize_content(self, Size(self._width, self._drawn))
         self.scroll_to(y=self.scroll_y + max(0, added), animate=False, immediate=True,
                        force=True)
         self.refresh()
