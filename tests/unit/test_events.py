@@ -76,6 +76,21 @@ def test_human_printer_streams_text_inline_and_warnings_to_stderr() -> None:
     assert err.getvalue() == "warning: cut short\n"
 
 
+def test_human_printer_never_writes_what_a_terminal_would_act_on() -> None:
+    # a model's text, a command's live lines and a warning may all carry escape sequences:
+    # the log shows them, the terminal never obeys them (no title set, no screen cleared)
+    out, err = io.StringIO(), io.StringIO()
+    stream = EventStream("s", [HumanPrinter(out, err)])
+    stream.emit(ev.TextDelta(task_id="t", turn=0, text="look \x1b[2"))
+    stream.emit(ev.TextDelta(task_id="t", turn=0, text="J here"))
+    stream.emit(ev.ShellOutput(task_id="t", turn=0, call_id="c", stream="stdout",
+                               text="evil \x1b]0;pwned\x07 title\nnext"))
+    stream.emit(ev.Warning(code="W-X", text="bad \x9b31m"))
+    printed = out.getvalue() + err.getvalue()
+    assert not any(ch in printed for ch in "\x1b\x07\x9b")
+    assert "evil " in printed and " title\n  │ next\n" in printed and "J here" in printed
+
+
 def test_headless_responder_uses_answers_in_order_then_stdin() -> None:
     err = io.StringIO()
     responder = HeadlessResponder(["first", "second"], stdin=io.StringIO("third\n"), err=err)

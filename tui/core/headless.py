@@ -13,6 +13,7 @@ from typing import TextIO
 
 from tui.core import events as ev
 from tui.core.asking import InputRequest, InputTimeout, NoAnswer
+from tui.core.printable import printable
 from tui.core.wording import log_line, warning
 
 
@@ -28,7 +29,9 @@ class JsonPrinter:
 
 
 class HumanPrinter:
-    """Readable lines; streamed text appears as it arrives. Warnings go to `err`."""
+    """Readable lines; streamed text appears as it arrives. Warnings go to `err`. What it
+    prints may come from a model, a tool or a command, and goes to a terminal: nothing a
+    terminal would act on (an escape sequence setting the title, say) is written as it is."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self._out = out
@@ -39,7 +42,7 @@ class HumanPrinter:
         if self._streaming is not None:
             self._out.write("\n")
             self._streaming = None
-        self._out.write(text + "\n")
+        self._out.write(printable(text) + "\n")
         self._out.flush()
 
     def _delta(self, kind: str, text: str) -> None:
@@ -48,7 +51,7 @@ class HumanPrinter:
                 self._out.write("\n")
             self._out.write("  thinking: " if kind == "thinking" else "  ")
             self._streaming = kind
-        self._out.write(text.replace("\n", "\n  "))
+        self._out.write(printable(text).replace("\n", "\n  "))
         self._out.flush()
 
     def emit(self, event: ev.Event) -> None:
@@ -57,7 +60,7 @@ class HumanPrinter:
         elif isinstance(event, ev.ThinkingDelta):
             self._delta("thinking", event.text)
         elif isinstance(event, ev.Warning):
-            self._err.write(warning(event) + "\n")
+            self._err.write(printable(warning(event)) + "\n")
             self._err.flush()
         else:
             text = log_line(event)
