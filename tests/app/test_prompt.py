@@ -138,9 +138,13 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         assert "beta" in (follow_up.paths.accessible / "task.md").read_text()
         resumed = events_of(follow_up.paths.trace, "session_start")[0]["resumed_from"]
         assert resumed == first.session_id
+        # the third session's command waits for its own `go`: Esc Esc once it is on screen
+        await wait_for(pilot, lambda: app.state.in_task and app.state.exit_status is None
+                       and app.supervisor.tools.total == 3)
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: app.result is not None and
-                       app.result.session_id == third.session_id)
+                       app.result.session_id == third.session_id and
+                       app.result.exit_status == "canceled")
         assert queued(app) == ["alpha!"]
 
 async def test_a_prompt_after_the_session_ended_goes_on_in_the_same_conversation(
