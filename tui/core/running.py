@@ -1,0 +1,627 @@
+"""Running records: `$MURMUR_HOME/running/<session_id>.json`, one per session serving a door,
+as Murmur writes and reads them (`crates/capsule-runtime/src/running.rs`; docs/fleet.md,
+"Finding running sessions").
+
+A record is a hint, never a fact. `verify` puts Murmur's three layers between a record and the
+claim that its session is live: the pid is alive (a zombie is not), the process holding it
+started when the record says (`/proc/<pid>/stat` field 22: a reused pid fails here), and the
+agent card at the record's url names the same session. The folder is 0700 and each record 0600.
+
+No Textual, no Rich; httpx is imported only when a door is probed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from tui.core.errors import MurmurTuiError, Where
+from tui.core.private import FILE_MODE, FOLDER_MODE, make_private_dirs
+from tui.core.strict_json import NotJson, loads_line
+
+if TYPE_CHECKING:
+    import httpx
+
+RUNNING_DIR = "running"
+MAX_RECORD_BYTES = 64 * 1024  # a record is a few hundred bytes
+MAX_TOKEN_BYTES = 4096
+MAX_CARD_BYTES = 1024 * 1024
+PROBE_TIMEOUT = 2.0  # seconds, per request: `ps` of 50 sessions stays quick when some are silent
+MAX_PROBES = 32  # doors probed at once
+CAPSULE_EXTENSION = "#murmur-capsule-v1"
+_SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+Liveness = Literal["live", "unreachable", "gone"]
+Door = Literal["1.0", "0.3", "legacy"]
+
+
+class RunningDirError(MurmurTuiError):
+    """`$MURMUR_HOME/running` exists and cannot be listed (Murmur's E-RUN-028)."""
+
+    default_code = "E-RUN-028"
+
+
+class RecordError(MurmurTuiError):
+    """A record file that is not a running record; `where` names the file (and key)."""
+
+    default_code = "E-RUN-RECORD"
+
+
+@dataclass(frozen=True)
+class RunningRecord:
+    """Murmur's nine fields, plus the operator token of a door that authenticates."""
+
+    session_id: str
+    url: str  # host:port the door is bound to
+    pid: int
+    process_start: str  # opaque: field 22 of /proc/<pid>/stat, compared as a string
+    capsule_name: str
+    capsule_version: str
+    workdir: Path
+    outlives_launcher: bool
+    started_at: str  # RFC 3339, UTC
+    door_token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def for_this_process(cls, session_id: str, url: str, capsule_name: str,
+                         capsule_version: str, workdir: Path | str,
+                         outlives_launcher: bool = False) -> RunningRecord:
+        """The record of a session this process serves: its pid, its start time, now."""
+        start = process_start_token(os.getpid())
+        if start is None:  # pragma: no cover - /proc is always there on Linux
+            raise RecordError("this process's start time cannot be read from /proc")
+        return cls(session_id=session_id, url=_bare_address(url), pid=os.getpid(),
+                   process_start=start, capsule_name=capsule_name,
+                   capsule_version=capsule_version, workdir=Path(workdir),
+                   outlives_launcher=outlives_launcher, started_at=rfc3339_now())
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's object, in Murmur's key order; `door_token` only when there is one."""
+        value: dict[str, Any] = {
+            "session_id": self.session_id, "url": self.url, "pid": self.pid,
+            "process_start": self.process_start, "capsule_name": self.capsule_name,
+            "capsule_version": self.capsule_version, "workdir": str(self.workdir),
+            "outlives_launcher": self.outlives_launcher, "started_at": self.started_at,
+        }
+        if self.door_token is not None:
+            value["door_token"] = self.door_token
+        return value
+
+    @classmethod
+    def from_json(cls, value: object, where: Where | None = None) -> RunningRecord:
+        """A record from a parsed file; RecordError naming the key when one is missing or of
+        the wrong type. Keys Murmur adds later (`formation_id`, …) are ignored, as serde does."""
+        if not isinstance(value, dict):
+            raise RecordError(f"is {_kind(value)}, not a JSON object", where=where)
+        text: dict[str, str] = {}
+        for key in ("session_id", "url", "process_start", "capsule_name", "capsule_version",
+                    "workdir", "started_at"):
+            text[key] = _typed(value, key, str, "a string", where)
+        pid = _typed(value, "pid", int, "a whole number", where)
+        if isinstance(pid, bool) or not 0 < pid < 2 ** 32:
+            raise RecordError(f"`pid` is {pid!r}, not a process id", where=_at(where, "pid"))
+        outlives = _typed(value, "outlives_launcher", bool, "true or false", where)
+        token = value.get("door_token")
+        if token is not None and not isinstance(token, str):
+            raise RecordError(f"`door_token` is {_kind(token)}, expected a string",
+                              where=_at(where, "door_token"))
+        if not safe_session_id(text["session_id"]):
+            raise RecordError("`session_id` is not a session id (letters, digits, _ and -)",
+                              where=_at(where, "session_id"))
+        return cls(session_id=text["session_id"], url=text["url"], pid=pid,
+                   process_start=text["process_start"], capsule_name=text["capsule_name"],
+                   capsule_version=text["capsule_version"], workdir=Path(text["workdir"]),
+                   outlives_launcher=outlives, started_at=text["started_at"],
+                   door_token=token)
+
+
+@dataclass(frozen=True)
+class Found:
+    """One `.json` file under `running/`: its record, or why it is not one (`problem`, a
+    sentence about `path`)."""
+
+    path: Path
+    record: RunningRecord | None = None
+    problem: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.problem}" if self.problem else str(self.path)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the three layers say: `live`, `unreachable` (the process is the record's, its door
+    did not answer for the session: the record is kept) or `gone` (no process, a zombie, or a
+    pid now held by a process that started at another time: stale). `reason` says why when not
+    live; `door` is the door's generation when its card was read; `card` is the card that
+    named the session."""
+
+    state: Liveness
+    reason: str | None = None
+    door: Door | None = None
+    card: dict[str, Any] | None = field(default=None, repr=False)
+
+
+# -- paths and files ----------------------------------------------------------------------------
+def running_dir(home: Path) -> Path:
+    return home / RUNNING_DIR
+
+
+def record_path(home: Path, session_id: str) -> Path:
+    return running_dir(home) / f"{_checked_id(session_id)}.json"
+
+
+def token_path(home: Path, session_id: str) -> Path:
+    return running_dir(home) / f"{_checked_id(session_id)}.token"
+
+
+def safe_session_id(session_id: str) -> bool:
+    return 0 < len(session_id) <= 128 and set(session_id) <= _SAFE_ID
+
+
+def write_record(home: Path, record: RunningRecord) -> Path:
+    """Write `record` atomically (staged beside it under a name not ending `.json`, then
+    renamed), mode 0600 in a folder held at 0700 — both reapplied on every write."""
+    import json
+
+    path = record_path(home, record.session_id)
+    _write_private(path, json.dumps(record.to_json(), indent=2) + "\n")
+    return path
+
+
+def remove_record(home: Path, session_id: str) -> None:
+    """Remove a session's record and its token file, if they are there."""
+    for path in (record_path(home, session_id), token_path(home, session_id)):
+        path.unlink(missing_ok=True)
+
+
+def write_token(home: Path, session_id: str, token: str) -> Path:
+    """Write a door's operator token beside its record: `<session_id>.token`, mode 0600."""
+    path = token_path(home, session_id)
+    _write_private(path, token + "\n")
+    return path
+
+
+def read_token(home: Path, record: RunningRecord) -> str | None:
+    """The record's `door_token`, else its `<session_id>.token` file; None when neither is
+    there (or the file is not a private regular file of this user's)."""
+    if record.door_token:
+        _remember(record.door_token)
+        return record.door_token
+    path = token_path(home, record.session_id)
+    try:
+        data, problem = _read_private(path, MAX_TOKEN_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None
+    if problem is not None or data is None:
+        return None
+    token = data.decode("utf-8", "replace").strip()
+    if not token:
+        return None
+    _remember(token)
+    return token
+
+
+def read_records(home: Path) -> list[Found]:
+    """Every `*.json` under `$MURMUR_HOME/running`, newest session first (ids are
+    time-ordered). A file that is not a record — not JSON, a missing or mistyped key, too
+    big, a symbolic link, not 0600, another user's — is a Found with its `problem`, never an
+    exception; nothing is removed. A missing folder is no records; a folder that cannot be
+    listed raises RunningDirError."""
+    folder = running_dir(home)
+    try:
+        names = sorted(os.listdir(folder), reverse=True)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise RunningDirError(f"cannot list the running records: {exc.strerror or exc}",
+                              where=Where(folder)) from None
+    found: list[Found] = []
+    for name in names:
+        if name.endswith(".json") and not name.startswith("."):
+            found.append(_read_one(folder / name))
+    return found
+
+
+def _read_one(path: Path) -> Found:
+    try:
+        data, problem = _read_private(path, MAX_RECORD_BYTES)
+    except OSError as exc:
+        return Found(path, problem=f"cannot be read: {exc.strerror or exc}")
+    if problem is not None or data is None:
+        return Found(path, problem=problem)
+    try:
+        value = loads_line(data)
+    except NotJson as exc:
+        return Found(path, problem=f"is not JSON ({exc})")
+    try:
+        record = RunningRecord.from_json(value)
+    except RecordError as exc:
+        return Found(path, problem=exc.text)
+    if path.name != f"{record.session_id}.json":
+        return Found(path, problem=f"names session {record.session_id}, not the one its file "
+                                   "name says")
+    return Found(path, record=record)
+
+
+def _read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
+    """A regular file of this user's, mode 0600 or stricter, at most `limit` bytes, read
+    without following a symbolic link: (its bytes, None), or (None, the problem)."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        return None, "is a symbolic link; a running record is a regular file (not followed)"
+    if not stat.S_ISREG(info.st_mode):
+        return None, "is not a regular file"
+    if info.st_uid != os.getuid():
+        return None, f"belongs to another user (uid {info.st_uid}); not read"
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        return None, (f"can be read or written by other users (mode {mode:04o}); running "
+                      f"records are 0600: chmod 600 {path}")
+    if info.st_size > limit:
+        return None, f"is {info.st_size} bytes; a running record is at most {limit} bytes"
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        return None, f"is more than {limit} bytes; a running record is at most that"
+    return data, None
+
+
+def _write_private(path: Path, text: str) -> None:
+    folder = path.parent
+    make_private_dirs(folder)
+    os.chmod(folder, FOLDER_MODE)
+    staging = folder / f"{path.name}.writing-{os.getpid()}"
+    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)  # a staging file left by a crash keeps its old mode otherwise
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(staging, path)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
+
+
+# -- layers 1 and 2: the process ----------------------------------------------------------------
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the executable's name (field 3 onward): the name
+    is in parentheses and may itself hold spaces and parentheses, so split after the last ')'."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    close = text.rfind(")")
+    return text[close + 1:].split() if close >= 0 else None
+
+
+def process_start_token(pid: int) -> str | None:
+    """Field 22 of /proc/<pid>/stat (clock ticks since boot), as Murmur reads it on Linux."""
+    fields = _stat_fields(pid) if pid > 0 else None
+    return fields[22 - 3] if fields is not None and len(fields) > 22 - 3 else None
+
+
+def pid_is_alive(pid: int) -> bool:
+    """Layer 1: a process holds the pid (EPERM counts: held by a process we may not signal),
+    and it is not a zombie (exited, not yet waited on)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    fields = _stat_fields(pid)
+    return not (fields and fields[0] == "Z")
+
+
+def process_state(record: RunningRecord) -> Verdict | None:
+    """Layers 1 and 2, local and cheap: None when the record's process holds its pid, else the
+    verdict (gone, or unreachable when the start time cannot be read — no evidence of an end)."""
+    if not pid_is_alive(record.pid):
+        return Verdict("gone", f"no process holds pid {record.pid}")
+    token = process_start_token(record.pid)
+    if token is None:
+        return Verdict("unreachable", f"pid {record.pid}'s start time could not be read")
+    if token != record.process_start:
+        return Verdict("gone", f"pid {record.pid} is held by a process that started at "
+                               "another time")
+    return None
+
+
+# -- layer 3: the door ---------------------------------------------------------------------------
+def verify(record: RunningRecord, timeout: float = PROBE_TIMEOUT, *,
+           token: str | None = None, client: httpx.Client | None = None) -> Verdict:
+    """All three layers. `token` (default: the record's `door_token`) reads the extended card
+    of a door that authenticates. Never raises for what a door does."""
+    local = process_state(record)
+    if local is not None:
+        return local
+    token = token or record.door_token
+    if client is None:
+        import httpx
+
+        with httpx.Client(timeout=timeout, trust_env=False) as own:
+            return _probe(record, own, token)
+    return _probe(record, client, token)
+
+
+def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT, *,
+               tokens: Sequence[str | None] | None = None) -> list[Verdict]:
+    """`verify` of every record, the doors probed concurrently (at most MAX_PROBES at once),
+    in the records' order."""
+    if not records:
+        return []
+    chosen = list(tokens) if tokens is not None else [None] * len(records)
+    verdicts: list[Verdict | None] = [process_state(record) for record in records]
+    pending = [index for index, verdict in enumerate(verdicts) if verdict is None]
+    if pending:
+        import httpx
+
+        limits = httpx.Limits(max_connections=MAX_PROBES, max_keepalive_connections=0)
+        with httpx.Client(timeout=timeout, trust_env=False, limits=limits) as client, \
+                ThreadPoolExecutor(max_workers=min(MAX_PROBES, len(pending))) as pool:
+            results = pool.map(
+                lambda index: _probe(records[index], client,
+                                     chosen[index] or records[index].door_token), pending)
+            for index, verdict in zip(pending, results, strict=True):
+                verdicts[index] = verdict
+    return [verdict for verdict in verdicts if verdict is not None]
+
+
+def door_address(url: str) -> str:
+    """`http://host:port` for a record's url (`host:port`, or a url with a scheme)."""
+    return f"http://{_bare_address(url)}"
+
+
+def door_generation(card: dict[str, Any]) -> Door:
+    """`1.0` (newest), `0.3`, or `legacy` (a card without supportedInterfaces: v0.4.0 and
+    earlier)."""
+    interfaces = card.get("supportedInterfaces")
+    if isinstance(interfaces, list) and interfaces and isinstance(interfaces[0], dict):
+        version = interfaces[0].get("protocolVersion")
+        if version == "0.3":
+            return "0.3"
+        return "1.0"
+    return "legacy"
+
+
+def card_session_id(card: dict[str, Any]) -> str | None:
+    """The session a card names: its capsule extension's `params.sessionId` (found by uri),
+    else the previous card's top-level `session_id`."""
+    capabilities = card.get("capabilities")
+    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    if isinstance(extensions, list):
+        for extension in extensions:
+            if not isinstance(extension, dict):
+                continue
+            uri = extension.get("uri")
+            params = extension.get("params")
+            if isinstance(uri, str) and uri.endswith(CAPSULE_EXTENSION) and \
+                    isinstance(params, dict) and isinstance(params.get("sessionId"), str):
+                return str(params["sessionId"])
+    session = card.get("session_id")
+    return session if isinstance(session, str) else None
+
+
+def _probe(record: RunningRecord, client: httpx.Client, token: str | None) -> Verdict:
+    import httpx
+
+    address = _bare_address(record.url)
+    base = door_address(record.url)
+    try:
+        card = _get_json(client, f"{base}/.well-known/agent-card.json", address)
+        if not isinstance(card, dict):
+            return Verdict("unreachable", f"the agent card from {address} is not a JSON object")
+        door = door_generation(card)
+        session = card_session_id(card)
+        if session is None and _extended(card):
+            if not token:
+                return Verdict("unreachable", f"the door at {address} authenticates and no "
+                               "token is known for this session", door)
+            extended = _extended_card(client, base, address, door, token)
+            if isinstance(extended, Verdict):
+                return extended
+            card, session = extended, card_session_id(extended)
+    except httpx.TimeoutException:
+        return Verdict("unreachable", f"{address} did not answer within the probe's timeout")
+    except httpx.HTTPError as exc:
+        return Verdict("unreachable", f"nothing answered at {address}: {_why(exc)}")
+    except _ProbeRefused as exc:
+        return Verdict("unreachable", str(exc))
+    if session is None:
+        return Verdict("unreachable", f"the agent card from {address} names no session", door)
+    if session != record.session_id:
+        return Verdict("unreachable", f"the capsule at {address} answers for session "
+                                      f"{session}", door)
+    return Verdict("live", None, door, card)
+
+
+class _ProbeRefused(Exception):
+    pass
+
+
+def _extended(card: dict[str, Any]) -> bool:
+    capabilities = card.get("capabilities")
+    return isinstance(capabilities, dict) and capabilities.get("extendedAgentCard") is True
+
+
+def _extended_card(client: httpx.Client, base: str, address: str, door: Door, token: str
+                   ) -> dict[str, Any] | Verdict:
+    """The extended card: `GetExtendedAgentCard` with `A2A-Version: 1.0` on the newest door,
+    `agent/getAuthenticatedExtendedCard` on a 0.3 door."""
+    method = "agent/getAuthenticatedExtendedCard" if door == "0.3" else "GetExtendedAgentCard"
+    headers = {"Authorization": f"Bearer {token}"}
+    if door != "0.3":
+        headers["A2A-Version"] = "1.0"
+    reply = _post_json(client, base, address, {"jsonrpc": "2.0", "id": 1, "method": method},
+                       headers)
+    result = reply.get("result") if isinstance(reply, dict) else None
+    if not isinstance(result, dict):
+        return Verdict("unreachable", f"the door at {address} gave no extended card", door)
+    return result
+
+
+def rpc(client: httpx.Client, record: RunningRecord, method: str,
+        params: dict[str, Any] | None, door: Door | None, token: str | None) -> Any:
+    """One JSON-RPC call to a record's door, with the header and token its generation expects;
+    the reply's `result`, or None for an error reply or a failed call."""
+    import httpx
+
+    headers: dict[str, str] = {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if door == "1.0":
+        headers["A2A-Version"] = "1.0"
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        body["params"] = params
+    address = _bare_address(record.url)
+    try:
+        reply = _post_json(client, door_address(record.url), address, body, headers)
+    except (httpx.HTTPError, _ProbeRefused):
+        return None
+    return reply.get("result") if isinstance(reply, dict) else None
+
+
+def _get_json(client: httpx.Client, url: str, address: str) -> Any:
+    with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
+        return _json_body(response, address, "the agent-card request")
+
+
+def _post_json(client: httpx.Client, base: str, address: str, body: dict[str, Any],
+               headers: dict[str, str]) -> Any:
+    import json
+
+    with client.stream("POST", f"{base}/", content=json.dumps(body).encode(),
+                       headers={"Content-Type": "application/json", **headers}) as response:
+        return _json_body(response, address, f"`{body['method']}`")
+
+
+def _json_body(response: httpx.Response, address: str, what: str) -> Any:
+    if response.status_code in (401, 403):
+        raise _ProbeRefused(f"{address} refused {what} with {response.status_code}"
+                            f"{_refusal(response)}")
+    if response.status_code != 200:
+        raise _ProbeRefused(f"{address} answered {what} with {response.status_code}")
+    data = bytearray()
+    for chunk in response.iter_bytes():
+        data += chunk
+        if len(data) > MAX_CARD_BYTES:
+            raise _ProbeRefused(f"{address} answered {what} with more than "
+                                f"{MAX_CARD_BYTES} bytes")
+    try:
+        return loads_line(bytes(data))
+    except NotJson as exc:
+        raise _ProbeRefused(f"the answer from {address} to {what} is not JSON ({exc})"
+                            ) from None
+
+
+def _refusal(response: httpx.Response) -> str:
+    """` (invalid_token)`: the `error` of Murmur's refusal body, when it has one."""
+    import httpx
+
+    try:
+        value = loads_line(response.read()[:4096])
+    except (NotJson, httpx.HTTPError):
+        return ""
+    error = value.get("error") if isinstance(value, dict) else None
+    return f" ({error})" if isinstance(error, str) and error.isidentifier() else ""
+
+
+def _why(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]
+
+
+# -- small helpers -----------------------------------------------------------------------------
+def rfc3339_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def started_seconds_ago(started_at: str, now: datetime | None = None) -> int | None:
+    """Seconds since an RFC 3339 `started_at`; None when it does not parse or lies ahead."""
+    try:
+        started = datetime.fromisoformat(started_at)
+    except ValueError:
+        return None
+    if started.tzinfo is None:
+        return None
+    seconds = int(((now or datetime.now(UTC)) - started).total_seconds())
+    return seconds if seconds >= 0 else None
+
+
+def has_controlling_terminal() -> bool:
+    """Whether this process has a controlling terminal (`/dev/tty` opens), which decides
+    `outlives_launcher` as Murmur decides it: a session tied to a terminal dies with it."""
+    try:
+        with open("/dev/tty", "rb"):
+            return True
+    except OSError:
+        return False
+
+
+def _bare_address(url: str) -> str:
+    for scheme in ("http://", "https://"):
+        if url.startswith(scheme):
+            url = url[len(scheme):]
+    return url.rstrip("/")
+
+
+def _checked_id(session_id: str) -> str:
+    if not safe_session_id(session_id):
+        raise RecordError(f"{session_id!r} is not a session id (letters, digits, _ and -)")
+    return session_id
+
+
+def _typed(value: dict[str, Any], key: str, kind: type, named: str, where: Where | None
+           ) -> Any:
+    if key not in value:
+        raise RecordError(f"has no `{key}`", where=_at(where, key))
+    item = value[key]
+    if not isinstance(item, kind) or (kind is int and isinstance(item, bool)):
+        raise RecordError(f"`{key}` is {_kind(item)}, expected {named}", where=_at(where, key))
+    return item
+
+
+def _at(where: Where | None, key: str) -> Where | None:
+    return Where(where.file, where.line, key) if where is not None else None
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _remember(token: str) -> None:
+    from tui.core.secrets import remember
+
+    remember(token)
+
+
+def describe(found: Iterable[Found]) -> list[str]:
+    """One line per file that is not a record, for a person."""
+    return [str(item) for item in found if item.problem]
+
