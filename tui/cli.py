@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a session workdir, a folder of sessions, or a trace.jsonl")
     trace.add_argument("--json", action="store_true",
                        help="one JSON object (summary, redundant calls, sections)")
+    ps = commands.add_parser(
+        "ps", help="list the sessions running on this machine, verified as `mur ps` does",
+        description="Every record under $MURMUR_HOME/running (Murmur's sessions and "
+                    "murmur-tui's), verified: the pid alive, its start time, the agent card "
+                    "naming the session; with what each is doing.")
+    ps.add_argument("--json", action="store_true", help="one JSON array of sessions")
+    ps.add_argument("--all", action="store_true", help="also list records whose process is gone")
+    ps.add_argument("--prune", action="store_true", help="remove records whose process is gone")
     return parser
 
 
@@ -97,6 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return browse(args)
         if args.command == "trace":
             return trace(args)
+        if args.command == "ps":
+            from tui.core.paths import murmur_home
+            from tui.ps import run
+
+            return run(murmur_home(), as_json=args.json, show_all=args.all, prune=args.prune)
     except MurmurTuiError as exc:  # bad input that stops the command: what, where, and why
         return _refused(exc)
     except KeyboardInterrupt:
