@@ -67,14 +67,14 @@ def _handler(door: Door) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             door.requests.append(("GET " + self.path, dict(self.headers), None))
             if self.path == "/.well-known/agent-card.json":
                 self._send(200, door.card())
             else:
                 self._send(404, {})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"null")
             door.requests.append(("POST " + self.path, dict(self.headers), body))
