@@ -42,6 +42,7 @@ class SseParser:
         self._id: str | None = None
         self._data: list[str] = []
         self._has_data = False
+        self._scanned = 0  # the buffer holds no line end before this offset
 
     def feed(self, data: bytes) -> list[Frame]:
         frames: list[Frame] = []
@@ -49,7 +50,7 @@ class SseParser:
         buffer += data
         start = 0
         while True:
-            match = _LINE_END.search(buffer, start)
+            match = _LINE_END.search(buffer, max(start, self._scanned))
             if match is None:
                 break
             at = match.start()
@@ -65,6 +66,7 @@ class SseParser:
                 self._line(bytes(buffer[start:at]), frames)
             start = end
         del buffer[:start]
+        self._scanned = len(buffer) - (1 if buffer.endswith(b"\r") else 0)
         pending = len(buffer) - (1 if buffer.endswith(b"\r") else 0)
         if not self._skipping and self._size + pending > self.max_frame_bytes:
             # the line in progress already makes the frame too large: drop it as it comes
@@ -74,11 +76,13 @@ class SseParser:
             buffer.clear()
             if keep_cr:
                 buffer += b"\r"
+            self._scanned = 0
         elif self._skipping:
             keep_cr = buffer.endswith(b"\r")
             buffer.clear()
             if keep_cr:
                 buffer += b"\r"
+            self._scanned = 0
         return frames
 
     def _reset_fields(self) -> None:
