@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -129,10 +129,8 @@ class FakeDoor:
         self._server.server_close()
         with self._lock:
             for sock in self._sockets:
-                try:
+                with suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def rpc(self, method: str) -> list[Recorded]:
         return [r for r in self.requests
@@ -189,7 +187,7 @@ class FakeDoor:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.0"
 
-            def log_message(self, format: str, *args: Any) -> None:
+            def log_message(self, fmt: str, *args: Any) -> None:
                 pass
 
             def do_GET(self) -> None:

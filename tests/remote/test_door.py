@@ -63,7 +63,7 @@ def test_older_doors_refuse_a_new_task_while_one_waits(generation: str) -> None:
     with serving(FakeDoor(generation)) as door:
         door.wait_input("tsk_9", "Which env?")
         client = DoorClient(door.url)
-        with pytest.raises(DoorError, match="tsk_9 .* waits for an answer"):
+        with pytest.raises(DoorError, match=r"tsk_9 .* waits for an answer"):
             client.send_task("deploy it")
         assert door.rpc("message/send") == []  # nothing reached the waiting task
         assert door.tasks["tsk_9"].answers == []
@@ -135,5 +135,5 @@ def test_a_silent_door_times_out() -> None:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         port = sock.getsockname()[1]
-        with pytest.raises(DoorError, match="did not answer the agent card within 0.3 s"):
+        with pytest.raises(DoorError, match=r"did not answer the agent card within 0\.3 s"):
             DoorClient(f"http://127.0.0.1:{port}", timeout=0.3).card()

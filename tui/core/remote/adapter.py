@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from tui.core.event_stream import EventStream
     from tui.core.loop.state import ExitStatus, FailureCause
     from tui.core.remote.door import Card
+    from tui.core.remote.trace_fill import TraceFill
     from tui.core.remote.watch import StreamFrame
 
 _TURN = re.compile(r"inference turn (\d+)\Z")
@@ -54,12 +55,13 @@ class RemoteAdapter:
     the watcher's thread only."""
 
     def __init__(self, stream: EventStream, card: Card, *, workdir: str = "",
-                 model: str = "", shell_from_trace: bool = False) -> None:
+                 model: str = "", fill: TraceFill | None = None) -> None:
         self.stream = stream
         self.card = card
         self.workdir = workdir
         self.model = model
-        self.shell_from_trace = shell_from_trace  # the trace gives shell lines: skip them here
+        self.fill = fill  # the session's trace, on this machine: shell lines come from it
+        self.shell_from_trace = fill is not None
         self.tasks: dict[str, _Task] = {}
         self.waiting: dict[str, str] = {}  # task id → the question it waits on
         self.answers: dict[str, str] = {}  # task id → an answer this supervisor sent
@@ -113,6 +115,9 @@ class RemoteAdapter:
                 self.skipped += 1
         except (TypeError, ValueError, AttributeError, KeyError):  # a frame shaped wrongly
             self.skipped += 1
+        if self.fill is not None and frame.event in ("artifact", "gap", "status",
+                                                     "capsule-closed"):
+            self.fill.fill()
 
     # -- frames ---------------------------------------------------------------------------
     def _task(self, task_id: str, body: dict[str, Any], text: str = "") -> _Task:
@@ -137,7 +142,7 @@ class RemoteAdapter:
             self.skipped += 1
             return
         state = status.get("state")
-        message = status.get("message") if isinstance(status.get("message"), str) else ""
+        message = _str(status, "message") or ""
         if state == "rejected":
             return
         if state == "failed" and message == "input-timeout" and task_id in self.tasks:
@@ -232,9 +237,8 @@ class RemoteAdapter:
             return
         task = self._task(task_id, body)
         name = artifact["tool_name"]
-        content = artifact.get("content") if isinstance(artifact.get("content"), str) else ""
-        call = artifact.get("tool_call_id") if isinstance(artifact.get("tool_call_id"),
-                                                          str) else None
+        content = _str(artifact, "content") or ""
+        call = _str(artifact, "tool_call_id")
         exit_code = _int(artifact.get("exit_code"))
         duration = _int(artifact.get("duration_ms")) or 0
         truncated = artifact.get("truncated") is True

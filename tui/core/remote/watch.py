@@ -16,6 +16,7 @@ Each watcher holds one thread and one connection; `close()` ends both promptly.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -276,10 +277,8 @@ def _shut(response: httpx.Response) -> None:
     stream = response.extensions.get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None
     if isinstance(sock, socket.socket):
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def _why(exc: BaseException, url: str, heartbeat: float) -> str:
