@@ -1,0 +1,63 @@
+"""The trace fills what the stream lacks, once each, read as it grows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.fakes import Collect
+from tui.core import events as ev
+from tui.core.event_stream import EventStream
+from tui.core.remote.trace_fill import TraceFill
+
+
+def line(kind: str, event_id: str, **fields: object) -> str:
+    return json.dumps({"event_type": kind, "event_id": event_id, "session_id": "ses_x",
+                       "timestamp": 1, **fields}) + "\n"
+
+
+def test_shell_hook_faults_and_compaction_come_once_each(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(line("session_start", "e1")
+                     + line("shell", "e2", task_id="t", turn=1, binary="git",
+                            command="git status", exit_code=1, stdout_bytes=5,
+                            stderr_bytes=0, duration_ms=9)
+                     + "{not json\n"
+                     + line("compaction", "e3", task_id="t", turn=1, tokens_before=900,
+                            tokens_after=300)
+                     + '{"event_type":"hook_dispatch_error","event_id":"e4","hook_na')
+    sink = Collect()
+    fill = TraceFill.for_workdir(str(tmp_path), EventStream("ses_x", [sink]))
+    assert fill is not None
+    assert fill.fill() == 2
+    with trace.open("a") as handle:  # the writer finishes its line; a gap asks again
+        handle.write('me":"guard","event":"on-shell","arm":"error","error":"trap"}\n')
+    assert fill.fill() == 1 and fill.fill() == 0
+    shell = sink.of(ev.ShellExecuted)[0]
+    assert (shell.binary, shell.command, shell.exit_code) == ("git", "git status", 1)
+    assert sink.of(ev.Compacted)[0].tokens_after == 300
+    assert sink.of(ev.HookFault)[0].error == "trap"
+    assert fill.bad_lines == 1
+    assert TraceFill.for_workdir(str(tmp_path / "elsewhere"), EventStream("s")) is None
+
+
+def test_with_a_trace_shell_results_come_from_it_not_the_stream(tmp_path: Path) -> None:
+    from tests.remote.test_adapter import CARD, SHELL, T1, feed
+    from tui.core.remote.adapter import RemoteAdapter
+
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(line("shell", "e2", task_id=T1, turn=0, binary="echo",
+                          command="echo hello", exit_code=3, stdout_bytes=6, stderr_bytes=5,
+                          duration_ms=12))
+    sink = Collect()
+    stream = EventStream("ses_x", [sink])
+    target = RemoteAdapter(stream, CARD, fill=TraceFill(trace, stream))
+    artifact = {"id": T1, "artifact": {
+        "tool_name": "bash", "content": SHELL, "fence_source": "tool:bash",
+        "tool_call_id": "c1", "is_error": False, "duration_ms": 12, "exit_code": 3,
+        "truncated": False}}
+    feed(target, "artifact", artifact)
+    feed(target, "gap", {"first_available_id": 40}, None)
+    feed(target, "artifact", artifact, 2)
+    assert [e.command for e in sink.of(ev.ShellExecuted)] == ["echo hello"]
+    assert len(sink.of(ev.ToolCallFinished)) == 2

@@ -1,0 +1,110 @@
+"""What an attached session's stream lacks, read from its `trace.jsonl` when the session's
+workdir is on this machine: shell commands (`shell`), hook faults (`hook_dispatch_error`) and
+compactions (`compaction`). The trace is lossless where the stream is not (a `gap`, a
+connection that fell behind), so these come from the trace alone.
+
+The file is read from where the last read stopped; each line is taken once (its `event_id`
+is remembered), so reading again after a gap or a reconnect adds nothing twice. A line that
+is not JSON, or a last line still being written, is left for the next read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tui.core import events as ev
+
+if TYPE_CHECKING:
+    from tui.core.event_stream import EventStream
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+MAX_READ_BYTES = 64 * 1024 * 1024  # at most this much of the trace per read
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def line_event(line: dict[str, Any]) -> ev.Event | None:
+    """The event a trace line gives the screen, or None for a line the stream carries."""
+    kind = line.get("event_type")
+    task = _str(line.get("task_id"))
+    if kind == "shell":
+        return ev.ShellExecuted(
+            task_id=task, turn=_int(line.get("turn")), call_id=None,
+            binary=_str(line.get("binary")), command=_str(line.get("command")),
+            exit_code=_int(line.get("exit_code")), stdout="", stderr="",
+            stdout_bytes=_int(line.get("stdout_bytes")),
+            stderr_bytes=_int(line.get("stderr_bytes")),
+            duration_ms=_int(line.get("duration_ms")), truncated=False)
+    if kind == "hook_dispatch_error":
+        return ev.HookFault(hook=_str(line.get("hook_name")), handler=_str(line.get("event")),
+                            arm=_str(line.get("arm")) or None,
+                            error=_str(line.get("error")) or None, task_id=task or None)
+    if kind == "compaction":
+        return ev.Compacted(task_id=task, turn=_int(line.get("turn")),
+                            tokens_before=_int(line.get("tokens_before")),
+                            tokens_after=_int(line.get("tokens_after")))
+    return None
+
+
+class TraceFill:
+    """Reads `trace` on each `fill()` and emits what is new on `stream`."""
+
+    def __init__(self, trace: Path, stream: EventStream) -> None:
+        self.trace = trace
+        self.stream = stream
+        self.offset = 0
+        self.seen: set[str] = set()
+        self.bad_lines = 0
+
+    @classmethod
+    def for_workdir(cls, workdir: str, stream: EventStream) -> TraceFill | None:
+        """A fill for a workdir on this machine that holds a trace; None otherwise."""
+        if not workdir:
+            return None
+        trace = Path(workdir) / "trace.jsonl"
+        return cls(trace, stream) if trace.is_file() else None
+
+    def fill(self) -> int:
+        """Emit the new lines' events; how many were emitted."""
+        try:
+            with self.trace.open("rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read(MAX_READ_BYTES)
+        except OSError:
+            return 0
+        emitted = 0
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                if len(data) - start > MAX_LINE_BYTES:  # a line too long to hold: skip it
+                    self.bad_lines += 1
+                    start = len(data)
+                break
+            raw = data[start:end]
+            start = end + 1
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                self.bad_lines += 1
+                continue
+            if not isinstance(line, dict):
+                continue
+            key = _str(line.get("event_id")) or raw.decode("utf-8", "replace")
+            if key in self.seen:
+                continue
+            event = line_event(line)
+            self.seen.add(key)
+            if event is not None:
+                self.stream.emit(event)
+                emitted += 1
+        self.offset += start
+        return emitted
