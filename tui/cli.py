@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--json", action="store_true", help="one JSON array of sessions")
     ps.add_argument("--all", action="store_true", help="also list records whose process is gone")
     ps.add_argument("--prune", action="store_true", help="remove records whose process is gone")
+    from tui import fleet_cli
+
+    fleet_cli.add_parsers(commands)
     return parser
 
 
@@ -110,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tui.ps import run
 
             return run(murmur_home(), as_json=args.json, show_all=args.all, prune=args.prune)
+        if args.command in ("attach", "fleet"):
+            from tui import fleet_cli
+
+            return fleet_cli.attach(args) if args.command == "attach" else fleet_cli.fleet(args)
     except MurmurTuiError as exc:  # bad input that stops the command: what, where, and why
         return _refused(exc)
     except KeyboardInterrupt:

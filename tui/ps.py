@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from tui.core import running
 from tui.core.printable import printable
+from tui.core.remote.door import first_user_text
 from tui.core.secrets import redact
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
         row.question = _artifact_text(task, "prompt")
     elif isinstance(state, str) and _terminal(state):
         row.state = "idle"
-    row.task = _first_user_text(task) or row.task
+    row.task = first_user_text(task) or row.task
 
 
 def trace_facts(path: Path) -> TraceFacts | None:
@@ -204,14 +205,6 @@ def _artifact_text(task: dict[str, Any], name: str) -> str | None:
     if isinstance(message, str):
         return message
     return _parts_text(message.get("parts")) if isinstance(message, dict) else None
-
-
-def _first_user_text(task: dict[str, Any]) -> str | None:
-    history = task.get("history")
-    for message in history if isinstance(history, list) else []:
-        if isinstance(message, dict) and message.get("role") in ("user", "ROLE_USER"):
-            return _parts_text(message.get("parts"))
-    return None
 
 
 def _task_md(workdir: Path) -> str | None:

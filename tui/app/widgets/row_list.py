@@ -193,6 +193,12 @@ class RowList(ScrollView, can_focus=True):
             return None
         return self.rows[min(self.cursor, len(self.rows) - 1)].key
 
+    def select_key(self, key: str) -> None:
+        """Move the cursor to the row with `key` (nothing when there is none)."""
+        position = self._position(key)
+        if position is not None:
+            self._select(position)
+
     def _position(self, key: str) -> int | None:
         # recent rows change most: search from the end
         for offset, row in enumerate(reversed(self.rows)):

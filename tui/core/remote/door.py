@@ -94,6 +94,7 @@ class RemoteTask:
     prompt: str | None = None  # the question it waits on (the `prompt` artifact)
     response: str | None = None  # a completed task's answer (the `response` artifact)
     message: str | None = None  # a terminal task's status message
+    text: str | None = None  # what it was asked: its history's first user message
 
 
 def _text(value: Any, limit: int = 4096) -> str:
@@ -204,7 +205,19 @@ def parse_task(value: Any, url: str) -> RemoteTask:
     return RemoteTask(task["id"], context if isinstance(context, str) else "",
                       task_state(status.get("state")), _artifact_text(task, "prompt"),
                       _artifact_text(task, "response"),
-                      message if isinstance(message, str) else None)
+                      message if isinstance(message, str) else None, first_user_text(task))
+
+
+def first_user_text(task: Mapping[str, Any]) -> str | None:
+    """The text of a task's first user message (`history`, either generation's role)."""
+    history = task.get("history")
+    for message in history if isinstance(history, list) else []:
+        if isinstance(message, Mapping) and message.get("role") in ("user", "ROLE_USER"):
+            parts = message.get("parts")
+            texts = [part["text"] for part in parts if isinstance(part, Mapping)
+                     and isinstance(part.get("text"), str)] if isinstance(parts, list) else []
+            return "\n".join(texts) if texts else None
+    return None
 
 
 class DoorClient:

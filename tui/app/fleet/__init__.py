@@ -1,0 +1,1 @@
+"""`murmur-tui fleet`: every session this supervisor started or found, over Murmur's door."""

@@ -1,0 +1,275 @@
+"""`murmur-tui fleet`: the app around the fleet screen.
+
+Sessions come from two places: the running records under `$MURMUR_HOME/running/` (every
+session serving a door on this machine, Murmur's and murmur-tui's, verified as Murmur verifies
+them), rescanned every few seconds, and the sessions launched from this screen — child
+processes `murmur-tui launch --headless --serve` that outlive it. Each is watched over its
+door (one light thread each); their events reach the screen in batches, at most every
+DRAIN_SECONDS, and only what the list shows is kept.
+
+Enter on a session ends this app with `open_request` set: the command line attaches the
+supervisor screen to it, and comes back here when that screen is left (docs/fleet.md).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from queue import Empty, SimpleQueue
+from typing import TYPE_CHECKING
+
+from textual import work
+
+from tui.app.fleet.links import Link, LinkState
+from tui.app.fleet.model import FleetSession
+from tui.app.fleet.screen import FleetScreen
+from tui.app.theming import ThemeHost
+from tui.core import events as ev
+from tui.core.errors import MurmurTuiError
+
+if TYPE_CHECKING:
+    from tui.core.running import RunningRecord, Verdict
+
+DRAIN_SECONDS = 0.05  # events reach the list at most this late (a question: at once)
+REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing else changes
+DISCOVER_SECONDS = 2.0  # the running records are read again this often
+DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unreachable
+
+
+@dataclass(frozen=True)
+class Target:
+    """What Enter opened: the command line attaches to it."""
+
+    session_id: str
+    url: str
+
+
+@dataclass
+class Launched:
+    process: subprocess.Popen[bytes]
+    capsule: str
+    log: Path
+    started: float
+
+
+class FleetApp(ThemeHost):
+    TITLE = "murmur-tui fleet"
+
+    def __init__(self, home: Path, theme: str | None = None, *,
+                 kept: dict[str, FleetSession] | None = None,
+                 launched: list[Launched] | None = None, notice: str | None = None) -> None:
+        """`kept`: the sessions an earlier fleet screen saw end (they stay under Done);
+        `launched`: the child processes it started; `notice`: why it was left last time."""
+        super().__init__(home, theme)
+        self.sessions: dict[str, FleetSession] = dict(kept or {})
+        self.links: dict[str, Link] = {}
+        self.inbox: SimpleQueue[tuple[str, list[ev.Event] | LinkState]] = SimpleQueue()
+        self.launched: list[Launched] = list(launched or [])
+        self.notice = notice
+        self.open_request: Target | None = None
+        self.fleet = FleetScreen(lambda: list(self.sessions.values()))
+        self._dirty = False
+        self._last_draw = 0.0
+
+    def on_mount(self) -> None:
+        self._register_themes()
+        self.push_screen(self.fleet)
+        if self.notice:
+            self.notify(self.notice, severity="error", timeout=15)
+        self.set_interval(DRAIN_SECONDS, self._drain, name="drain")
+        self.set_interval(DISCOVER_SECONDS, self._discover, name="discover")
+        self._discover()
+
+    # -- finding sessions ---------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
+    def _discover(self) -> None:
+        from tui.core.running import read_records, read_token, verify_all
+
+        records = [found.record for found in read_records(self.home)
+                   if found.record is not None]
+        verdicts = verify_all(records, DISCOVER_TIMEOUT,
+                              tokens=[read_token(self.home, record) for record in records])
+        self.call_from_thread(self._discovered, list(zip(records, verdicts, strict=True)))
+
+    def _discovered(self, found: list[tuple[RunningRecord, Verdict]]) -> None:
+        from tui.core.running import door_address
+
+        for record, verdict in found:
+            known = self.sessions.get(record.session_id)
+            if verdict.state != "live":
+                why = verdict.reason or verdict.state
+                if known is None and verdict.state == "unreachable":
+                    known = self._row(record, door_address(record.url))
+                # a live stream outlives a slow card; a dead process does not
+                lost = known is not None and (known.connection != "live" or
+                                              verdict.state == "gone")
+                if known is not None and lost and known.connection != "gone":
+                    known.connection, known.why_gone = "gone", why
+                    known.regroup()
+                    self._dirty = True
+                continue
+            if known is not None and record.session_id in self.links:
+                continue
+            session = known or self._row(record, door_address(record.url))
+            link = Link(self.home, record.session_id, session.url, record, self._arrived)
+            self.links[record.session_id] = link
+            link.start()
+        self._check_launched()
+
+    def _row(self, record: RunningRecord, url: str) -> FleetSession:
+        origin = "launched" if any(item.process.pid == record.pid for item in self.launched) \
+            else "found"
+        session = FleetSession(record.session_id, url, origin=origin,
+                               capsule=record.capsule_name, version=record.capsule_version)
+        self.sessions[record.session_id] = session
+        self._dirty = True
+        return session
+
+    def _arrived(self, session_id: str, item: list[ev.Event] | LinkState) -> None:
+        """On a watcher's thread: hand over; the screen takes it on its next drain."""
+        self.inbox.put((session_id, item))
+
+    # -- events to rows -----------------------------------------------------------------------
+    def _drain(self) -> None:
+        now = time.monotonic()
+        asked: list[FleetSession] = []
+        while True:
+            try:
+                session_id, item = self.inbox.get_nowait()
+            except Empty:
+                break
+            session = self.sessions.get(session_id)
+            if session is None:
+                continue
+            if isinstance(item, LinkState):
+                if item.state == "gone" and session.connection != "gone":
+                    session.why_gone = item.why
+                session.connection = item.state
+                session.regroup(now)
+                self._dirty = True
+                continue
+            for event in item:
+                had_question = session.question is not None
+                if session.apply(event, now) or not isinstance(event, ev.TextDelta):
+                    self._dirty = True
+                if session.question is not None and not had_question:
+                    asked.append(session)
+        for session in asked:
+            assert session.question is not None
+            self.bell()
+            self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks: "
+                        f"{session.question.prompt[:300]}", title="Needs you", timeout=10)
+        if self._dirty or now - self._last_draw >= REDRAW_SECONDS:
+            self._dirty = False
+            self._last_draw = now
+            self.fleet.redraw()
+
+    # -- keys -----------------------------------------------------------------------------------
+    def on_fleet_screen_act(self, act: FleetScreen.Act) -> None:
+        session = act.session
+        if act.action == "launch":
+            self._launch(act.text)
+            return
+        if session is None:
+            return
+        link = self.links.get(session.session_id)
+        if act.action == "open":
+            self.open_request = Target(session.session_id, session.url)
+            self._close_links()
+            self.exit(0)
+            return
+        if link is None or session.connection == "gone":
+            self.notify(f"{session.session_id} cannot be reached any more.", timeout=6)
+            return
+        self._act(link, session, act.action, act.text)
+
+    @work(thread=True, group="act", exit_on_error=False)
+    def _act(self, link: Link, session: FleetSession, action: str, text: str) -> None:
+        try:
+            if action == "answer":
+                question = session.question
+                if question is None:
+                    raise MurmurTuiError("the question was already answered")
+                link.answer(question.task_id, text)
+                said = "Answer sent"
+            elif action == "task":
+                said = f"Task sent ({link.send_task(text)})"
+            elif action == "cancel":
+                if session.task_id is None or not session.in_task:
+                    raise MurmurTuiError("no task is running")
+                link.cancel(session.task_id)
+                said = "Cancel sent"
+            elif action == "stop":
+                link.stop()
+                said = "Stop sent"
+            else:
+                return
+        except MurmurTuiError as exc:
+            self.call_from_thread(self.notify, f"{session.session_id}: {exc.text}",
+                                  severity="error", timeout=10)
+            return
+        self.call_from_thread(self.notify, f"{said} to {session.session_id}.", timeout=4)
+
+    # -- launching ------------------------------------------------------------------------------
+    def _launch(self, text: str) -> None:
+        path, _, task = text.strip().partition("  ")
+        capsule = Path(path.strip()).expanduser()
+        if not capsule.exists():
+            self.notify(f"There is no capsule at {capsule}.", severity="error", timeout=8)
+            return
+        logs = self.home / "tui" / "fleet"
+        try:
+            logs.mkdir(parents=True, exist_ok=True)
+            log = logs / f"launch-{time.strftime('%Y%m%d-%H%M%S')}-{len(self.launched)}.log"
+            command = [sys.executable, "-m", "tui", "launch", str(capsule.resolve()),
+                       "--headless", "--serve"]
+            if task.strip():
+                command += ["--task", task.strip()]
+            with log.open("wb") as out:
+                process = subprocess.Popen(
+                    command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True, env={**os.environ, "MURMUR_HOME": str(self.home)})
+        except OSError as exc:
+            self.notify(f"Cannot launch {capsule}: {exc}", severity="error", timeout=10)
+            return
+        self.launched.append(Launched(process, str(capsule), log, time.monotonic()))
+        self.notify(f"Launching {capsule} (pid {process.pid})…", timeout=5)
+        self._discover()
+
+    def _check_launched(self) -> None:
+        for item in list(self.launched):
+            code = item.process.poll()
+            if code is None:
+                continue
+            self.launched.remove(item)
+            if code != 0:
+                tail = _tail(item.log)
+                self.notify(f"{item.capsule} ended with exit status {code}: {tail}",
+                            severity="error", timeout=15)
+
+    # -- leaving ----------------------------------------------------------------------------------
+    def _close_links(self) -> None:
+        for link in self.links.values():
+            link.close()
+
+    def on_unmount(self) -> None:
+        self._close_links()
+
+    def ended(self) -> dict[str, FleetSession]:
+        """The sessions that ended or went away: a fleet screen opened again keeps them."""
+        return {key: session for key, session in self.sessions.items()
+                if session.exit_status is not None or session.connection in ("gone", "closed")}
+
+
+def _tail(log: Path) -> str:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    from tui.core.printable import printable
+
+    return printable(lines[-1]) if lines else "(no output)"

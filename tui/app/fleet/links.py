@@ -1,0 +1,163 @@
+"""The supervisor's tie to one session over its door: the client (answers, tasks, cancel,
+stop), the stream watcher, and the adapter that turns frames into `tui.core.events` events —
+handed to `deliver` in the batch each frame makes, on the watcher's thread.
+
+No Textual here: the fleet screen and the attached supervisor screen both use it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tui.core import events as ev
+from tui.core.errors import MurmurTuiError
+from tui.core.secrets import redact
+
+if TYPE_CHECKING:
+    from tui.core.remote.adapter import RemoteAdapter
+    from tui.core.remote.door import DoorClient
+    from tui.core.remote.watch import StreamFrame, Watcher, WatchState
+
+
+@dataclass(frozen=True)
+class LinkState:
+    """connecting | live | reconnecting | closed | gone, and why (gone, reconnecting)."""
+
+    state: str
+    why: str = ""
+
+
+Deliver = Callable[[str, "list[ev.Event] | LinkState"], None]
+
+
+class _Collect:
+    """An EventSink that keeps what one frame made, for one hand-over."""
+
+    def __init__(self) -> None:
+        self.events: list[ev.Event] = []
+
+    def emit(self, event: ev.Event) -> None:
+        self.events.append(event)
+
+    def take(self) -> list[ev.Event]:
+        events, self.events = self.events, []
+        return events
+
+
+class Link:
+    def __init__(self, home: Path, session_id: str, url: str, record: Any,
+                 deliver: Deliver, token: str | None = None) -> None:
+        self.home, self.session_id, self.url, self.record = home, session_id, url, record
+        self.deliver = deliver
+        self.token = token
+        self.door: DoorClient | None = None
+        self.watcher: Watcher | None = None
+        self.adapter: RemoteAdapter | None = None
+        self._collect = _Collect()
+        self._ready = threading.Event()
+        self._closed = threading.Event()
+        self._failure: str | None = None
+
+    # -- watching -----------------------------------------------------------------------------
+    def start(self) -> None:
+        threading.Thread(target=self._open, name=f"link {self.url}", daemon=True).start()
+
+    def _open(self) -> None:
+        from tui.core.event_stream import EventStream
+        from tui.core.remote.adapter import RemoteAdapter
+        from tui.core.remote.door import DoorClient
+        from tui.core.remote.trace_fill import TraceFill
+        from tui.core.remote.watch import Watcher
+
+        token = self.token
+        if token is None and self.record is not None:
+            from tui.core.running import read_token
+
+            token = read_token(self.home, self.record)
+        door = DoorClient(self.url, token)
+        try:
+            card = door.card()
+        except MurmurTuiError as exc:
+            self._failure = exc.text
+            self._ready.set()
+            self.deliver(self.session_id, LinkState("gone", exc.text))
+            return
+        self.session_id = self.session_id or card.session_id or self.url
+        workdir = str(getattr(self.record, "workdir", "") or "")
+        stream = EventStream(self.session_id, sinks=[self._collect])
+        adapter = RemoteAdapter(stream, card, workdir=workdir,
+                                fill=TraceFill.for_workdir(workdir, stream))
+        self.door, self.adapter = door, adapter
+        adapter.started()
+        self._hand_over()
+        self.watcher = Watcher(door, self._frame, self._state,
+                               session_id=card.session_id or None)
+        self._ready.set()
+        if self._closed.is_set():
+            return
+        self.watcher.start()
+
+    def _frame(self, frame: StreamFrame) -> None:
+        assert self.adapter is not None
+        self.adapter.frame(frame)
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        events = self._collect.take()
+        if events:
+            self.deliver(self.session_id, [self._with_text(event) for event in events])
+
+    def _with_text(self, event: ev.Event) -> ev.Event:
+        """The stream does not say what a task was asked: its door does (GetTask's history)."""
+        if not isinstance(event, ev.TaskStarted) or event.text or self.door is None:
+            return event
+        try:
+            text = self.door.get_task(event.task_id).text
+        except MurmurTuiError:
+            return event
+        return dataclasses.replace(event, text=redact(text)) if text else event
+
+    def _state(self, state: WatchState) -> None:
+        self.deliver(self.session_id, LinkState(state.kind, state.reason))
+
+    def close(self) -> None:
+        self._closed.set()
+        watcher = self.watcher
+        if watcher is not None:
+            watcher.close(wait=1.0)
+        if self.door is not None:
+            self.door.close()
+
+    # -- acting -------------------------------------------------------------------------------
+    def _door(self) -> DoorClient:
+        self._ready.wait(10.0)
+        if self.door is None:
+            raise MurmurTuiError(self._failure or f"the door at {self.url} is not reachable")
+        return self.door
+
+    def answer(self, task_id: str | None, text: str) -> None:
+        door = self._door()
+        if task_id is None:
+            raise MurmurTuiError("the question names no task to answer")
+        context = self.adapter.context_of(task_id) if self.adapter is not None else None
+        if self.adapter is not None:  # InputAnswered names it when the task resumes
+            self.adapter.note_answer(task_id, text)
+        door.answer(task_id, context, text)
+
+    def send_task(self, text: str) -> str:
+        waiting = None
+        if self.adapter is not None and self.adapter.waiting:
+            waiting = next(iter(self.adapter.waiting))
+        task = self._door().send_task(text, waiting=waiting)
+        return task.id
+
+    def cancel(self, task_id: str) -> None:
+        self._door().cancel(task_id)
+
+    def stop(self) -> None:
+        self._door().stop()

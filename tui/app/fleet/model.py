@@ -1,0 +1,154 @@
+"""What the fleet screen knows of each session, derived from its events (no Textual here).
+
+A session is in one of three groups — *Needs you* (a question waits), *Working* (a task runs)
+and *Done* (nothing runs: it waits for a task, ended, or can no longer be reached) — and sorted
+within its group by how long it has been there, the longest first.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tui.core import events as ev
+
+Group = Literal["needs", "working", "done"]
+GROUPS: tuple[tuple[Group, str], ...] = (
+    ("needs", "Needs you"), ("working", "Working"), ("done", "Done"))
+
+
+@dataclass
+class Question:
+    task_id: str | None
+    request_id: str
+    prompt: str
+    asked_at: float
+
+
+@dataclass
+class FleetSession:
+    """One row of the fleet: a session reached over its door."""
+
+    session_id: str
+    url: str
+    origin: str = "found"  # found (a running record) | launched (from this screen)
+    capsule: str = ""
+    version: str = ""
+    model: str = ""
+    task: str = ""  # the running (or last) task's text
+    task_id: str | None = None
+    question: Question | None = None
+    in_task: bool = False
+    exit_status: str | None = None  # the session ended
+    last_task_status: str | None = None
+    connection: str = "connecting"  # connecting | live | reconnecting | closed | gone
+    why_gone: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tool_calls: int = 0
+    delegations: list[str] = field(default_factory=list)  # peers this session asked
+    since: float = field(default_factory=time.monotonic)  # entered its group then
+    _group: Group = "done"
+
+    def apply(self, event: ev.Event, now: float | None = None) -> bool:
+        """Fold one event in; True when the row's group changed (a question arrived, say)."""
+        match event:
+            case ev.SessionStarted():
+                self.capsule, self.version = event.capsule_name, event.capsule_version
+                self.model = event.model or self.model
+            case ev.TaskStarted():
+                self.in_task, self.task, self.task_id = True, event.text, event.task_id
+            case ev.InputRequested():
+                self.question = Question(event.task_id, event.request_id, event.prompt,
+                                         now if now is not None else time.monotonic())
+            case ev.InputAnswered():
+                if self.question is not None and self.question.request_id == event.request_id:
+                    self.question = None
+            case ev.TurnCompleted():
+                self.tokens_in += event.input_tokens
+                self.tokens_out += event.output_tokens or 0
+            case ev.ToolCallFinished():
+                self.tool_calls += 1
+            case ev.TaskEnded():
+                self.in_task, self.question = False, None
+                self.last_task_status = event.exit_status
+            case ev.SessionEnded():
+                self.in_task, self.question = False, None
+                self.exit_status = event.exit_status
+            case _:
+                return False
+        return self.regroup(now)
+
+    def regroup(self, now: float | None = None) -> bool:
+        group = self.group
+        if group == self._group:
+            return False
+        self._group = group
+        self.since = now if now is not None else time.monotonic()
+        return True
+
+    @property
+    def group(self) -> Group:
+        if self.connection == "gone" or self.exit_status is not None:
+            return "done"
+        if self.question is not None:
+            return "needs"
+        return "working" if self.in_task else "done"
+
+    @property
+    def status(self) -> str:
+        """The row's state in a few words."""
+        if self.connection == "gone":
+            return f"gone: {self.why_gone}" if self.why_gone else "gone"
+        if self.exit_status is not None:
+            return f"ended {self.exit_status}"
+        if self.connection == "reconnecting":
+            return "reconnecting…"
+        if self.connection == "connecting":
+            return "connecting…"
+        if self.question is not None:
+            return "asks"
+        if self.in_task:
+            return "working"
+        if self.last_task_status is not None:
+            return f"idle · last {self.last_task_status}"
+        return "idle"
+
+
+def ordered(sessions: list[FleetSession]) -> list[tuple[Group, list[FleetSession]]]:
+    """The groups in screen order, each sorted by how long its sessions have waited."""
+    out: list[tuple[Group, list[FleetSession]]] = []
+    for group, _ in GROUPS:
+        members = [s for s in sessions if s.group == group]
+        members.sort(key=lambda s: (s.since, s.session_id))
+        out.append((group, members))
+    return out
+
+
+@dataclass(frozen=True)
+class Totals:
+    sessions: int
+    needs: int
+    working: int
+    tokens_in: int
+    tokens_out: int
+    tool_calls: int
+
+
+def totals(sessions: list[FleetSession]) -> Totals:
+    return Totals(len(sessions), sum(s.group == "needs" for s in sessions),
+                  sum(s.group == "working" for s in sessions),
+                  sum(s.tokens_in for s in sessions), sum(s.tokens_out for s in sessions),
+                  sum(s.tool_calls for s in sessions))
+
+
+def age(seconds: float) -> str:
+    """`4 s`, `12 min`, `3 h` — how long, in the unit a person reads at a glance."""
+    if seconds < 60:
+        return f"{int(seconds)} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} d"

@@ -1,0 +1,196 @@
+"""The fleet screen: one list of every session, grouped Needs you / Working / Done, a line of
+totals, and an input line for an inline answer, a task or a capsule to launch."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from tui.app.fleet.model import GROUPS, FleetSession, age, ordered, totals
+from tui.app.widgets.row_list import Row, RowList
+from tui.core.printable import printable
+
+MAX_ROWS = 10_000
+Asking = Literal["answer", "task", "launch"]
+GROUP_TITLES = dict(GROUPS)
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    line = printable(text.strip().splitlines()[0] if text.strip() else "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def short_id(session_id: str) -> str:
+    """`ses_…4d28f58b`: the end of an id is what `attach` and `ps` take (4+ characters)."""
+    return session_id if len(session_id) <= 14 else f"{session_id[:4]}…{session_id[-9:]}"
+
+
+class FleetScreen(Screen[None]):
+    CSS_PATH = "fleet.tcss"
+    BINDINGS = [
+        Binding("enter", "open", "Open"),
+        Binding("a", "ask('answer')", "Answer"),
+        Binding("t", "ask('task')", "Send task"),
+        Binding("n", "ask('launch')", "Launch"),
+        Binding("x", "cancel", "Cancel task"),
+        Binding("S", "stop", "Stop session"),
+        Binding("escape", "close_input", "Close", show=False),
+        Binding("q", "quit", "Quit"),
+        *[Binding(str(n), f"jump({n})", f"Session {n}", show=False) for n in range(1, 10)],
+    ]
+    COLUMNS = (("#", 2), ("session", 14), ("capsule", 16), ("status", 24), ("waited", 7),
+               ("tokens", 9), ("calls", 5), ("task / question", 200))
+
+    class Act(Message):
+        """A key on a session: open, answer, task, cancel, stop — or launch a capsule."""
+
+        def __init__(self, action: str, session: FleetSession | None, text: str = "") -> None:
+            super().__init__()
+            self.action, self.session, self.text = action, session, text
+
+    def __init__(self, sessions: Callable[[], list[FleetSession]]) -> None:
+        super().__init__()
+        self.sessions = sessions
+        self.rows = RowList(self.COLUMNS, MAX_ROWS, id="fleet")
+        self.totals = Static("", id="fleet-totals", markup=False)
+        self.hint = Static("", id="fleet-hint", markup=False)
+        self.input = Input(id="fleet-input")
+        self.asking: Asking | None = None
+        self.asked: FleetSession | None = None
+        self.numbered: list[FleetSession] = []
+
+    def compose(self) -> ComposeResult:
+        yield self.totals
+        yield self.rows
+        yield self.hint
+        yield self.input
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.input.display = False
+        self.hint.display = False
+        self.rows.focus()
+        self.redraw()
+
+    # -- drawing ------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        sessions = self.sessions()
+        now = time.monotonic()
+        rows: list[Row] = []
+        self.numbered = []
+        for group, members in ordered(sessions):
+            rows.append(Row(f"group:{group}", [
+                "", f"{GROUP_TITLES[group]} ({len(members)})", "", "", "", "", "", ""],
+                "bold"))
+            for session in members:
+                self.numbered.append(session)
+                rows.append(self._row(len(self.numbered), session, now))
+        keep = self.rows.highlighted
+        self.rows.replace(rows, keep=keep)
+        t = totals(sessions)
+        self.totals.update(
+            f"{t.sessions} session{'s' if t.sessions != 1 else ''} · {t.needs} need you · "
+            f"{t.working} working · tokens {t.tokens_in:,} in / {t.tokens_out:,} out · "
+            f"{t.tool_calls:,} tool calls")
+
+    def _row(self, number: int, session: FleetSession, now: float) -> Row:
+        if session.question is not None:
+            what = f"? {first_line(session.question.prompt)}"
+            style = "yellow"
+        else:
+            what = first_line(session.task)
+            style = "cyan" if session.group == "working" else (
+                "red" if session.connection == "gone" or session.exit_status not in
+                (None, "ok") else "")
+        if session.delegations:
+            what += f"  → asked {', '.join(session.delegations[-2:])}"
+        return Row(session.session_id, [
+            str(number) if number < 10 else "", short_id(session.session_id),
+            printable(session.capsule) + (" ·new" if session.origin == "launched" else ""),
+            session.status, age(now - session.since),
+            f"{session.tokens_in + session.tokens_out:,}", str(session.tool_calls), what],
+            style)
+
+    # -- keys ---------------------------------------------------------------------------------
+    def selected(self) -> FleetSession | None:
+        key = self.rows.highlighted
+        return next((s for s in self.numbered if s.session_id == key), None)
+
+    def action_jump(self, number: int) -> None:
+        if number <= len(self.numbered):
+            self.rows.select_key(self.numbered[number - 1].session_id)
+
+    def action_open(self) -> None:
+        if self.input.display:
+            return
+        session = self.selected()
+        if session is not None:
+            self.post_message(self.Act("open", session))
+
+    def action_cancel(self) -> None:
+        session = self.selected()
+        if session is not None:
+            self.post_message(self.Act("cancel", session))
+
+    def action_stop(self) -> None:
+        session = self.selected()
+        if session is not None:
+            self.post_message(self.Act("stop", session))
+
+    def action_ask(self, what: Asking) -> None:
+        session = self.selected()
+        if what == "answer":
+            if session is None or session.question is None:
+                waiting = [s for s in self.numbered if s.question is not None]
+                if not waiting:
+                    self.notify("No session is waiting for an answer.", timeout=4)
+                    return
+                session = waiting[0]
+                self.rows.select_key(session.session_id)
+            assert session.question is not None
+            hint = f"{session.capsule} ({session.session_id}) asks: " \
+                   f"{first_line(session.question.prompt, 300)}"
+            placeholder = "your answer, Enter to send, Esc to close"
+        elif what == "task":
+            if session is None:
+                self.notify("Choose a session first.", timeout=4)
+                return
+            hint = f"A task for {session.capsule} ({session.session_id})"
+            placeholder = "the task, Enter to send, Esc to close"
+        else:
+            session = None
+            hint = "Launch a session: the capsule folder (or its murmur.yaml), then an " \
+                   "optional task after two spaces"
+            placeholder = "path/to/capsule  the task"
+        self.asking, self.asked = what, session
+        self.hint.update(hint)
+        self.hint.display = True
+        self.input.placeholder = placeholder
+        self.input.value = ""
+        self.input.display = True
+        self.input.focus()
+
+    def action_close_input(self) -> None:
+        self.asking = self.asked = None
+        self.input.display = False
+        self.hint.display = False
+        self.rows.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value
+        what, session = self.asking, self.asked
+        if what is None or not text.strip():
+            return
+        self.action_close_input()
+        self.post_message(self.Act(what, session, text))
+
+    def action_quit(self) -> None:
+        self.app.exit()
