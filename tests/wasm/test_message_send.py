@@ -30,6 +30,7 @@ from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 from tui.core.net_policy import parse_rules
+from tui.core.wording import log_line
 
 CARD_C = {"name": "worker", "version": "1.0.0",
           "supportedInterfaces": [{"url": "http://127.0.0.1:1/", "protocolBinding": "JSONRPC",
@@ -196,6 +197,8 @@ def test_a_door_c_peer_gets_send_message_with_its_version_header_and_token(
     assert [(d.peer_url, d.peer_task_id, d.state) for d in delegated] == [
         (f"http://{peer.authority}", "tsk_peer1", "submitted")]
     assert delegated[0].task_id == sink.of(ev.TaskStarted)[0].task_id
+    assert log_line(delegated[0]) == (f"⇢ sent a task to http://{peer.authority}: tsk_peer1 "
+                                      "(submitted)")
     trace = read_jsonl(result.paths.trace)
     sends = [line for line in trace if line["event_type"] == "a2a_send"]
     assert [(s["peer_url"], s["message_id"], s["task_id"], s["context_id"]) for s in sends] == [
