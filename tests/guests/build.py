@@ -2,8 +2,8 @@
 
 `build_guest(name)` returns the path of a built component `.wasm` for one of `GUESTS`:
 
-* ``py_tool`` / ``py_hook`` / ``py_capsule`` -- componentize-py (a test dependency: these must
-  build in CI)
+* ``py_tool`` / ``py_hook`` / ``py_capsule`` / ``py_delegate`` -- componentize-py (a test
+  dependency: these must build in CI)
 * ``js_tool`` / ``js_hook`` -- componentize-qjs ``--sync``, pinned in ``js/package-lock.json``;
   needs ``node`` and ``npm ci`` in ``tests/guests/js``
 * ``rust_tool`` -- Rust std for ``wasm32-wasip1`` (Debian's rustc 1.63 calls it ``wasm32-wasi``)
@@ -410,6 +410,8 @@ GUESTS: dict[str, Guest] = {
     "py_hook": Guest("py_hook", "hook", (GUESTS_DIR / "python" / "hook",), _py_tools, _py_build),
     "py_capsule": Guest("py_capsule", "capsule", (GUESTS_DIR / "python" / "capsule",), _py_tools,
                         _py_build),
+    "py_delegate": Guest("py_delegate", "capsule", (GUESTS_DIR / "python" / "delegate",),
+                         _py_tools, _py_build),
     "js_tool": Guest("js_tool", "tool", (JS_DIR / "tool" / "tool.js",), _js_tools, _js_build),
     "js_hook": Guest("js_hook", "hook", (JS_DIR / "hook" / "hook.js",), _js_tools, _js_build),
     "rust_tool": Guest("rust_tool", "tool", (RUST_DIR / "src",), _rust_tools, _rust_build),

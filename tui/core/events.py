@@ -393,3 +393,19 @@ class ToolProgress(Event):
     turn: int
     call_id: str
     text: str
+
+
+# -- delegation, appended ---------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class Delegated(Event):
+    """A script capsule sent a task to a peer capsule's door (`murmur:message/send`) and the
+    peer took it: `peer_task_id` in `peer_context_id`, in `state` as the peer answered at once
+    (`submitted`, `working`, …; the peer's later states are the peer's). `task_id` is this
+    session's task that asked. Murmur's `a2a_send` trace line."""
+
+    task_id: str
+    peer_url: str
+    message_id: str
+    peer_task_id: str
+    peer_context_id: str
+    state: str

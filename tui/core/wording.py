@@ -136,6 +136,11 @@ def call_denied(event: ev.CallDenied, form: Form) -> str:
     return f"⊘ denied {what} {event.target}: {reason}"
 
 
+def delegated(event: ev.Delegated, form: Form) -> str:
+    peer = short(event.peer_url, 80)
+    return f"⇢ sent a task to {peer}: {event.peer_task_id} ({event.state})"
+
+
 def question(event: ev.InputRequested, form: Form) -> str:
     prompt = short(event.prompt, 200) if form is Form.SCREEN else event.prompt
     return f"? {event.tool_name} asks: {prompt}"
@@ -231,6 +236,8 @@ def said(event: ev.Event) -> Said | None:
             return Said(_outcome(event.exit_code == 0), shell_executed(event, Form.SCREEN))
         case ev.CallDenied():
             return Said(LineKind.FAILURE, call_denied(event, Form.SCREEN))
+        case ev.Delegated():
+            return Said(LineKind.NOTE, delegated(event, Form.SCREEN))
         case ev.InputRequested():
             return Said(LineKind.QUESTION, question(event, Form.SCREEN))
         case ev.InputAnswered():
@@ -280,6 +287,8 @@ def log_line(event: ev.Event) -> str | None:
             return shell_executed(event, Form.LOG)
         case ev.CallDenied():
             return call_denied(event, Form.LOG)
+        case ev.Delegated():
+            return delegated(event, Form.LOG)
         case ev.InputRequested():
             return question(event, Form.LOG)
         case ev.Progress():

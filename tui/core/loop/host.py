@@ -1,6 +1,6 @@
 """What a running session offers its components through the host imports (`HostServices`):
 asking the human, one inference for a hook, reading the conversation record, calling a tool
-from a script capsule."""
+from a script capsule, and telling of a task a script capsule sent to a peer."""
 
 from __future__ import annotations
 
@@ -110,3 +110,10 @@ class Host:
     def invoke_tool(self, name: str, data: str | None) -> Any:
         assert self.invoke is not None
         return self.invoke(name, data)
+
+    def delegated(self, peer_url: str, message_id: str, peer_task_id: str,
+                  peer_context_id: str, state: str) -> None:
+        self.report.emit(ev.Delegated(task_id=self.report.position.task_id or "",
+                                      peer_url=peer_url, message_id=message_id,
+                                      peer_task_id=peer_task_id,
+                                      peer_context_id=peer_context_id, state=state))

@@ -209,3 +209,11 @@ def call_denied(event: ev.CallDenied) -> dict[str, Any]:
         "target": event.target,
         "reason": bounded(event.reason),
     }
+
+
+def a2a_send(event: ev.Delegated) -> dict[str, Any]:
+    """Murmur's line for a task sent through `murmur:message/send`: `task_id` and
+    `context_id` are the peer's; murmur-tui injects no `traceparent` (it has no OTel)."""
+    return {"peer_url": event.peer_url, "message_id": event.message_id,
+            "task_id": event.peer_task_id, "context_id": event.peer_context_id,
+            "traceparent": None}

@@ -188,6 +188,10 @@ class TraceWriter:
         self.write("call_denied", self._turn_node or self._task_node or self._session_node,
                    event.ts_ms, lines.call_denied(event), event.session_id)
 
+    def _a2a_send(self, event: ev.Delegated) -> None:
+        self.write("a2a_send", self._task_node or self._session_node, event.ts_ms,
+                   lines.a2a_send(event), event.session_id)
+
 
 _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.Compacted: TraceWriter._compacted,
@@ -204,4 +208,5 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.TaskEnded: TraceWriter._task_end,
     ev.SessionEnded: TraceWriter._session_end,
     ev.CallDenied: TraceWriter._call_denied,
+    ev.Delegated: TraceWriter._a2a_send,
 }

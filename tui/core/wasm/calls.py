@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import wasmtime
 
 from tui.core.inference.driver import StreamSink
+from tui.core.net_policy import Rule
 
 
 class ArtifactServices(Protocol):
@@ -46,6 +47,12 @@ class HostServices(Protocol):
 
     def invoke_tool(self, name: str, data: str | None) -> Any: ...
 
+    def delegated(self, peer_url: str, message_id: str, peer_task_id: str,
+                  peer_context_id: str, state: str) -> None:
+        """A script capsule sent a task to a peer (`murmur:message/send`) and the peer took
+        it as `peer_task_id`."""
+        ...
+
     @property
     def artifacts(self) -> ArtifactServices | None:
         """A script capsule's artifact manager (`murmur:artifact-manager`), else None."""
@@ -59,6 +66,9 @@ class CallContext:
     services: HostServices | None = None
     stream: StreamSink | None = None
     conversation_read: bool = False
+    # what the host may reach on the component's behalf (murmur:message/send): its
+    # capabilities.network.allow, as its wasi:http requests are checked against
+    network: tuple[Rule, ...] = ()
     notes: list[str] = field(default_factory=list)
     # tool calls a driver call announced (murmur:stream/events): id -> (name, bytes so far)
     composing: dict[str, tuple[str, int]] = field(default_factory=dict)

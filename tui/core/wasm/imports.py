@@ -2,7 +2,7 @@
 
 Each import answers to the innermost `CallContext` of the calling thread, so one linker serves
 every component: whether an import is allowed (request-input only for tools, read-messages only
-with the grant, invoke only for script capsules) is decided per call.
+with the grant, invoke, manage and message/send only for script capsules) is decided per call.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from wasmtime.component import Linker, Record
 
 from tui.core.record.reader import ConversationReadError, MessagePage
-from tui.core.wasm import artifact_manager, stream_events
+from tui.core.wasm import artifact_manager, message_send, stream_events
 from tui.core.wasm.calls import HostTrap, current, host_function
 from tui.core.wasm.stream_events import STREAM, define_stream_events
 from tui.core.wasm.values import record
@@ -27,9 +27,10 @@ TOOL_TYPES = "murmur:tool/run@0.1.0"  # tool-registry's types: imported for them
 HANDLERS = ("on-stage", "on-session-start", "on-task-start", "on-inference", "on-tool-call",
             "on-shell", "on-compaction", "on-task-end", "on-session-end")
 MANAGE = artifact_manager.MANAGE
+SEND = message_send.SEND
 # murmur:stream/events (tui/core/wasm/stream_events.py) is linked beside text/chunks
 PROVIDED = frozenset({TASK, CHUNKS, STREAM, INFERENCE, CONVERSATION, REGISTRY, LIFECYCLE,
-                      TOOL_TYPES, MANAGE})
+                      TOOL_TYPES, MANAGE, SEND})
 
 
 def define_murmur_imports(linker: Linker) -> None:
@@ -62,6 +63,9 @@ def define_murmur_imports(linker: Linker) -> None:
         with root.add_instance(MANAGE) as manage:
             for name, function in artifact_manager.HOST_FUNCTIONS.items():
                 manage.add_func(name, host_function(function))
+        # -- murmur:message/send (script capsules; tui/core/wasm/message_send.py)
+        with root.add_instance(SEND) as send:
+            send.add_func("send", host_function(message_send.send))
         # -- murmur:stream/events ------------------------------------------------------------
         define_stream_events(root)
 

@@ -36,7 +36,8 @@ class ScriptCapsule:
         unsubscribe = cancel.subscribe(
             lambda: self.runtime.interrupt_all(self.sandbox.deadline_seconds))
         try:
-            guest.call("run", context=CallContext(NAME, "capsule", services), cancel=cancel)
+            context = CallContext(NAME, "capsule", services, network=self.sandbox.network)
+            guest.call("run", context=context, cancel=cancel)
         finally:
             unsubscribe()
             guest.close()
