@@ -170,6 +170,8 @@ class TranscriptModel:
                 self._say(self.turn(event.task_id, event.turn), f"compact{event.seq}", event)
             case ev.TaskReopened():
                 self._say(self._current(event.task_id), f"reopen{event.seq}", event)
+            case ev.Delegated() if event.task_id:
+                self._say(self._current(event.task_id), f"delegate{event.seq}", event)
             case ev.TaskCanceled():
                 self._say(self._current(event.task_id), f"cancel{event.seq}", event)
             case ev.TaskEnded():

@@ -70,6 +70,9 @@ class FleetSession:
                 self.tokens_out += event.output_tokens or 0
             case ev.ToolCallFinished():
                 self.tool_calls += 1
+            case ev.Delegated():
+                self.delegations.append(event.peer_url)
+                return True
             case ev.TaskEnded():
                 self.in_task, self.question = False, None
                 self.last_task_status = event.exit_status

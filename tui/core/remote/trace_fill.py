@@ -47,6 +47,10 @@ def line_event(line: dict[str, Any]) -> ev.Event | None:
         return ev.HookFault(hook=_str(line.get("hook_name")), handler=_str(line.get("event")),
                             arm=_str(line.get("arm")) or None,
                             error=_str(line.get("error")) or None, task_id=task or None)
+    if kind == "a2a_send":  # the line's ids are the peer's task and context
+        return ev.Delegated(task_id="", peer_url=_str(line.get("peer_url")),
+                            message_id=_str(line.get("message_id")), peer_task_id=task,
+                            peer_context_id=_str(line.get("context_id")), state="sent")
     if kind == "compaction":
         return ev.Compacted(task_id=task, turn=_int(line.get("turn")),
                             tokens_before=_int(line.get("tokens_before")),
