@@ -102,7 +102,7 @@ class FleetApp(ThemeHost):
             known = self.sessions.get(record.session_id)
             if verdict.state != "live":
                 why = verdict.reason or verdict.state
-                if known is None and verdict.state == "unreachable":
+                if known is None:  # a stale record shows as gone, with why (ps --prune)
                     known = self._row(record, door_address(record.url))
                 # a live stream outlives a slow card; a dead process does not
                 lost = known is not None and (known.connection != "live" or
