@@ -374,7 +374,7 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
         raise errors[0]
     if not results:
         sys.stderr.write("murmur-tui: stopped before any task was sent\n")
-        return EXIT_NOT_OK
+        return EXIT_OK
     return EXIT_OK if results[0].ok else EXIT_NOT_OK
 
 

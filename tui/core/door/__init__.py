@@ -30,7 +30,6 @@ from tui.core.questions import QuestionBoard
 
 if TYPE_CHECKING:
     from tui.core.door.server import DoorServer
-    from tui.core.loop.session import Session
 
 DEFAULT_HOST = "127.0.0.1"
 
@@ -72,7 +71,7 @@ class Door:
         self.sink = FrameSink(self.broadcast, self._follow)
         self.tokens = Tokens.mint(capsule.name, declared_credentials(capsule.manifest_path),
                                   is_loopback(host))
-        self.session: Session | None = None
+        self.session: Any = None  # the Session served (only the commands import it)
         self.url = ""
         self._server: DoorServer | None = None
         self._first: queue.Queue[DoorTask | None] | None = None
@@ -80,7 +79,7 @@ class Door:
         self.ended = threading.Event()
 
     # -- wiring -----------------------------------------------------------------------------
-    def attach(self, session: Session, wait_for_first: bool = False) -> None:
+    def attach(self, session: Any, wait_for_first: bool = False) -> None:
         """Serve `session`; with `wait_for_first`, the first task the door takes is the
         session's first task (`first_task` hands it over)."""
         self.session = session
@@ -172,7 +171,12 @@ class Door:
 
     def answer(self, task: DoorTask, text: str) -> bool:
         request_id = task.request_id
-        return request_id is not None and self.questions.answer(request_id, text)
+        if request_id is None or not self.questions.answer(request_id, text):
+            return False
+        with self.table.lock():  # the task is answered in TASK_STATE_WORKING
+            if task.request_id == request_id:
+                task.state, task.prompt, task.request_id = "working", None, None
+        return True
 
     def cancel(self, task: DoorTask) -> str | None:
         session = self.session
