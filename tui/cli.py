@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--answer", action="append", default=[], metavar="TEXT",
                         help="with --headless: an answer to request-input (repeatable, used "
                              "in order; then stdin)")
+    launch.add_argument("--serve", nargs="?", const="", default=None, metavar="HOST:PORT",
+                        help="serve the session on Murmur's A2A door (default 127.0.0.1 and "
+                        "an ephemeral port); tasks and answers may come through it")
     launch.add_argument("--approve", choices=("shell", "tools", "all", "off"),
                         help="ask before shell commands (shell), WebAssembly tool calls "
                              "(tools) or both (all) run; default: approve: in "
@@ -314,23 +317,44 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     assert isinstance(capsule, Capsule)
     printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
     cancel = CancelToken()
-    responder = HeadlessResponder(args.answer)
+    serving = getattr(args, "serve", None) is not None
+    door: Any = None
+    board: Any = None
+    if serving:
+        from tui.core.door import Door, parse_bind
+        from tui.core.questions import QuestionBoard
+
+        board = QuestionBoard()
+        board.door_only = True  # once the --answer values are used, questions wait for the door
+        door = Door(capsule, board, *parse_bind(args.serve))
+    responder = HeadlessResponder(args.answer, board=board)
     session = Session(
         capsule,
         LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
                       more_tasks=tuple(args.task[1:]) if args.task else (),
                       context_id=args.context_id, resume=_resume(args),
                       workdir=args.workdir),
-        sinks=[printer],
+        sinks=[printer, door.sink] if door is not None else [printer],
         responder=responder,
         approver=args.approvals.gate(Nobody(sys.stderr.write)) if args.approvals else None,
         cancel=cancel,
     )
     lifecycle = capsule.lifecycle
-    if lifecycle.task_acceptance == "queue" and lifecycle.after_task == "sleep":
+    wait_first = False
+    if door is not None:
+        wait_first = not session.task_text.strip() and not session.no_task
+        if wait_first and lifecycle.task_acceptance == "none":
+            session.close_runtime()
+            session._release_context()
+            return _error("the session has no task and lifecycle.task_acceptance is none, so "
+                          "the door cannot send it one (give --task, or write task.md)")
+        if lifecycle.task_acceptance != "queue":
+            session.inbox.close()  # the door's tasks are refused: the capsule takes one
+    elif lifecycle.task_acceptance == "queue" and lifecycle.after_task == "sleep":
         responder.feed_tasks(session.submit, session.inbox.close)  # stdin: one task a line
     else:
         session.inbox.close()  # nothing more will be sent
+    served = _serve(door, session, args.json, wait_first) if door is not None else None
     # The session runs on its own thread: Python runs signal handlers on the main thread only,
     # between bytecodes — never while a component runs inside wasmtime — so the main thread
     # stays free to take Ctrl-C at any moment.
@@ -339,21 +363,74 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
 
     def work() -> None:
         try:
+            if wait_first:
+                first = door.first_task(cancel)
+                if first is None:  # stopped before any task came
+                    session.close_runtime()
+                    session._release_context()
+                    return
+                session.task_text = first.text
+                session._write_task_file = True
             results.append(session.run())
         except BaseException as exc:  # handed to the main thread
             errors.append(exc)
 
+    def finish_now() -> None:
+        session.finish_now()
+        if served is not None:
+            served()
+
     worker = threading.Thread(target=work, name="session", daemon=True)
-    previous = _install(_interrupt_handler(cancel, session.finish_now))
+    previous = _install(_interrupt_handler(cancel, finish_now))
     try:
         worker.start()
         while worker.is_alive():
             worker.join(0.2)
     finally:
         _install(previous)
+        if served is not None:
+            served()
     if errors:
         raise errors[0]
+    if not results:
+        sys.stderr.write("murmur-tui: stopped before any task was sent\n")
+        return EXIT_OK
     return EXIT_OK if results[0].ok else EXIT_NOT_OK
+
+
+def _serve(door: Any, session: Any, as_json: bool, waiting: bool) -> Callable[[], None]:
+    """Start the door, write the running record (and the operator token) and print the one
+    readiness line; returns what ends it all (idempotent)."""
+    import json
+
+    from tui.core.door.record import RunningRecord, remove_record, write_record, write_token
+
+    door.attach(session, wait_for_first=waiting)
+    url = door.start()
+    home = session.home
+    write_record(home, RunningRecord.for_this_process(
+        session.session_id, url, session.capsule.name, session.capsule.version,
+        str(session.paths.accessible)))
+    token = door.tokens.operator
+    token_file = write_token(home, session.session_id, token) if token else None
+    if as_json:
+        line: dict[str, Any] = {"url": url, "session_id": session.session_id}
+        if token_file is not None:
+            line["token_file"] = str(token_file)
+        sys.stdout.write(json.dumps(line) + "\n")
+    else:
+        extra = f"  token {token_file}" if token_file is not None else ""
+        sys.stdout.write(f"serving {url}  session {session.session_id}{extra}\n")
+    sys.stdout.flush()
+    done = threading.Event()
+
+    def end() -> None:
+        if not done.is_set():
+            done.set()
+            remove_record(home, session.session_id)
+            door.close()
+
+    return end
 
 
 _SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")

@@ -9,12 +9,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tui.core import events as ev
 from tui.core.asking import InputRequest, InputTimeout, NoAnswer
 from tui.core.printable import printable
 from tui.core.wording import log_line, warning
+
+if TYPE_CHECKING:
+    from tui.core.questions import OpenQuestion, QuestionBoard
 
 
 class JsonPrinter:
@@ -76,8 +79,9 @@ class HeadlessResponder:
     stdin ends what can be sent."""
 
     def __init__(self, answers: Iterable[str], stdin: TextIO | None = None,
-                 err: TextIO | None = None) -> None:
+                 err: TextIO | None = None, board: QuestionBoard | None = None) -> None:
         self._answers = deque(answers)
+        self._board = board  # open questions, answerable from the door too
         self._stdin = stdin if stdin is not None else sys.stdin
         self._err = err if err is not None else sys.stderr
         self._lines: queue.Queue[str | None] | None = None
@@ -97,27 +101,49 @@ class HeadlessResponder:
             return self._answers.popleft()
         if self._closed:
             raise NoAnswer("no --answer left and stdin is closed")
-        self._asking = True
-        self._err.write(f"? {request.tool_name} asks: {request.prompt}\n> ")
+        board = self._board
+        door_only = board is not None and board.door_only
+        self._asking = not door_only
+        question = board.open(request, self._answered_elsewhere) if board is not None else None
+        if door_only:
+            self._err.write(f"? {request.tool_name} asks: {request.prompt} (waiting for an "
+                            "answer through the door)\n")
+        else:
+            self._err.write(f"? {request.tool_name} asks: {request.prompt}\n> ")
         self._err.flush()
         try:
-            line = self._wait(request)
+            line = self._wait(request, question, door_only)
         finally:
             self._asking = False
+            if board is not None and question is not None:
+                board.close(question)
         if line is None:
             self._closed = True
             raise NoAnswer("no --answer left and stdin is closed")
         return line.rstrip("\n")
 
-    def _wait(self, request: InputRequest) -> str | None:
-        """The next stdin line; gives up at the request's timeout or when it is canceled."""
-        lines = self._next_line()
+    def _answered_elsewhere(self, text: str) -> None:
+        self._err.write("(answered through the door)\n")
+        self._err.flush()
+
+    def _wait(self, request: InputRequest, question: OpenQuestion | None = None,
+              door_only: bool = False) -> str | None:
+        """The next stdin line (or the door's answer, whichever comes first); gives up at the
+        request's timeout or when it is canceled."""
+        lines: queue.Queue[str | None] = queue.Queue() if door_only else self._next_line()
         deadline = (time.monotonic() + request.timeout_secs
                     if request.timeout_secs is not None else None)
         while True:
             step = 0.1 if deadline is None else min(0.1, max(0.0, deadline - time.monotonic()))
+            if question is not None and question.answer.done() and \
+                    not question.answer.cancelled():
+                return question.answer.result()
             try:
-                return lines.get(timeout=step)
+                line = lines.get(timeout=step)
+                if line is not None and question is not None and not question.take(line):
+                    lines.put(line)  # the door answered first: the line is for what follows
+                    continue
+                return line
             except queue.Empty:
                 if request.cancel is not None and request.cancel.is_set():
                     raise NoAnswer("the session was canceled") from None

@@ -1,0 +1,202 @@
+"""Murmur's newest A2A door for a murmur-tui session (`launch --serve`).
+
+    door = Door(capsule, questions, host, port)   # before the Session: its sink goes in sinks=
+    session = Session(..., sinks=[..., door.sink])
+    door.attach(session)
+    url = door.start()
+    ...
+    door.close()
+
+Nothing here imports h11 or asyncio until `start`, so a session without --serve loads none of it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import queue
+import threading
+from typing import TYPE_CHECKING, Any
+
+from tui.core import events as ev
+from tui.core import ids
+from tui.core.door.auth import Tokens, declared_credentials
+from tui.core.door.card import CardFacts, card, methods
+from tui.core.door.frames import Broadcast, FrameSink
+from tui.core.door.rpc import BUSY, CLOSING
+from tui.core.door.tasks import DoorTask, TaskTable
+from tui.core.errors import LaunchError
+from tui.core.manifest.model import Capsule
+from tui.core.questions import QuestionBoard
+
+if TYPE_CHECKING:
+    from tui.core.door.server import DoorServer
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+def parse_bind(text: str | None) -> tuple[str, int]:
+    """`HOST:PORT`, `HOST`, `:PORT`, `PORT` or nothing (127.0.0.1 and an ephemeral port);
+    an IPv6 host is written in brackets: `[::1]:8080`."""
+    text = (text or "").strip()
+    host, port = text, ""
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":")
+    elif text.isdigit():
+        host, port = "", text
+    elif text.count(":") == 1:
+        host, _, port = text.partition(":")
+    if port and not (port.isdigit() and int(port) <= 65535):
+        raise LaunchError(f"--serve {text}: the port must be a number from 0 to 65535")
+    return host or DEFAULT_HOST, int(port or 0)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class Door:
+    def __init__(self, capsule: Capsule, questions: QuestionBoard, host: str = DEFAULT_HOST,
+                 port: int = 0) -> None:
+        self.capsule = capsule
+        self.questions = questions
+        self.host, self.port = host, port
+        self.table = TaskTable()
+        self.broadcast = Broadcast()
+        self.sink = FrameSink(self.broadcast, self._follow)
+        self.tokens = Tokens.mint(capsule.name, declared_credentials(capsule.manifest_path),
+                                  is_loopback(host))
+        self.session: Any = None  # the Session served (only the commands import it)
+        self.url = ""
+        self._server: DoorServer | None = None
+        self._first: queue.Queue[DoorTask | None] | None = None
+        self._stopping = threading.Event()
+        self.ended = threading.Event()
+
+    # -- wiring -----------------------------------------------------------------------------
+    def attach(self, session: Any, wait_for_first: bool = False) -> None:
+        """Serve `session`; with `wait_for_first`, the first task the door takes is the
+        session's first task (`first_task` hands it over)."""
+        self.session = session
+        if wait_for_first:
+            self._first = queue.Queue()
+
+    def start(self) -> str:
+        from tui.core.door.server import DoorServer
+
+        self._server = DoorServer(self, self.broadcast, self.tokens, self.public_card)
+        try:
+            host, port = self._server.bind(self.host, self.port)
+        except OSError as exc:
+            raise LaunchError(f"--serve {self.host}:{self.port}: cannot listen there "
+                              f"({exc.strerror or exc})") from None
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{port}"
+        self._server.start()
+        return self.url
+
+    def close(self) -> None:
+        self.broadcast.close()
+        if self._server is not None:
+            self._server.close()
+
+    def first_task(self, cancel: threading.Event) -> DoorTask | None:
+        """Wait for the first task sent through the door (None: stopped first)."""
+        assert self._first is not None
+        while not cancel.is_set() and not self._stopping.is_set():
+            try:
+                task = self._first.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            return task
+        return None
+
+    # -- what the session tells the door ----------------------------------------------------
+    def _follow(self, event: ev.Event) -> None:
+        self.table.apply(event, self.sink.task_ids)
+        if isinstance(event, ev.SessionEnded):
+            self.ended.set()
+
+    # -- DoorSession ------------------------------------------------------------------------
+    def _facts(self) -> CardFacts:
+        capsule = self.capsule
+        tools = tuple(a.name for a in capsule.artifacts if a.runtime in ("tool", "skill"))
+        if capsule.capabilities.shell_allow:
+            tools = (*capsule.capabilities.shell_allow, *tools)
+        return CardFacts(capsule.name, capsule.version, self.url,
+                         self.session.session_id if self.session else "",
+                         capsule.lifecycle.task_acceptance != "none", self.tokens.active,
+                         tools, bool(capsule.capabilities.shell_allow),
+                         bool(capsule.capabilities.network_allow))
+
+    def public_card(self) -> dict[str, Any]:
+        return card(self._facts())
+
+    def extended_card(self) -> dict[str, Any] | None:
+        return card(self._facts(), extended=True) if self.tokens.active else None
+
+    def methods(self) -> list[str]:
+        return methods(self._facts())
+
+    def conversation_mode(self) -> str:
+        return self.capsule.lifecycle.conversation
+
+    def new_ids(self) -> tuple[str, str]:
+        session = self.session
+        return ids.task_id(), (session.context_id if session is not None else ids.context_id())
+
+    def submit(self, task: DoorTask) -> str | None:
+        session = self.session
+        if session is None or self._stopping.is_set() or self.ended.is_set():
+            return CLOSING
+        if self._first is not None:  # the session waits for its first task: this is it
+            first, self._first = self._first, None
+            self.table.add_sent(task)
+            first.put(task)
+            return None
+        with self.table.lock():
+            self.table.add_sent(task)
+            refused = session.submit(task.text)
+            if refused is not None:
+                self.table.cancel_waiting()  # only this one can be waiting unstarted here
+                task.state, task.message = "rejected", \
+                    CLOSING if "no more tasks" in refused and session.inbox.closed else BUSY
+                return task.message
+        return None
+
+    def answer(self, task: DoorTask, text: str) -> bool:
+        request_id = task.request_id
+        if request_id is None or not self.questions.answer(request_id, text):
+            return False
+        with self.table.lock():  # the task is answered in TASK_STATE_WORKING
+            if task.request_id == request_id:
+                task.state, task.prompt, task.request_id = "working", None, None
+        return True
+
+    def cancel(self, task: DoorTask) -> str | None:
+        session = self.session
+        if session is None:
+            return "the session is not running"
+        if task.loop_id is None:
+            return "a task still queued cannot be canceled alone; session/stop ends them all"
+        session.cancel.set()
+        return None
+
+    def stop(self) -> dict[str, Any]:
+        """Cancel every live task and end the session."""
+        self._stopping.set()
+        live = [t.task_id for t in self.table.live()]
+        queued = self.table.cancel_waiting()
+        session = self.session
+        if session is not None:
+            session.inbox.close()
+            session.cancel.set()
+        if self._first is not None:
+            self._first.put(None)
+        return {"stopped": True, "canceled": live,
+                "notStarted": [t.task_id for t in queued], "residue": []}

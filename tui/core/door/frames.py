@@ -1,0 +1,254 @@
+"""Murmur's stream frames (streaming-protocol.md): the frame, its SSE form, the replay buffer
+and the subscribers that read from it, and the sink that turns a session's events into frames.
+
+Frames with an id take it from one session-wide sequence starting at 1. The replay buffer keeps
+the newest `REPLAY_FRAMES` of them; each connection reads live frames from a queue of
+`QUEUE_FRAMES`, and one that falls behind loses the oldest and is told with a `lagged` frame
+before the next frame it receives. Frame text is already redacted: every event reaches a sink
+after `EventStream` has passed it through the one redaction.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tui.core import events as ev
+
+REPLAY_FRAMES = 512
+QUEUE_FRAMES = 128
+HEARTBEAT = b":heartbeat\n\n"
+
+
+@dataclass(frozen=True)
+class Frame:
+    event: str
+    data: dict[str, Any]
+    id: int | None = None
+
+    def sse(self) -> bytes:
+        """The frame's lines: `id:` (when it has one), `event:`, one `data:` line, a blank."""
+        head = f"id: {self.id}\n" if self.id is not None else ""
+        body = json.dumps(self.data, ensure_ascii=False, separators=(",", ":"))
+        return f"{head}event: {self.event}\ndata: {body}\n\n".encode()
+
+    @property
+    def final(self) -> bool:
+        return self.event == "status" and bool(self.data.get("final"))
+
+
+class Subscriber:
+    """One connection's live frames: a bounded queue, filled from any thread; `wake` is called
+    (from the publishing thread) after each put so the connection's loop can drain it."""
+
+    def __init__(self, wake: Callable[[], None], limit: int = QUEUE_FRAMES) -> None:
+        self._wake = wake
+        self._limit = limit
+        self._queue: deque[Frame] = deque()
+        self._missed = 0
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def put(self, frame: Frame) -> None:
+        with self._lock:
+            if len(self._queue) >= self._limit:
+                self._queue.popleft()
+                self._missed += 1
+            self._queue.append(frame)
+        self._wake()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake()
+
+    def drain(self) -> list[Frame]:
+        """What arrived since the last drain, a `lagged` frame first when some were lost."""
+        with self._lock:
+            frames = list(self._queue)
+            self._queue.clear()
+            missed, self._missed = self._missed, 0
+        if missed:
+            frames.insert(0, Frame("lagged", {"missed": missed}))
+        return frames
+
+
+class Broadcast:
+    """The replay buffer and every open connection: `publish` numbers a frame, keeps it and
+    hands it to each subscriber; `subscribe` replays from a Last-Event-ID and then goes live,
+    with nothing lost or doubled between the two."""
+
+    def __init__(self, replay: int = REPLAY_FRAMES) -> None:
+        self._buffer: deque[Frame] = deque(maxlen=replay)
+        self._subscribers: list[Subscriber] = []
+        self._next_id = 1
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def publish(self, event: str, data: dict[str, Any]) -> Frame:
+        with self._lock:
+            frame = Frame(event, data, self._next_id)
+            self._next_id += 1
+            self._buffer.append(frame)
+            subscribers = list(self._subscribers)
+        for subscriber in subscribers:
+            subscriber.put(frame)
+        return frame
+
+    def close(self) -> None:
+        """The session's frames have ended: every connection gets `capsule-closed` and ends."""
+        with self._lock:
+            self.closed = True
+            subscribers, self._subscribers = list(self._subscribers), []
+        for subscriber in subscribers:
+            subscriber.put(Frame("capsule-closed", {}))
+            subscriber.close()
+
+    def subscribe(self, subscriber: Subscriber, last_id: int | None) -> list[Frame]:
+        """Register `subscriber`; returns the replay from `last_id` (None: no replay)."""
+        with self._lock:
+            replay = self._replay(last_id) if last_id is not None else []
+            if self.closed:
+                replay.append(Frame("capsule-closed", {}))
+                subscriber.closed = True
+            else:
+                self._subscribers.append(subscriber)
+        return replay
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        with self._lock:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+    def _replay(self, last_id: int) -> list[Frame]:
+        if not self._buffer:
+            return []
+        oldest = self._buffer[0].id or 0
+        if last_id >= self._next_id or oldest > last_id + 1:
+            return [Frame("gap", {"first_available_id": oldest}), *self._buffer]
+        return [frame for frame in self._buffer if (frame.id or 0) > last_id]
+
+    @property
+    def subscribers(self) -> int:
+        with self._lock:
+            return len(self._subscribers)
+
+
+def status(task_id: str, state: str, message: str, *, context_id: str | None = None,
+           final: bool = False, response: str | None = None) -> dict[str, Any]:
+    """A `status` frame's data, keys in Murmur's order."""
+    data: dict[str, Any] = {"id": task_id}
+    if context_id is not None:
+        data["context_id"] = context_id
+    body: dict[str, Any] = {"state": state, "message": message}
+    if response is not None:
+        body["response"] = response
+    data["status"] = body
+    data["final"] = final
+    return data
+
+
+FINAL_STATES = {"ok": "completed", "canceled": "canceled"}
+
+
+def final_state(exit_status: str) -> str:
+    """Murmur's word for how a task ended: completed, canceled, else failed."""
+    return FINAL_STATES.get(exit_status, "failed")
+
+
+def final_message(exit_status: str, result: str) -> str:
+    """The final status's message, in Murmur's wording where it has one."""
+    if exit_status == "ok":
+        return "session ended"
+    if exit_status == "canceled":
+        return "task canceled"
+    reason = result.removeprefix("error: ")
+    if reason.startswith("input-timeout"):
+        return "input-timeout"
+    return reason or "session ended"
+
+
+class FrameSink:
+    """An EventSink: each session event that has a frame becomes one on `broadcast`.
+
+    `task_ids` maps the loop's task id to the id the door answered with (a task sent through
+    SendMessage is known by the door's id from the moment it is accepted)."""
+
+    def __init__(self, broadcast: Broadcast, on_event: Callable[[ev.Event], None] | None = None
+                 ) -> None:
+        self.broadcast = broadcast
+        self.on_event = on_event
+        self.task_ids: dict[str, str] = {}
+        self._contexts: dict[str, str] = {}
+        self._shell_exit: dict[str | None, int] = {}
+        self._lock = threading.Lock()
+
+    def door_id(self, task_id: str | None) -> str:
+        if task_id is None:
+            return ""
+        return self.task_ids.get(task_id, task_id)
+
+    def emit(self, event: ev.Event) -> None:
+        with self._lock:
+            if self.on_event is not None:
+                self.on_event(event)  # the task table first: a frame's reader may GetTask it
+            self._frame(event)
+
+    def _frame(self, event: ev.Event) -> None:
+        publish = self.broadcast.publish
+        if isinstance(event, ev.TaskStarted):
+            tid = self.door_id(event.task_id)
+            self._contexts[event.task_id] = event.context_id
+            publish("status", status(tid, "submitted", "task submitted",
+                                     context_id=event.context_id))
+        elif isinstance(event, ev.TurnStarted):
+            publish("status", status(self.door_id(event.task_id), "working",
+                                     f"inference turn {event.turn + 1}",
+                                     context_id=self._contexts.get(event.task_id)))
+        elif isinstance(event, ev.TextDelta):
+            if event.text:
+                publish("text", {"id": self.door_id(event.task_id), "text": event.text,
+                                 "final": False})
+        elif isinstance(event, ev.ThinkingDelta):
+            if event.text:
+                publish("thinking", {"id": self.door_id(event.task_id), "text": event.text,
+                                     "final": False})
+        elif isinstance(event, ev.TurnCompleted):
+            publish("text", {"id": self.door_id(event.task_id), "text": "", "final": True})
+        elif isinstance(event, ev.ToolCallStarted):
+            publish("tool-call-started", {"id": self.door_id(event.task_id),
+                                          "tool_call_id": event.call_id or None,
+                                          "tool_name": event.tool_name})
+        elif isinstance(event, ev.ToolCallComposing):
+            publish("tool-call-progress", {"id": self.door_id(event.task_id),
+                                           "tool_call_id": event.call_id,
+                                           "input_bytes": event.input_bytes})
+        elif isinstance(event, ev.ShellExecuted):
+            self._shell_exit[event.call_id] = event.exit_code
+        elif isinstance(event, ev.ToolCallFinished):
+            exit_code = self._shell_exit.pop(event.call_id, None) \
+                if event.kind == "shell" else None
+            fenced = event.kind in ("shell", "wasm")
+            publish("artifact", {"id": self.door_id(event.task_id), "artifact": {
+                "tool_name": event.tool_name, "content": event.output,
+                "fence_source": f"tool:{event.tool_name}" if fenced else None,
+                "tool_call_id": event.call_id or None, "is_error": event.status == "error",
+                "duration_ms": event.duration_ms, "exit_code": exit_code,
+                "truncated": event.truncated}})
+        elif isinstance(event, ev.InputRequested):
+            publish("status", status(self.door_id(event.task_id), "input-required",
+                                     event.prompt))
+        elif isinstance(event, ev.InputAnswered):
+            publish("status", status(self.door_id(event.task_id), "working", "resumed"))
+        elif isinstance(event, ev.TaskEnded):
+            state = final_state(event.exit_status)
+            publish("status", status(
+                self.door_id(event.task_id), state,
+                final_message(event.exit_status, event.result),
+                context_id=self._contexts.get(event.task_id), final=True,
+                response=event.result if state == "completed" else None))
+        elif isinstance(event, ev.SessionEnded):
+            self.broadcast.close()

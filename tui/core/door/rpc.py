@@ -1,0 +1,268 @@
+"""JSON-RPC 2.0 on the door (agent-card.md "The JSON-RPC door"): the request checks in Murmur's
+order, and each method. A method answers a `Reply` — a JSON body, or a stream of frames."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tui.core.door.frames import Frame
+from tui.core.door.tasks import STATES, DoorTask, TaskTable
+
+PARSE_ERROR, INVALID_REQUEST, NO_METHOD, INVALID_PARAMS, INTERNAL = \
+    -32700, -32600, -32601, -32602, -32603
+TASK_NOT_FOUND, NOT_CANCELABLE, UNSUPPORTED, CONTENT_TYPE, VERSION = \
+    -32001, -32002, -32004, -32005, -32009
+REASONS = {TASK_NOT_FOUND: "TASK_NOT_FOUND", NOT_CANCELABLE: "TASK_NOT_CANCELABLE",
+           UNSUPPORTED: "UNSUPPORTED_OPERATION", CONTENT_TYPE: "CONTENT_TYPE_NOT_SUPPORTED",
+           VERSION: "VERSION_NOT_SUPPORTED"}
+BUSY = "task rejected: capsule is busy"
+CLOSING = "task rejected: the session is closing"
+
+
+class DoorSession(Protocol):
+    """What the door asks of the session it serves (the Door facade implements it)."""
+
+    table: TaskTable
+
+    def methods(self) -> list[str]: ...
+
+    def submit(self, task: DoorTask) -> str | None: ...
+
+    def answer(self, task: DoorTask, text: str) -> bool: ...
+
+    def cancel(self, task: DoorTask) -> str | None: ...
+
+    def stop(self) -> dict[str, Any]: ...
+
+    def extended_card(self) -> dict[str, Any] | None: ...
+
+    def new_ids(self) -> tuple[str, str]: ...
+
+    def conversation_mode(self) -> str: ...
+
+
+@dataclass
+class Reply:
+    body: dict[str, Any] | None = None
+    stream: str | None = None  # "watch" | "task": the connection streams frames
+    last_event_id: int | None = None
+    prelude: list[Frame] = field(default_factory=list)
+    task_id: str | None = None  # a task stream ends on this task's final status
+    start: Callable[[], list[Frame]] | None = None  # run once the stream listens
+
+
+def error(request_id: Any, code: int, message: str,
+          metadata: dict[str, str] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if code in REASONS:
+        body["data"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                         "reason": REASONS[code], "domain": "a2a-protocol.org",
+                         "metadata": metadata or {}}]
+    return {"jsonrpc": "2.0", "id": request_id, "error": body}
+
+
+def result(request_id: Any, value: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": value}
+
+
+def version_problem(values: list[str]) -> str | None:
+    """The requested version as Murmur reports it when it is not 1.0, else None."""
+    if len(values) == 1:
+        value = values[0].strip()
+        head, dot, rest = value.partition(".")
+        minor, _, patch = rest.partition(".")
+        if head == "1" and dot and minor == "0" and ((not patch and "." not in rest[1:])
+                                                     or patch.isdigit()):
+            return None
+    return ", ".join(v.strip() for v in values)
+
+
+def parse(body: bytes) -> tuple[Any, dict[str, Any] | None]:
+    """(request, None) or (None, the error body) for steps 6 and 7."""
+    try:
+        request = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None, error(None, PARSE_ERROR, "Invalid JSON payload")
+    if not isinstance(request, dict):
+        return None, error(None, INVALID_REQUEST, "Request payload validation error")
+    rid = request.get("id")
+    valid_id = isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))
+    if request.get("jsonrpc") != "2.0" or not isinstance(request.get("method"), str) \
+            or not valid_id:
+        return None, error(rid if valid_id else None, INVALID_REQUEST,
+                           "Request payload validation error")
+    return request, None
+
+
+def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | None,
+             authorize: Callable[[str], Any]) -> Reply | Any:
+    """Steps 10–14: the method, its scope (`authorize` returns a refusal to pass on, or
+    None), its params, then the method itself."""
+    rid, method = request["id"], request["method"]
+    if method not in door.methods():
+        if method == "GetExtendedAgentCard":
+            return Reply(error(rid, UNSUPPORTED, "this door has no extended card"))
+        return Reply(error(rid, NO_METHOD, "Method not found"))
+    refused = authorize(method)
+    if refused is not None:
+        return refused
+    params = request.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        return Reply(error(rid, INVALID_PARAMS, "params must be an object"))
+    if method in ("SendMessage", "SendStreamingMessage"):
+        return _send(door, rid, params, streaming=method == "SendStreamingMessage",
+                     last_event_id=last_event_id)
+    if method == "GetTask":
+        task, problem = _named_task(door, rid, params, "GetTask")
+        return Reply(problem or result(rid, task.wire() if task else None))
+    if method == "CancelTask":
+        return Reply(_cancel(door, rid, params))
+    if method == "stream/watch":
+        ack = Frame("connection-ack", {"role": "observer",
+                                       "conversation_mode": door.conversation_mode()})
+        return Reply(stream="watch", last_event_id=last_event_id if last_event_id is not None
+                     else 0, prelude=[ack])
+    if method == "session/stop":
+        return Reply(result(rid, door.stop()))
+    card = door.extended_card()
+    if card is None:
+        return Reply(error(rid, UNSUPPORTED, "this door has no extended card"))
+    return Reply(result(rid, card))
+
+
+def _named_task(door: DoorSession, rid: Any, params: dict[str, Any], method: str
+                ) -> tuple[DoorTask | None, dict[str, Any] | None]:
+    task_id = params.get("id")
+    if not isinstance(task_id, str) or not task_id:
+        return None, error(rid, INVALID_PARAMS, f"{method} requires an id")
+    task = door.table.get(task_id)
+    if task is None:
+        return None, error(rid, TASK_NOT_FOUND, "Task not found", {"taskId": task_id})
+    return task, None
+
+
+def _cancel(door: DoorSession, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+    task, problem = _named_task(door, rid, params, "CancelTask")
+    if problem is not None or task is None:
+        return problem or {}
+    if task.terminal:
+        state = STATES[task.state]
+        return error(rid, NOT_CANCELABLE, f"Task cannot be canceled: it is already {state}",
+                     {"taskId": task.task_id, "state": state})
+    refused = door.cancel(task)
+    if refused is not None:
+        return error(rid, INTERNAL, refused)
+    return result(rid, task.wire())
+
+
+def message_text(params: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str | None]:
+    """(message, its text, None) or (None, "", why it is refused) — Murmur's checks 1–5."""
+    message = params.get("message")
+    if not isinstance(message, dict):
+        return None, "", "params.message must be an object"
+    if not isinstance(message.get("messageId"), str) or not message["messageId"]:
+        return None, "", "message.messageId must be a non-empty string"
+    if message.get("role") != "ROLE_USER":
+        return None, "", "message.role must be ROLE_USER"
+    parts = message.get("parts")
+    if not isinstance(parts, list) or not parts:
+        return None, "", "message.parts must be a non-empty array"
+    texts: list[str] = []
+    for index, part in enumerate(parts):
+        kinds = [k for k in ("text", "raw", "url", "data") if isinstance(part, dict) and k in part]
+        if len(kinds) != 1:
+            return None, "", f"message.parts[{index}] must set exactly one of text, raw, url, data"
+        for key in ("text", "raw", "url", "mediaType", "filename"):
+            if key in part and not isinstance(part[key], str):
+                return None, "", f"message.parts[{index}].{key} must be a string"
+        if "text" in part:
+            texts.append(part["text"])
+        elif "data" in part:
+            texts.append(_data_fence(part))
+    for key in ("taskId", "contextId"):
+        if key in message and not isinstance(message[key], str):
+            return None, "", f"message.{key} must be a string"
+    refs = message.get("referenceTaskIds")
+    if refs is not None and (not isinstance(refs, list) or len(set(map(str, refs))) > 16 or
+                             not all(isinstance(r, str) and r for r in refs)):
+        return None, "", "message.referenceTaskIds must name at most 16 tasks"
+    for index, part in enumerate(parts):
+        if "raw" in part or "url" in part:
+            return message, "", f"file:{index}"
+    return message, "\n".join(texts), None
+
+
+def _data_fence(part: dict[str, Any]) -> str:
+    value = json.dumps(part["data"], indent=2, ensure_ascii=False)
+    longest = run = 0
+    for char in value:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    label = "data"
+    for key, name in (("mediaType", "media-type"), ("filename", "filename")):
+        if key in part:
+            clean = "".join("_" if c.isspace() or c in "`=" else c for c in part[key])
+            label += f" {name}={clean}"
+    return f"{fence}{label}\n{value}\n{fence}"
+
+
+def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
+          last_event_id: int | None) -> Reply:
+    message, text, problem = message_text(params)
+    if problem is not None and problem.startswith("file:"):
+        index = problem.removeprefix("file:")
+        part = message["parts"][int(index)] if message else {}
+        kind = "raw" if "raw" in part else "url"
+        meta = {"partIndex": index}
+        if isinstance(part.get("mediaType"), str):
+            meta["mediaType"] = part["mediaType"]
+        return Reply(error(rid, CONTENT_TYPE, f"message.parts[{index}] is a {kind} part; this "
+                           "agent reads text and data parts only", meta))
+    if problem is not None or message is None:
+        return Reply(error(rid, INVALID_PARAMS, problem or "params.message must be an object"))
+    named = message.get("taskId") or ""
+    if named:
+        task = door.table.get(named)
+        if task is None:
+            return Reply(error(rid, TASK_NOT_FOUND, "Task not found", {"taskId": named}))
+        if task.state != "input-required":
+            state = STATES[task.state]
+            return Reply(error(rid, UNSUPPORTED, f"task {named} is {state}: a task takes a "
+                               "message only while it waits in TASK_STATE_INPUT_REQUIRED",
+                               {"taskId": named, "state": state}))
+        context = message.get("contextId") or task.context_id
+        if context != task.context_id:
+            return Reply(error(rid, INVALID_PARAMS, f"task {named} is in context "
+                               f"{task.context_id}, not {context}"))
+        if not door.answer(task, text):
+            state = STATES[task.state]
+            return Reply(error(rid, UNSUPPORTED, f"task {named} is no longer waiting",
+                               {"taskId": named, "state": state}))
+        if streaming:
+            return Reply(stream="task", task_id=task.task_id, last_event_id=last_event_id)
+        return Reply(result(rid, {"task": task.wire()}))
+    task_id, minted_context = door.new_ids()
+    task = DoorTask(task_id, message.get("contextId") or minted_context, text=text)
+    if streaming:
+        def start() -> list[Frame]:
+            refused = door.submit(task)
+            if refused is None:
+                return []
+            from tui.core.door.frames import status
+
+            task.state, task.message = "rejected", refused
+            return [Frame("status", status(task.task_id, "rejected", refused,
+                                           context_id=task.context_id, final=True))]
+
+        return Reply(stream="task", task_id=task.task_id, last_event_id=last_event_id,
+                     start=start)
+    refused = door.submit(task)
+    if refused is not None:
+        task.state, task.message = "rejected", refused
+    return Reply(result(rid, {"task": task.wire()}))

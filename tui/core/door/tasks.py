@@ -1,0 +1,137 @@
+"""The door's task table, kept from the session's events: every task the session has held, its
+context, its state in A2A v1.0 spelling, its result, and the question it waits on — what
+`GetTask`, `SendMessage` and `CancelTask` answer (agent-card.md "Tasks and messages")."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from tui.core import events as ev
+from tui.core.door.frames import final_message, final_state
+
+STATES = {"submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
+          "input-required": "TASK_STATE_INPUT_REQUIRED", "completed": "TASK_STATE_COMPLETED",
+          "failed": "TASK_STATE_FAILED", "rejected": "TASK_STATE_REJECTED",
+          "canceled": "TASK_STATE_CANCELED"}
+TERMINAL = frozenset({"completed", "failed", "rejected", "canceled"})
+
+
+@dataclass
+class DoorTask:
+    task_id: str  # the id the door answers with
+    context_id: str
+    state: str = "submitted"  # Murmur's word
+    message: str | None = None  # the final status's message
+    result: str | None = None
+    prompt: str | None = None  # the question a waiting task asks
+    request_id: str | None = None
+    loop_id: str | None = None  # the session's own id for it, once it started
+    text: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL
+
+    def wire(self) -> dict[str, Any]:
+        """The A2A v1.0 `Task` (ProtoJSON)."""
+        body: dict[str, Any] = {"id": self.task_id, "contextId": self.context_id}
+        status: dict[str, Any] = {"state": STATES[self.state]}
+        if self.terminal and self.message:
+            status["message"] = {
+                "messageId": f"msg_{self.task_id}_status", "contextId": self.context_id,
+                "taskId": self.task_id, "role": "ROLE_AGENT",
+                "parts": [{"text": self.message, "mediaType": "text/plain"}]}
+        body["status"] = status
+        artifacts = []
+        if self.state == "completed" and self.result:
+            artifacts.append(_artifact("response", self.result))
+        if self.state == "input-required" and self.prompt is not None:
+            artifacts.append(_artifact("prompt", self.prompt))
+        if artifacts:
+            body["artifacts"] = artifacts
+        return body
+
+
+def _artifact(name: str, text: str) -> dict[str, Any]:
+    return {"artifactId": name, "name": name,
+            "parts": [{"text": text, "mediaType": "text/plain"}]}
+
+
+class TaskTable:
+    """Tasks by the door's id (and by the session's, for a task the door did not send)."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, DoorTask] = {}
+        self._by_loop: dict[str, DoorTask] = {}
+        self._waiting: list[DoorTask] = []  # sent through the door, not started yet
+        self._lock = threading.RLock()
+
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    def add_sent(self, task: DoorTask) -> None:
+        with self._lock:
+            self._tasks[task.task_id] = task
+            if task.state == "submitted":
+                self._waiting.append(task)
+
+    def get(self, task_id: str) -> DoorTask | None:
+        with self._lock:
+            return self._tasks.get(task_id) or self._by_loop.get(task_id)
+
+    def waiting_for_input(self) -> list[DoorTask]:
+        with self._lock:
+            return [t for t in self._tasks.values() if t.state == "input-required"]
+
+    def live(self) -> list[DoorTask]:
+        with self._lock:
+            return [t for t in self._tasks.values() if not t.terminal]
+
+    def apply(self, event: ev.Event, aliases: dict[str, str]) -> None:
+        """Follow one session event; `aliases` (loop id -> door id) gains each started task
+        the door sent."""
+        with self._lock:
+            if isinstance(event, ev.TaskStarted):
+                self._started(event, aliases)
+                return
+            task_id = getattr(event, "task_id", None)
+            task = self._by_loop.get(task_id) if isinstance(task_id, str) else None
+            if task is None:
+                return
+            if isinstance(event, ev.InputRequested):
+                task.state, task.prompt, task.request_id = \
+                    "input-required", event.prompt, event.request_id
+            elif isinstance(event, ev.InputAnswered):
+                task.state, task.prompt, task.request_id = "working", None, None
+            elif isinstance(event, ev.TurnStarted) and task.state == "submitted":
+                task.state = "working"
+            elif isinstance(event, ev.TaskReopened):
+                task.state, task.message, task.result = "working", None, None
+            elif isinstance(event, ev.TaskEnded):
+                task.state = final_state(event.exit_status)
+                task.message = final_message(event.exit_status, event.result)
+                task.result = event.result if task.state == "completed" else None
+                task.prompt = task.request_id = None
+
+    def _started(self, event: ev.TaskStarted, aliases: dict[str, str]) -> None:
+        task = next((t for t in self._waiting if t.text == event.text), None)
+        if task is not None:
+            self._waiting.remove(task)
+            aliases[event.task_id] = task.task_id
+        else:
+            task = DoorTask(event.task_id, event.context_id, text=event.text)
+            self._tasks[task.task_id] = task
+        task.loop_id = event.task_id
+        task.state = "working"
+        self._by_loop[event.task_id] = task
+
+    def cancel_waiting(self) -> list[DoorTask]:
+        """Tasks sent but not started: they will not run (the session is stopping)."""
+        with self._lock:
+            left, self._waiting = self._waiting, []
+            for task in left:
+                task.state, task.message = "canceled", "task canceled before it started"
+            return left
