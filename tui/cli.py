@@ -403,7 +403,7 @@ def _serve(door: Any, session: Any, as_json: bool, waiting: bool) -> Callable[[]
     readiness line; returns what ends it all (idempotent)."""
     import json
 
-    from tui.core.door.record import RunningRecord, remove_record, write_record, write_token
+    from tui.core.running import RunningRecord, remove_record, write_record, write_token
 
     door.attach(session, wait_for_first=waiting)
     url = door.start()

@@ -96,7 +96,7 @@ def test_a_task_sent_to_the_door_runs_and_its_frames_replay_from_last_event_id(
     fields = json.loads(record.read_text())
     assert set(fields) == {"session_id", "url", "pid", "process_start", "capsule_name",
                            "capsule_version", "workdir", "outlives_launcher", "started_at"}
-    assert fields["pid"] == door.process.pid and fields["url"] == door.url
+    assert fields["pid"] == door.process.pid and f"http://{fields['url']}" == door.url
     assert record.stat().st_mode & 0o777 == 0o600
     card = door.client.get("/.well-known/agent-card.json").json()
     assert card["supportedInterfaces"][0] == {"url": door.url, "protocolBinding": "JSONRPC",

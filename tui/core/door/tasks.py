@@ -52,6 +52,11 @@ class DoorTask:
             artifacts.append(_artifact("prompt", self.prompt))
         if artifacts:
             body["artifacts"] = artifacts
+        if self.text:  # what it was asked: a watcher's stream does not say
+            body["history"] = [{
+                "messageId": f"msg_{self.task_id}_task", "contextId": self.context_id,
+                "taskId": self.task_id, "role": "ROLE_USER",
+                "parts": [{"text": self.text, "mediaType": "text/plain"}]}]
         return body
 
 
