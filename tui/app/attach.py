@@ -36,8 +36,7 @@ class AttachApp(SupervisorApp):
         self._task_id: str | None = None
         self._guard_cancel()
 
-    def on_mount(self) -> None:
-        super().on_mount()
+    def on_mount(self) -> None:  # then SupervisorApp's (Textual calls each class's)
         self.attention.capsule = self.target_id
         self.link.start()
 
@@ -167,6 +166,7 @@ class AttachApp(SupervisorApp):
         return None
 
     def on_resume_conversation(self, wanted: ResumeConversation) -> None:
+        wanted.prevent_default()  # SupervisorApp's would end the session to resume another
         self.notify("Resuming from the browser works on sessions launched here; this screen "
                     "is attached to a session running elsewhere.", timeout=8)
 
@@ -176,6 +176,7 @@ class AttachApp(SupervisorApp):
         self.exit(0, return_code=0)
 
     def on_unmount(self) -> None:
-        self._closed = True
-        self._close_questions("the screen was closed")
+        """Before SupervisorApp's (Textual calls each class's): the door is let go first, and
+        the cancel it would set on its way out reaches no one."""
         self.link.close()
+        self.cancel = CancelToken()

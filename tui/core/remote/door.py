@@ -220,6 +220,22 @@ def first_user_text(task: Mapping[str, Any]) -> str | None:
     return None
 
 
+_TLS: Any = None
+_TLS_LOCK = threading.Lock()
+
+
+def shared_tls() -> Any:
+    """One TLS context for every door client: httpx builds one per client otherwise, ~0.9 MB
+    each, and a fleet holds two clients a session (tests/benchmarks/fleet.py)."""
+    global _TLS
+    with _TLS_LOCK:
+        if _TLS is None:
+            import httpx
+
+            _TLS = httpx.create_ssl_context()
+        return _TLS
+
+
 class DoorClient:
     """Calls one door. Thread-safe: the fleet shares one per session between its threads."""
 
@@ -244,7 +260,8 @@ class DoorClient:
             if self._client is None:
                 import httpx
 
-                self._client = httpx.Client(timeout=self.timeout, follow_redirects=False)
+                self._client = httpx.Client(timeout=self.timeout, follow_redirects=False,
+                                            verify=shared_tls())
             return self._client
 
     def close(self) -> None:

@@ -102,13 +102,14 @@ class TraceFill:
                 continue
             if not isinstance(line, dict):
                 continue
+            event = line_event(line)
+            if event is None:  # most lines: the stream carries them (nothing is kept)
+                continue
             key = _str(line.get("event_id")) or raw.decode("utf-8", "replace")
             if key in self.seen:
                 continue
-            event = line_event(line)
             self.seen.add(key)
-            if event is not None:
-                self.stream.emit(event)
-                emitted += 1
+            self.stream.emit(event)
+            emitted += 1
         self.offset += start
         return emitted

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui.core.remote.door import DoorClient, DoorError, refusal, rpc_error
+from tui.core.remote.door import DoorClient, DoorError, refusal, rpc_error, shared_tls
 from tui.core.remote.sse import SseParser
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ HEARTBEAT_SECONDS = 15.0  # Murmur's heartbeat period
 BACKOFF_FIRST = 0.2
 BACKOFF_MAX = 5.0
 GONE_AFTER = 60.0  # seconds without a connection before a session is reported gone
-SEEN_LIMIT = 4096  # frames remembered for de-duplication (the door replays at most 512)
+SEEN_LIMIT = 2048  # frames remembered for de-duplication (the door replays at most 512)
 
 WatchKind = Literal["connecting", "live", "reconnecting", "closed", "gone"]
 
@@ -75,12 +75,13 @@ def to_stream_frame(event: str, data: str, frame_id: str | None) -> StreamFrame:
 class Dedup:
     """Which frames a new connection repeats: counts of each frame's key from earlier
     connections, and from this one; a frame passes once this connection has shown it more
-    often than earlier ones did. Bounded: the oldest keys are forgotten first."""
+    often than earlier ones did. Bounded: the oldest keys are forgotten first. A key is one
+    hash of (task id, event, id, data): a fleet keeps this for every session it watches."""
 
     def __init__(self, limit: int = SEEN_LIMIT) -> None:
         self.limit = limit
-        self.seen: OrderedDict[tuple[str, str, str, int], int] = OrderedDict()
-        self.now: dict[tuple[str, str, str, int], int] = {}
+        self.seen: OrderedDict[int, int] = OrderedDict()
+        self.now: dict[int, int] = {}
         self.repeats = 0
 
     def connection(self) -> None:
@@ -89,7 +90,7 @@ class Dedup:
     def fresh(self, frame: StreamFrame) -> bool:
         if frame.id is None:  # connection frames (ack, gap, closed): never replayed
             return True
-        key = (frame.task_id or "", frame.event, frame.id, hash(frame.data))
+        key = hash((frame.task_id or "", frame.event, frame.id, frame.data))
         here = self.now.get(key, 0) + 1
         if len(self.now) < self.limit or key in self.now:
             self.now[key] = here
@@ -171,7 +172,8 @@ class Watcher:
         attempt = 0
         lost_since: float | None = None
         client = httpx.Client(timeout=httpx.Timeout(self.door.timeout,
-                                                    read=2 * self.heartbeat))
+                                                    read=2 * self.heartbeat),
+                              verify=shared_tls())
         try:
             while not self._stop.is_set():
                 try:

@@ -1,0 +1,54 @@
+"""`murmur-tui attach`'s screen under Pilot, on a real served session: a task from the prompt
+goes through the door, its question opens the dialog and the answer reaches the tool, Esc Esc
+cancels the task through the door, and leaving the screen leaves the session running."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.app.conftest import wait_for
+from tests.conftest import CapsuleFactory
+from tests.door.test_serve import Served, serve
+from tests.fleet.test_fleet_screen import ask_capsule
+from tui.app.attach import AttachApp
+from tui.app.screens.ask import AskScreen
+from tui.core.running import read_records
+
+
+def record_of(home: Path, session_id: str) -> object:
+    return next(found.record for found in read_records(home)
+                if found.record is not None and found.record.session_id == session_id)
+
+
+async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_running(
+        murmur_home: Path, make_capsule: CapsuleFactory, served: list[Served]) -> None:
+    door = serve(ask_capsule(make_capsule, "asker"))
+    served.append(door)
+    app = AttachApp(murmur_home, door.session_id, door.url, record_of(murmur_home,
+                                                                      door.session_id))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.link_state == "live", within=30)
+        assert app.state.capsule == "asker"
+        await pilot.press("i", *"ask me", "enter")  # the prompt's task goes through the door
+        await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen), within=30)
+        assert "which branch?" in app.questions[0].request.prompt
+        await pilot.pause(0.6)  # past the dialog's type-ahead guard
+        await pilot.press(*"main", "enter")
+        await wait_for(pilot, lambda: app.state.tasks_ended == 1 and not app.questions,
+                       within=30)
+        assert app.state.result == "thanks"
+        # a second task; its question is hidden, then Esc Esc cancels the task
+        await pilot.press("i", *"again", "enter")
+        await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen), within=30)
+        await pilot.pause(0.6)  # past the dialog's type-ahead guard
+        await pilot.press("escape")  # the dialog steps aside
+        await wait_for(pilot, lambda: app.dialog is None)
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: app.state.tasks_ended == 2, within=30)
+        assert not app.questions  # the canceled task's question went with it
+        await pilot.press("q")
+    assert door.process.poll() is None  # leaving never cancels: the session still serves
+    assert (murmur_home / "running" / f"{door.session_id}.json").exists()
+    card = await asyncio.to_thread(door.client.get, "/.well-known/agent-card.json")
+    assert card.status_code == 200

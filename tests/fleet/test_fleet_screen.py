@@ -1,0 +1,119 @@
+"""The fleet screen under Pilot, over real `murmur-tui launch --headless --serve` processes:
+found from their running records, answered inline, sent a task, canceled and stopped through
+their doors, and a stale record shown as gone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from tests.app.conftest import wait_for
+from tests.conftest import CapsuleFactory, text_response
+from tests.door.test_serve import SLEEP, Served, serve
+from tests.wasm.conftest import FIXTURES
+from tui.app.fleet.app import FleetApp
+from tui.app.fleet.model import FleetSession
+
+ASK = [{"stop_reason": "tool_call", "content": [
+    {"type": "tool_call", "id": "c1", "name": "ask", "input": {"q": "which branch?"}}]},
+    text_response("thanks")]
+
+
+def ask_capsule(make_capsule: CapsuleFactory, folder: str) -> Path:
+    root = make_capsule(ASK * 3, extra=SLEEP + "  input_timeout_secs: 120\n", folder=folder,
+                        name=folder)
+    manifest = (root / "murmur.yaml").read_text().replace(
+        "inference:", f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
+        "inference:")
+    (root / "murmur.yaml").write_text(manifest)
+    return root
+
+
+def row(app: FleetApp, door: Served) -> FleetSession:
+    return app.sessions[door.session_id]
+
+
+async def until_state(door: Served, task_id: str, state: str) -> dict[str, object]:
+    return await asyncio.to_thread(door.until, task_id, state)
+
+
+async def type_in(pilot: Pilot[None], text: str) -> None:
+    await pilot.press(*text)
+    await pilot.press("enter")
+
+
+async def test_three_sessions_answered_tasked_canceled_and_stopped_from_the_fleet(
+        murmur_home: Path, make_capsule: CapsuleFactory, served: list[Served]) -> None:
+    first, second = serve(ask_capsule(make_capsule, "asker")), \
+        serve(ask_capsule(make_capsule, "asker-two"))
+    plain = serve(make_capsule([text_response("hello to you")], extra=SLEEP, folder="plain",
+                               name="plain"))
+    served.extend([first, second, plain])
+    app = FleetApp(murmur_home)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: len(app.sessions) == 3 and all(
+            s.connection == "live" for s in app.sessions.values()), within=30)
+        assert {s.capsule for s in app.sessions.values()} == {"asker", "asker-two", "plain"}
+        one, two = first.send("ask me"), second.send("ask me too")
+        await wait_for(pilot, lambda: row(app, first).group == "needs" and
+                       row(app, second).group == "needs", within=30)
+        assert row(app, first).question is not None
+        assert "which branch?" in row(app, first).question.prompt  # type: ignore[union-attr]
+        assert row(app, first).task == "ask me"  # what it was asked, from the door
+        # the fleet's list says so: both under Needs you, numbered first
+        shown = [r.key for r in app.fleet.rows.rows]
+        assert shown.index("group:needs") < shown.index(first.session_id) < \
+            shown.index("group:working")
+        # answer the first inline, without opening it
+        app.fleet.rows.select_key(first.session_id)
+        await pilot.press("a")
+        assert app.fleet.input.display and "which branch?" in str(app.fleet.hint.render())
+        await type_in(pilot, "main")
+        done = await until_state(first, one["id"], "TASK_STATE_COMPLETED")
+        assert done["artifacts"][0]["parts"][0]["text"] == "thanks"  # type: ignore[index]
+        await wait_for(pilot, lambda: row(app, first).group == "done")
+        assert row(app, first).status == "idle · last ok"
+        # a task for the plain session, typed on the fleet screen
+        app.fleet.rows.select_key(plain.session_id)
+        await pilot.press("t")
+        await type_in(pilot, "say hello")
+        await wait_for(pilot, lambda: row(app, plain).last_task_status == "ok", within=30)
+        assert row(app, plain).task == "say hello"
+        # cancel the second's waiting task
+        app.fleet.rows.select_key(second.session_id)
+        await pilot.press("x")
+        canceled = await until_state(second, two["id"], "TASK_STATE_CANCELED")
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
+        await wait_for(pilot, lambda: row(app, second).group == "done")
+        # stop the plain session: its process ends and its record goes
+        app.fleet.rows.select_key(plain.session_id)
+        await pilot.press("S")
+        assert await asyncio.to_thread(plain.process.wait, 30) == 0
+        assert not (murmur_home / "running" / f"{plain.session_id}.json").exists()
+        await wait_for(pilot, lambda: row(app, plain).group == "done" and
+                       row(app, plain).status.startswith(("ended", "gone")), within=30)
+        totals = str(app.fleet.totals.render())
+        assert totals.startswith("3 sessions") and "0 need you" in totals
+
+
+async def test_a_stale_record_is_shown_as_gone_with_why(
+        murmur_home: Path, make_capsule: CapsuleFactory, served: list[Served]) -> None:
+    live = serve(make_capsule([text_response("x")], extra=SLEEP))
+    served.append(live)
+    record = json.loads((murmur_home / "running" / f"{live.session_id}.json").read_text())
+    dead = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+    await dead.wait()
+    stale = {**record, "session_id": "ses_0000000000000000000000000000dead", "pid": dead.pid}
+    (murmur_home / "running" / f"{stale['session_id']}.json").write_text(json.dumps(stale))
+    (murmur_home / "running" / f"{stale['session_id']}.json").chmod(0o600)
+    app = FleetApp(murmur_home)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_for(pilot, lambda: len(app.sessions) == 2 and
+                       app.sessions[live.session_id].connection == "live", within=30)
+        gone = app.sessions[stale["session_id"]]
+        assert gone.group == "done" and gone.status.startswith("gone: ")
+        assert str(dead.pid) in gone.status or "not running" in gone.status
