@@ -148,6 +148,27 @@ async def wait(condition: Any, within: float = 120.0) -> None:
         await asyncio.sleep(0.05)
 
 
+BASELINE = """
+import sys, time
+lags, last = [], time.perf_counter()
+while sys.stdin.readable():
+    time.sleep(0.01)
+    now = time.perf_counter()
+    lags.append(now - last - 0.01)
+    last = now
+    if len(lags) % 50 == 0 and __import__("select").select([sys.stdin], [], [], 0)[0]:
+        break
+lags.sort()
+print(round(lags[-1] * 1000, 1), round(lags[int(len(lags) * 0.99)] * 1000, 1))
+"""
+
+
+def baseline() -> subprocess.Popen[str]:
+    """A bare 10 ms ticker in its own process: what the machine's load alone does to lag."""
+    return subprocess.Popen([sys.executable, "-c", BASELINE], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+
+
 def poll_until_asking(door: Served, task_id: str) -> float:
     while True:
         state = door.rpc("GetTask", {"id": task_id})["result"]["status"]["state"]
@@ -192,17 +213,25 @@ async def fleet(total: int, base: Path) -> dict[str, Any]:
             await pilot.pause(2.0)
             last[0] = time.perf_counter()
             app.set_interval(0.01, tick)
+            bare = baseline()
             delays: list[float] = []
             for n in range(10):
                 door = askers[n % len(askers)]
                 app.asked_at.pop(door.session_id, None)
-                task = door.send("ask")
+                task = await asyncio.to_thread(door.send, "ask")  # off the loop measured
                 asked = await asyncio.to_thread(poll_until_asking, door, task["id"])
                 await wait(lambda d=door: d.session_id in app.asked_at, within=30)
                 delays.append(app.asked_at[door.session_id] - asked)
-                door.send("yes", taskId=task["id"], contextId=task["contextId"])
+                await asyncio.to_thread(door.send, "yes", taskId=task["id"],
+                                        contextId=task["contextId"])
                 await wait(lambda d=door: app.sessions[d.session_id].group != "needs")
             rss50 = rss_mb()
+            assert bare.stdin is not None
+            bare.stdin.write("stop\n")
+            bare.stdin.flush()
+            lags_taken = list(lags)
+            out = (await asyncio.to_thread(bare.communicate, None, 30))[0]
+            bare_worst, bare_p99 = (float(x) for x in out.split())
             streaming = sum(isinstance(s, FleetSession) and s.group == "working"
                             for s in app.sessions.values())
             del streamers
@@ -212,8 +241,11 @@ async def fleet(total: int, base: Path) -> dict[str, Any]:
             "rss_mb_at_5": rss5,
             "rss_mb_at_all": rss50,
             "rss_mb_per_session": round((rss50 - rss5) / (total - 5), 2),
-            "worst_lag_ms": round(max(lags, default=0.0) * 1000, 1),
-            "p99_lag_ms": round(sorted(lags)[int(len(lags) * 0.99)] * 1000, 1) if lags else 0,
+            "worst_lag_ms": round(max(lags_taken, default=0.0) * 1000, 1),
+            "p99_lag_ms": round(sorted(lags_taken)[int(len(lags_taken) * 0.99)] * 1000, 1)
+            if lags_taken else 0,
+            "bare_loop_worst_lag_ms": bare_worst,
+            "bare_loop_p99_lag_ms": bare_p99,
             "question_to_row_ms_median": round(statistics.median(delays) * 1000, 1),
             "question_to_row_ms_worst": round(max(delays) * 1000, 1),
         }

@@ -115,7 +115,8 @@ class FleetApp(ThemeHost):
             if known is not None and record.session_id in self.links:
                 continue
             session = known or self._row(record, door_address(record.url))
-            link = Link(self.home, record.session_id, session.url, record, self._arrived)
+            link = Link(self.home, record.session_id, session.url, record, self._arrived,
+                        text=False)
             self.links[record.session_id] = link
             link.start()
         self._check_launched()

@@ -51,10 +51,13 @@ class _Collect:
 
 class Link:
     def __init__(self, home: Path, session_id: str, url: str, record: Any,
-                 deliver: Deliver, token: str | None = None) -> None:
+                 deliver: Deliver, token: str | None = None, text: bool = True) -> None:
+        """`text=False` (the fleet's rows): the model's streamed text and thinking are
+        dropped as they arrive, before they cost a redaction and an event each."""
         self.home, self.session_id, self.url, self.record = home, session_id, url, record
         self.deliver = deliver
         self.token = token
+        self.text = text
         self.door: DoorClient | None = None
         self.watcher: Watcher | None = None
         self.adapter: RemoteAdapter | None = None
@@ -104,6 +107,8 @@ class Link:
 
     def _frame(self, frame: StreamFrame) -> None:
         assert self.adapter is not None
+        if not self.text and frame.event in ("text", "thinking"):
+            return
         self.adapter.frame(frame)
         self._hand_over()
 
