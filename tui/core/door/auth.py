@@ -5,11 +5,12 @@ every scope, and one token per credential under `credentials` with the scopes it
 bound to an address other than loopback with no `network.authentication` gets an operator token
 anyway: nobody off the host reaches a session without one. Tokens are minted with
 `secrets.token_urlsafe` and registered with the one redaction at once, so no log, trace,
-event or output ever holds one.
+event or output ever holds one. The manifest reader checks the block
+(tui/core/manifest/network.py); a bad one refuses the manifest before any door starts.
 
-`check` answers in Murmur's order: no `Authorization` header, a header that is not
-`Bearer <token>` or names a token this session did not mint (or more than one header), then
-the method's scope. A refusal is a plain HTTP status with `{"error", "message"}` and a
+`authenticate` then `authorize` answer in Murmur's order: no `Authorization` header, a header
+that is not `Bearer <token>` or names a token this session did not mint (or more than one
+header), then the method's scope. A refusal is a plain HTTP status with `{"error", "message"}` and a
 `www-authenticate` header, never a JSON-RPC envelope.
 """
 
@@ -21,14 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tui.core.errors import LaunchError
+from tui.core.manifest.model import A2A_03_SCOPES, DOOR_SCOPES, OPERATOR, Capsule
 from tui.core.secrets import remember
 
-SCOPES = ("SendMessage", "SendStreamingMessage", "stream/watch", "GetTask", "CancelTask",
-          "session/stop", "resources/files")
-OLD_SCOPES = {"message/send": "SendMessage", "message/stream": "SendStreamingMessage",
-              "tasks/get": "GetTask", "tasks/cancel": "CancelTask"}
-OPERATOR = "operator"
+SCOPES: tuple[str, ...] = DOOR_SCOPES
+OLD_SCOPES = A2A_03_SCOPES
 
 
 @dataclass(frozen=True)
@@ -52,45 +50,19 @@ class Refusal:
         return {"error": self.error, "message": self.message}
 
 
-def declared_credentials(manifest: Path) -> dict[str, frozenset[str]] | None:
-    """`network.authentication` of the manifest: None when it declares none, else each
-    credential's scopes (LaunchError naming file and key for a bad block)."""
-    from tui.core.manifest.located_yaml import read
+def declared_credentials(source: Capsule | Path) -> dict[str, frozenset[str]] | None:
+    """The capsule's `network.authentication`, read from its manifest model: None when it
+    declares none, else each credential's scopes. The manifest reader has checked the block
+    (a bad one refuses the manifest, naming file, line and key); given a manifest's path, the
+    manifest is read again (a ManifestError if it no longer reads)."""
+    if isinstance(source, Path):
+        from tui.core.manifest.reader import load_capsule
 
-    try:
-        document, _ = read(manifest, quiet=True)
-    except Exception:  # the manifest reader has already accepted this file
+        source = load_capsule(source)
+    authentication = source.network.authentication
+    if authentication is None:
         return None
-    network = document.get("network") if isinstance(document, dict) else None
-    auth = network.get("authentication") if isinstance(network, dict) else None
-    if auth is None:
-        return None
-    where = f"{manifest}: network.authentication"
-    if not isinstance(auth, dict) or auth.get("scheme") != "bearer":
-        raise LaunchError(f"{where}.scheme: must be bearer (the one scheme a door takes)")
-    declared = auth.get("credentials") or {}
-    if isinstance(declared, list):  # [{name, scopes}] as well as {name: {scopes}}
-        declared = {item.get("name"): item for item in declared if isinstance(item, dict)}
-    if not isinstance(declared, dict):
-        raise LaunchError(f"{where}.credentials: must map each credential's name to its "
-                          "scopes")
-    found: dict[str, frozenset[str]] = {}
-    for name, entry in declared.items():
-        scopes = entry.get("scopes") if isinstance(entry, dict) else entry
-        key = f"{where}.credentials.{name}"
-        if not isinstance(name, str) or not name or name == OPERATOR:
-            raise LaunchError(f"{key}: a credential needs a name other than operator")
-        if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
-            raise LaunchError(f"{key}.scopes: must be a list of method names")
-        for scope in scopes:
-            if scope in OLD_SCOPES:
-                raise LaunchError(f"{key}.scopes: {scope} is an A2A 0.3 name; this door "
-                                  f"speaks 1.0 (use {OLD_SCOPES[scope]})")
-            if scope not in SCOPES:
-                raise LaunchError(f"{key}.scopes: {scope!r} is not a scope (scopes: "
-                                  f"{', '.join(SCOPES)})")
-        found[name] = frozenset(scopes)
-    return found
+    return {item.name: frozenset(item.scopes) for item in authentication.credentials}
 
 
 class Tokens:

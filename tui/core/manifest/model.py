@@ -29,6 +29,10 @@ TaskAcceptance = Literal["none", "single", "queue"]
 AfterTask = Literal["exit", "sleep"]
 Conversation = Literal["stateless", "threaded"]
 Capture = Literal["none", "meta", "content"]
+AuthScheme = Literal["bearer"]  # network.authentication.scheme
+# A door credential's scopes: the door's method names, and the operator file plane.
+DoorScope = Literal["SendMessage", "SendStreamingMessage", "stream/watch", "GetTask",
+                    "CancelTask", "session/stop", "resources/files"]
 
 RUNTIMES: tuple[Runtime, ...] = get_args(Runtime)
 BUILTIN_DRIVERS: tuple[BuiltinDriver, ...] = get_args(BuiltinDriver)
@@ -39,6 +43,13 @@ TASK_ACCEPTANCES: tuple[TaskAcceptance, ...] = get_args(TaskAcceptance)
 AFTER_TASKS: tuple[AfterTask, ...] = get_args(AfterTask)
 CONVERSATIONS: tuple[Conversation, ...] = get_args(Conversation)
 CAPTURES: tuple[Capture, ...] = get_args(Capture)
+AUTH_SCHEMES: tuple[AuthScheme, ...] = get_args(AuthScheme)
+DOOR_SCOPES: tuple[DoorScope, ...] = get_args(DoorScope)
+# A2A 0.3 method names an older door's scopes used, and the 1.0 name each became.
+A2A_03_SCOPES: Mapping[str, DoorScope] = {
+    "message/send": "SendMessage", "message/stream": "SendStreamingMessage",
+    "tasks/get": "GetTask", "tasks/cancel": "CancelTask"}
+OPERATOR = "operator"  # the credential every authenticated door mints, with every scope
 
 KEY_REFERENCE = re.compile(r"^\$\{([A-Z_][A-Z0-9_]*)\}$")  # api_key: ${NAME}
 INTERPRETERS = frozenset({"bash", "sh", "zsh", "fish", "dash", "ksh"})
@@ -162,6 +173,28 @@ class TraceSettings(Frozen):
 
 
 @dataclass(frozen=True, repr=False, eq=False)
+class DoorCredential(Frozen):
+    """One `network.authentication.credentials` entry: a name and the scopes its token gets."""
+
+    name: str
+    scopes: tuple[DoorScope, ...] = ()
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Authentication(Frozen):
+    """`network.authentication`: the door takes bearer tokens (an `operator` token with every
+    scope, and one per declared credential)."""
+
+    scheme: AuthScheme = "bearer"
+    credentials: tuple[DoorCredential, ...] = ()
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Network(Frozen):
+    authentication: Authentication | None = None  # None: a public door (on loopback)
+
+
+@dataclass(frozen=True, repr=False, eq=False)
 class Capsule(Frozen):
     name: str
     version: str
@@ -172,6 +205,7 @@ class Capsule(Frozen):
     inference: Inference | None = None
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     trace: TraceSettings = field(default_factory=TraceSettings)
+    network: Network = field(default_factory=Network)
     warnings: tuple[Problem, ...] = ()
 
     @property

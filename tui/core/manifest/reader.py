@@ -37,6 +37,7 @@ from tui.core.manifest.model import (
     Retry,
     TraceSettings,
 )
+from tui.core.manifest.network import read_network
 from tui.core.manifest.problems import Problem, Report, YamlError, describe
 from tui.core.manifest.yaml_section import Section
 from tui.core.segments import segment_problem
@@ -44,7 +45,7 @@ from tui.core.segments import segment_problem
 _DURATION = re.compile(r"^([0-9]{1,9})([smhd])$")
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Keys Murmur defines that murmur-tui reads no further (accepted without a warning).
-_INERT_TOP = ("mur_version", "network", "observability", "exports", "control",
+_INERT_TOP = ("mur_version", "observability", "exports", "control",
               "runtime", "implementation", "execution", "requires_files", "description",
               "input_schema", "upstream_auth", "binding", "execution_mode", "commit_policy")
 
@@ -118,6 +119,7 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     inference = _read_inference(top.section("inference"), path.parent)
     lifecycle = _read_lifecycle(top.section("lifecycle"))
     trace = _read_trace(top.section("trace"))
+    network = read_network(top.section("network"))
     top.finish()
     if inference is not None:
         _check_driver(top, inference, artifacts, unknown_builtin)
@@ -130,7 +132,7 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     return Capsule(
         name=name, version=version, manifest_path=path, artifacts=artifacts,
         capabilities=capabilities, context=context, inference=inference,
-        lifecycle=lifecycle, trace=trace, warnings=tuple(top.report.warnings),
+        lifecycle=lifecycle, trace=trace, network=network, warnings=tuple(top.report.warnings),
     )
 
 
