@@ -154,8 +154,10 @@ def test_a_served_session_without_a_task_waits_for_its_first_task_from_the_door(
             "params": {"message": message}}) as stream:
         assert stream.headers["content-type"] == "text/event-stream"
         got = frames(b"".join(stream.iter_bytes()).decode())  # it ends on the task's final
-    final = [data for _, event, data in got if event == "status"][-1]
-    assert final["final"] is True and final["status"]["response"] == "hello back"
+    assert [event for _, event, _ in got].count("capsule-closed") == 0
+    last_event, final = got[-1][1], got[-1][2]
+    assert last_event == "status" and final["final"] is True
+    assert final["status"]["response"] == "hello back"
     assert door.process.wait(60) == 0  # single, after_task exit: the session ends
 
 

@@ -157,7 +157,10 @@ def _cancel(door: DoorSession, rid: Any, params: dict[str, Any]) -> dict[str, An
     refused = door.cancel(task)
     if refused is not None:
         return error(rid, INTERNAL, refused)
-    return result(rid, task.wire())
+    body = task.wire()
+    if not task.terminal:  # accepted, and still stopping what it runs: it ends canceled
+        body["status"] = {"state": STATES["canceled"]}
+    return result(rid, body)
 
 
 def message_text(params: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str | None]:
