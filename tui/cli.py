@@ -217,17 +217,39 @@ def _run_screen(capsule: object, args: argparse.Namespace) -> int:
             return _error(f"--theme {args.theme!r} is not a theme here (themes: "
                           f"{', '.join(sorted(names)) or DEFAULT_THEME})")
     app = SupervisorApp(home, theme=args.theme)
+    door: Any = None
+    board: Any = None
+    if getattr(args, "serve", None) is not None:
+        from tui.core.door import Door, parse_bind
+        from tui.core.questions import QuestionBoard
+
+        board = QuestionBoard()
+        door = Door(capsule, board, *parse_bind(args.serve))
     session = Session(
         capsule,
         LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
                       more_tasks=tuple(args.task[1:]) if args.task else (),
                       context_id=args.context_id, resume=_resume(args),
                       workdir=args.workdir),
-        sinks=[app.bridge], responder=app.responder, cancel=app.cancel,
+        sinks=[app.bridge, door.sink] if door is not None else [app.bridge],
+        responder=app.responder, cancel=app.cancel,
         approver=args.approvals.gate(app.approver) if args.approvals else None,
     )
     app.attach(session)
-    code = app.run()
+    if door is not None:
+        from tui.core.door.serving import Serving
+        from tui.core.errors import MurmurTuiError
+
+        try:
+            serving = Serving.start(door, session)
+        except MurmurTuiError:
+            session.close_unstarted()
+            raise
+        app.serve(serving, board)
+    try:
+        code = app.run()
+    finally:
+        app.end_serving()
     if app.running:  # the app went away while the session ran: let it finish its files
         app.cancel.set()
     last = app.session or session
