@@ -249,7 +249,12 @@ def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
                                {"taskId": named, "state": state}))
         if streaming:
             return Reply(stream="task", task_id=task.task_id, last_event_id=last_event_id)
-        return Reply(result(rid, {"task": task.wire()}))
+        # answered in TASK_STATE_WORKING, as it stood when the answer was taken (the task may
+        # already have gone on, and even ended, by the time this is written)
+        answered = task.wire()
+        answered["status"] = {"state": STATES["working"]}
+        answered.pop("artifacts", None)
+        return Reply(result(rid, {"task": answered}))
     task_id, minted_context = door.new_ids()
     task = DoorTask(task_id, message.get("contextId") or minted_context, text=text)
     if streaming:
