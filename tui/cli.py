@@ -217,17 +217,39 @@ def _run_screen(capsule: object, args: argparse.Namespace) -> int:
             return _error(f"--theme {args.theme!r} is not a theme here (themes: "
                           f"{', '.join(sorted(names)) or DEFAULT_THEME})")
     app = SupervisorApp(home, theme=args.theme)
+    door: Any = None
+    board: Any = None
+    if getattr(args, "serve", None) is not None:
+        from tui.core.door import Door, parse_bind
+        from tui.core.questions import QuestionBoard
+
+        board = QuestionBoard()
+        door = Door(capsule, board, *parse_bind(args.serve))
     session = Session(
         capsule,
         LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
                       more_tasks=tuple(args.task[1:]) if args.task else (),
                       context_id=args.context_id, resume=_resume(args),
                       workdir=args.workdir),
-        sinks=[app.bridge], responder=app.responder, cancel=app.cancel,
+        sinks=[app.bridge, door.sink] if door is not None else [app.bridge],
+        responder=app.responder, cancel=app.cancel,
         approver=args.approvals.gate(app.approver) if args.approvals else None,
     )
     app.attach(session)
-    code = app.run()
+    if door is not None:
+        from tui.core.door.serving import Serving
+        from tui.core.errors import MurmurTuiError
+
+        try:
+            serving = Serving.start(door, session)
+        except MurmurTuiError:
+            session.close_unstarted()
+            raise
+        app.serve(serving, board)
+    try:
+        code = app.run()
+    finally:
+        app.end_serving()
     if app.running:  # the app went away while the session ran: let it finish its files
         app.cancel.set()
     last = app.session or session
@@ -317,10 +339,9 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     assert isinstance(capsule, Capsule)
     printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
     cancel = CancelToken()
-    serving = getattr(args, "serve", None) is not None
     door: Any = None
     board: Any = None
-    if serving:
+    if getattr(args, "serve", None) is not None:
         from tui.core.door import Door, parse_bind
         from tui.core.questions import QuestionBoard
 
@@ -340,21 +361,13 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
         cancel=cancel,
     )
     lifecycle = capsule.lifecycle
-    wait_first = False
+    serving: Any = None
     if door is not None:
-        wait_first = not session.task_text.strip() and not session.no_task
-        if wait_first and lifecycle.task_acceptance == "none":
-            session.close_runtime()
-            session._release_context()
-            return _error("the session has no task and lifecycle.task_acceptance is none, so "
-                          "the door cannot send it one (give --task, or write task.md)")
-        if lifecycle.task_acceptance != "queue":
-            session.inbox.close()  # the door's tasks are refused: the capsule takes one
+        serving = _serve(door, session, args.json)
     elif lifecycle.task_acceptance == "queue" and lifecycle.after_task == "sleep":
         responder.feed_tasks(session.submit, session.inbox.close)  # stdin: one task a line
     else:
         session.inbox.close()  # nothing more will be sent
-    served = _serve(door, session, args.json, wait_first) if door is not None else None
     # The session runs on its own thread: Python runs signal handlers on the main thread only,
     # between bytecodes — never while a component runs inside wasmtime — so the main thread
     # stays free to take Ctrl-C at any moment.
@@ -363,22 +376,16 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
 
     def work() -> None:
         try:
-            if wait_first:
-                first = door.first_task(cancel)
-                if first is None:  # stopped before any task came
-                    session.close_runtime()
-                    session._release_context()
-                    return
-                session.task_text = first.text
-                session._write_task_file = True
+            if serving is not None and serving.waits and not serving.first_task(cancel):
+                return  # stopped before any task came
             results.append(session.run())
         except BaseException as exc:  # handed to the main thread
             errors.append(exc)
 
     def finish_now() -> None:
         session.finish_now()
-        if served is not None:
-            served()
+        if serving is not None:
+            serving.end()
 
     worker = threading.Thread(target=work, name="session", daemon=True)
     previous = _install(_interrupt_handler(cancel, finish_now))
@@ -388,8 +395,8 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
             worker.join(0.2)
     finally:
         _install(previous)
-        if served is not None:
-            served()
+        if serving is not None:
+            serving.end()
     if errors:
         raise errors[0]
     if not results:
@@ -398,39 +405,20 @@ def _run_headless(capsule: object, args: argparse.Namespace) -> int:
     return EXIT_OK if results[0].ok else EXIT_NOT_OK
 
 
-def _serve(door: Any, session: Any, as_json: bool, waiting: bool) -> Callable[[], None]:
-    """Start the door, write the running record (and the operator token) and print the one
-    readiness line; returns what ends it all (idempotent)."""
-    import json
+def _serve(door: Any, session: Any, as_json: bool) -> Any:
+    """Serve `session` on `door` and print the one readiness line; a session that cannot be
+    served gives back what it holds before the refusal is told."""
+    from tui.core.door.serving import Serving
+    from tui.core.errors import MurmurTuiError
 
-    from tui.core.running import RunningRecord, remove_record, write_record, write_token
-
-    door.attach(session, wait_for_first=waiting)
-    url = door.start()
-    home = session.home
-    write_record(home, RunningRecord.for_this_process(
-        session.session_id, url, session.capsule.name, session.capsule.version,
-        str(session.paths.accessible)))
-    token = door.tokens.operator
-    token_file = write_token(home, session.session_id, token) if token else None
-    if as_json:
-        line: dict[str, Any] = {"url": url, "session_id": session.session_id}
-        if token_file is not None:
-            line["token_file"] = str(token_file)
-        sys.stdout.write(json.dumps(line) + "\n")
-    else:
-        extra = f"  token {token_file}" if token_file is not None else ""
-        sys.stdout.write(f"serving {url}  session {session.session_id}{extra}\n")
+    try:
+        serving = Serving.start(door, session)
+    except MurmurTuiError:
+        session.close_unstarted()
+        raise
+    sys.stdout.write(serving.readiness(as_json) + "\n")
     sys.stdout.flush()
-    done = threading.Event()
-
-    def end() -> None:
-        if not done.is_set():
-            done.set()
-            remove_record(home, session.session_id)
-            door.close()
-
-    return end
+    return serving
 
 
 _SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")

@@ -16,6 +16,7 @@ import contextlib
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
 from textual.binding import Binding
@@ -35,6 +36,11 @@ from tui.core import events as ev
 from tui.core.cancel import CancelToken
 from tui.core.loop.launch import SessionResult
 from tui.core.loop.session import Session
+
+if TYPE_CHECKING:
+    from tui.app.responder import Question
+    from tui.core.door.serving import Serving
+    from tui.core.questions import QuestionBoard
 
 ESC_WINDOW = 1.5
 CTRL_C_WINDOW = 2.0  # a second Ctrl+C within it quits
@@ -62,6 +68,7 @@ class SupervisorApp(QueueHost):
         self._batches: asyncio.Queue[list[ev.Event]] = asyncio.Queue()
         self._applying = False
         self.gc_policy = GcPolicy(self.call_after_refresh)
+        self.serving: Serving | None = None  # `launch --serve`: the session's door
 
     # -- start --------------------------------------------------------------------------------
     def attach(self, session: Session) -> None:
@@ -69,8 +76,32 @@ class SupervisorApp(QueueHost):
         self.session = session
         self.attention.capsule = session.capsule.name
 
+    def serve(self, serving: Serving, board: QuestionBoard) -> None:
+        """`launch --serve`: the session is served on its door (started by the command line).
+        Questions are open on the screen and through the door at once — the first answer
+        wins — and tasks sent through the door join the session as the prompt's do."""
+        self.serving = serving
+        self.responder.serve(board, self.question_answered_elsewhere)
+        self.sub_title = f"serving {serving.url}"
+
+    def question_answered_elsewhere(self, question: Question) -> None:
+        """The door answered a question first: its dialog closes, and a note says so."""
+        if question in self.questions:
+            self.questions.remove(question)
+        if self.dialog is not None and self.dialog.question is question:
+            self.dialog.dismiss(None)
+        self.notify(f"{question.request.tool_name}'s question was answered through the door.",
+                    timeout=8)
+        self._after_question()
+
+    def end_serving(self) -> None:
+        if self.serving is not None:
+            self.serving.end()
+
     def on_mount(self) -> None:
         self._register_themes()
+        if self.serving is not None:
+            self.notify(f"Serving {self.serving.url}", title="The door", timeout=8)
         for problem in self.attention_settings.problems:
             self.notify(problem, title="Notification setting", severity="warning", timeout=10)
         self.push_screen(self.supervisor)
@@ -115,15 +146,27 @@ class SupervisorApp(QueueHost):
         self._close_inbox()
         if self.running and not self.state.sleeping:
             self.cancel.set()
+        if not self.running:
+            self.end_serving()
         for question in self.questions:
             if not question.future.done():
                 question.future.set_exception(RuntimeError("murmur-tui closed"))
         self.questions.clear()
         self._close_approvals("murmur-tui closed")
 
-    def _run_session(self) -> SessionResult:
+    def _run_session(self) -> SessionResult | None:
         assert self.session is not None
-        return self.session.run()
+        serving = self.serving
+        ours = serving is not None and serving.session is self.session
+        if ours and serving is not None and serving.waits and \
+                not serving.first_task(self.cancel):  # stopped before any task came
+            self.end_serving()
+            return None
+        try:
+            return self.session.run()
+        finally:
+            if ours:
+                self.end_serving()  # the served session has ended: its door closes
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "session":

@@ -13,9 +13,12 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tui.core.asking import InputRequest, InputTimeout, NoAnswer
+
+if TYPE_CHECKING:
+    from tui.core.questions import OpenQuestion, QuestionBoard
 
 
 @dataclass(eq=False)
@@ -44,9 +47,38 @@ class QuestionDesk(Protocol):
 class ScreenResponder:
     def __init__(self, desk: QuestionDesk) -> None:
         self.desk = desk
+        self._board: QuestionBoard | None = None
+        self._elsewhere: Callable[[Question], None] | None = None
+
+    def serve(self, board: QuestionBoard, answered_elsewhere: Callable[[Question], None]
+              ) -> None:
+        """Register every question asked from now on with `board` (the door answers it too;
+        the first answer wins); `answered_elsewhere` runs on the app's thread when the door's
+        answer came first."""
+        self._board, self._elsewhere = board, answered_elsewhere
 
     def ask(self, request: InputRequest) -> str:
         question = Question(request)
+        board = self._board
+        opened = board.open(request, lambda text: self._taken(question, text)) \
+            if board is not None else None
+        try:
+            return self._wait(question, opened)
+        finally:
+            if board is not None and opened is not None:
+                board.close(opened)
+
+    def _taken(self, question: Question, text: str) -> None:
+        """The door answered first (on the door's thread): the wait returns its answer and the
+        dialog closes with a note."""
+        with contextlib.suppress(Exception):  # InvalidStateError: the screen's answer came
+            question.future.set_result(text)
+        if self._elsewhere is not None:
+            with contextlib.suppress(RuntimeError):  # the app has already gone
+                self.desk.call_from_thread(self._elsewhere, question)
+
+    def _wait(self, question: Question, opened: OpenQuestion | None) -> str:
+        request = question.request
         try:
             self.desk.call_from_thread(self.desk.question_arrived, question)
         except RuntimeError:
@@ -56,11 +88,15 @@ class ScreenResponder:
             if question.deadline is not None:
                 wait = max(0.0, min(wait, question.deadline - time.monotonic()))
             try:
-                return question.future.result(timeout=wait)
+                answer = question.future.result(timeout=wait)
             except FutureTimeout:
-                pass
+                answer = None
             except Exception as exc:  # the app closed the question (it is quitting)
                 raise NoAnswer(f"the question was closed: {exc}") from None
+            if answer is not None:
+                if opened is None or opened.take(answer):
+                    return answer
+                return opened.answer.result()  # the door's answer was taken first
             if request.cancel is not None and request.cancel.is_set():
                 self._withdraw(question)
                 raise NoAnswer("the session was canceled")

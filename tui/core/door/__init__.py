@@ -21,7 +21,7 @@ from tui.core import events as ev
 from tui.core import ids
 from tui.core.door.auth import Tokens, declared_credentials
 from tui.core.door.card import CardFacts, card, methods
-from tui.core.door.frames import Broadcast, FrameSink
+from tui.core.door.frames import Broadcast, FrameSink, status
 from tui.core.door.rpc import BUSY, CLOSING
 from tui.core.door.tasks import DoorTask, TaskTable
 from tui.core.errors import LaunchError
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tui.core.door.server import DoorServer
 
 DEFAULT_HOST = "127.0.0.1"
+CANCEL_WAIT = 5.0  # seconds CancelTask waits for the running task to end before it answers
 
 
 def parse_bind(text: str | None) -> tuple[str, int]:
@@ -118,7 +119,7 @@ class Door:
 
     # -- what the session tells the door ----------------------------------------------------
     def _follow(self, event: ev.Event) -> None:
-        self.table.apply(event, self.sink.task_ids)
+        self.table.apply(event)
         if isinstance(event, ev.SessionEnded):
             self.ended.set()
 
@@ -151,6 +152,7 @@ class Door:
         return ids.task_id(), (session.context_id if session is not None else ids.context_id())
 
     def submit(self, task: DoorTask) -> str | None:
+        """Hand `task` to the session, to run under the door's id; the refusal, else None."""
         session = self.session
         if session is None or self._stopping.is_set() or self.ended.is_set():
             return CLOSING
@@ -161,9 +163,8 @@ class Door:
             return None
         with self.table.lock():
             self.table.add_sent(task)
-            refused = session.submit(task.text)
+            refused = session.submit(task.text, task.task_id, task.context_id)
             if refused is not None:
-                self.table.cancel_waiting()  # only this one can be waiting unstarted here
                 task.state, task.message = "rejected", \
                     CLOSING if "no more tasks" in refused and session.inbox.closed else BUSY
                 return task.message
@@ -179,12 +180,18 @@ class Door:
         return True
 
     def cancel(self, task: DoorTask) -> str | None:
+        """Cancel `task` alone: a queued one is taken out of the queue and never runs; a
+        running one ends canceled (waited for up to CANCEL_WAIT seconds) and the session goes
+        on as its lifecycle says."""
         session = self.session
         if session is None:
             return "the session is not running"
-        if task.loop_id is None:
-            return "a task still queued cannot be canceled alone; session/stop ends them all"
-        session.cancel.set()
+        if session.cancel_task(task.task_id) == "queued":
+            self.table.canceled_unstarted(task)
+            self.broadcast.publish("status", status(task.task_id, "canceled", "task canceled",
+                                                    context_id=task.context_id, final=True))
+            return None
+        self.table.wait_ended(task, CANCEL_WAIT)
         return None
 
     def stop(self) -> dict[str, Any]:

@@ -157,7 +157,10 @@ def _cancel(door: DoorSession, rid: Any, params: dict[str, Any]) -> dict[str, An
     refused = door.cancel(task)
     if refused is not None:
         return error(rid, INTERNAL, refused)
-    return result(rid, task.wire())
+    body = task.wire()
+    if not task.terminal:  # accepted, and still stopping what it runs: it ends canceled
+        body["status"] = {"state": STATES["canceled"]}
+    return result(rid, body)
 
 
 def message_text(params: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str | None]:
@@ -246,7 +249,12 @@ def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
                                {"taskId": named, "state": state}))
         if streaming:
             return Reply(stream="task", task_id=task.task_id, last_event_id=last_event_id)
-        return Reply(result(rid, {"task": task.wire()}))
+        # answered in TASK_STATE_WORKING, as it stood when the answer was taken (the task may
+        # already have gone on, and even ended, by the time this is written)
+        answered = task.wire()
+        answered["status"] = {"state": STATES["working"]}
+        answered.pop("artifacts", None)
+        return Reply(result(rid, {"task": answered}))
     task_id, minted_context = door.new_ids()
     task = DoorTask(task_id, message.get("contextId") or minted_context, text=text)
     if streaming:

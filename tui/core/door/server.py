@@ -27,6 +27,7 @@ MAX_BODY = 1024 * 1024
 MAX_HEADERS = 64 * 1024
 HEARTBEAT_SECONDS = 15.0
 READ_TIMEOUT = 30.0
+CLOSE_GRACE = 2.0  # seconds an open stream has, on close, to write what it still holds
 
 
 class DoorServer:
@@ -42,6 +43,7 @@ class DoorServer:
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
+        self._streams: set[asyncio.Task[None]] = set()
 
     def bind(self, host: str, port: int) -> tuple[str, int]:
         """Bind now (a taken port is an error here, not later); serve from `start`."""
@@ -90,6 +92,8 @@ class DoorServer:
         async def stop() -> None:
             if self._server is not None:
                 self._server.close()
+            if self._streams:  # the session's last frames are queued: let them be written
+                await asyncio.wait(set(self._streams), timeout=CLOSE_GRACE)
             current = asyncio.current_task()
             pending = [t for t in asyncio.all_tasks() if t is not current]
             for task in pending:
@@ -214,14 +218,18 @@ class DoorServer:
                 loop.call_soon_threadsafe(wake.set)
 
         subscriber = Subscriber(woken)
+        this = asyncio.current_task()
+        if this is not None:
+            self._streams.add(this)
+        ends_on = reply.task_id if reply.stream == "task" else None
         replay = self.broadcast.subscribe(subscriber, reply.last_event_id)
         writer.write(conn.send(h11.Response(status_code=200, headers=[
             ("content-type", "text/event-stream"), ("cache-control", "no-cache"),
             ("connection", "keep-alive")])) or b"")
         try:
-            done = await self._write(conn, writer, [*reply.prelude, *replay], None)
-            if reply.start is not None:
-                done = await self._write(conn, writer, reply.start(), reply.task_id) or done
+            done = await self._write(conn, writer, [*reply.prelude, *replay], ends_on)
+            if reply.start is not None and not done:
+                done = await self._write(conn, writer, reply.start(), ends_on)
             next_beat = loop.time() + self.heartbeat
             while not done:
                 timeout = max(0.0, next_beat - loop.time())
@@ -233,16 +241,19 @@ class DoorServer:
                     next_beat += self.heartbeat
                     continue
                 wake.clear()
-                done = await self._write(conn, writer, subscriber.drain(),
-                                         reply.task_id if reply.stream == "task" else None)
+                done = await self._write(conn, writer, subscriber.drain(), ends_on)
                 if subscriber.closed and not done:
-                    done = await self._write(conn, writer, subscriber.drain(), None) or True
+                    # what came between the drain and the close: a task stream still ends on
+                    # its task's final status when that is among it, never after it
+                    done = await self._write(conn, writer, subscriber.drain(), ends_on) or True
             writer.write(conn.send(h11.EndOfMessage()) or b"")
             await writer.drain()
         except (ConnectionError, h11.LocalProtocolError):
             pass
         finally:
             self.broadcast.unsubscribe(subscriber)
+            if this is not None:
+                self._streams.discard(this)
 
     async def _write(self, conn: h11.Connection, writer: asyncio.StreamWriter,
                      frames: list[Frame], ends_on: str | None) -> bool:

@@ -66,13 +66,14 @@ def _artifact(name: str, text: str) -> dict[str, Any]:
 
 
 class TaskTable:
-    """Tasks by the door's id (and by the session's, for a task the door did not send)."""
+    """Tasks by id. A task sent through the door runs under the door's id, so the session's
+    events name it as the door answered it; a task the door did not send (the launch's, the
+    prompt's) is added when it starts."""
 
     def __init__(self) -> None:
         self._tasks: dict[str, DoorTask] = {}
-        self._by_loop: dict[str, DoorTask] = {}
-        self._waiting: list[DoorTask] = []  # sent through the door, not started yet
         self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
 
     def lock(self) -> threading.RLock:
         return self._lock
@@ -80,12 +81,10 @@ class TaskTable:
     def add_sent(self, task: DoorTask) -> None:
         with self._lock:
             self._tasks[task.task_id] = task
-            if task.state == "submitted":
-                self._waiting.append(task)
 
     def get(self, task_id: str) -> DoorTask | None:
         with self._lock:
-            return self._tasks.get(task_id) or self._by_loop.get(task_id)
+            return self._tasks.get(task_id)
 
     def waiting_for_input(self) -> list[DoorTask]:
         with self._lock:
@@ -95,15 +94,19 @@ class TaskTable:
         with self._lock:
             return [t for t in self._tasks.values() if not t.terminal]
 
-    def apply(self, event: ev.Event, aliases: dict[str, str]) -> None:
-        """Follow one session event; `aliases` (loop id -> door id) gains each started task
-        the door sent."""
+    def wait_ended(self, task: DoorTask, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for `task` to end; whether it has."""
+        with self._changed:
+            return self._changed.wait_for(lambda: task.terminal, timeout)
+
+    def apply(self, event: ev.Event) -> None:
+        """Follow one session event."""
         with self._lock:
             if isinstance(event, ev.TaskStarted):
-                self._started(event, aliases)
+                self._started(event)
                 return
             task_id = getattr(event, "task_id", None)
-            task = self._by_loop.get(task_id) if isinstance(task_id, str) else None
+            task = self._tasks.get(task_id) if isinstance(task_id, str) else None
             if task is None:
                 return
             if isinstance(event, ev.InputRequested):
@@ -120,23 +123,27 @@ class TaskTable:
                 task.message = final_message(event.exit_status, event.result)
                 task.result = event.result if task.state == "completed" else None
                 task.prompt = task.request_id = None
+                self._changed.notify_all()
 
-    def _started(self, event: ev.TaskStarted, aliases: dict[str, str]) -> None:
-        task = next((t for t in self._waiting if t.text == event.text), None)
-        if task is not None:
-            self._waiting.remove(task)
-            aliases[event.task_id] = task.task_id
-        else:
+    def _started(self, event: ev.TaskStarted) -> None:
+        task = self._tasks.get(event.task_id)
+        if task is None:
             task = DoorTask(event.task_id, event.context_id, text=event.text)
             self._tasks[task.task_id] = task
         task.loop_id = event.task_id
         task.state = "working"
-        self._by_loop[event.task_id] = task
+
+    def canceled_unstarted(self, task: DoorTask) -> None:
+        """`task` was taken out of the queue before it began: it reads canceled."""
+        with self._lock:
+            task.state, task.message = "canceled", "task canceled"
+            self._changed.notify_all()
 
     def cancel_waiting(self) -> list[DoorTask]:
         """Tasks sent but not started: they will not run (the session is stopping)."""
         with self._lock:
-            left, self._waiting = self._waiting, []
+            left = [t for t in self._tasks.values() if t.state == "submitted"]
             for task in left:
                 task.state, task.message = "canceled", "task canceled before it started"
+            self._changed.notify_all()
             return left

@@ -1,6 +1,10 @@
 """The tasks waiting for a session (spec §1.7 lifecycle): what the operator sends while a task
 runs, or while the session sleeps between tasks, taken in order — a running task is never
-preempted. `lifecycle.queue_depth` bounds what may wait; one sent beyond it is refused."""
+preempted. `lifecycle.queue_depth` bounds what may wait; one sent beyond it is refused.
+
+`TaskCancel` is what cancels one task and no other: the running task's token, set when the
+session's own cancel is set (everything stops) or when that one task is canceled by its id (the
+door's `CancelTask`); the next task begins with it clear."""
 
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ class Pending:
     text: str
     source: str = "a2a"  # a2a | task_md
     origin: str = "user"
+    task_id: str | None = None  # the id it runs under (the door's); None: one is minted
+    context_id: str | None = None  # the sender's context (the door's contextId), else the session's
 
 
 class Inbox:
@@ -57,9 +63,58 @@ class Inbox:
                     return None
                 self._ready.wait(0.1)
 
+    def remove(self, task_id: str) -> Pending | None:
+        """Take the waiting task sent under `task_id` out (it will not run); None when no task
+        waits under that id (it started already, or never came)."""
+        with self._ready:
+            for task in self._waiting:
+                if task.task_id == task_id:
+                    self._waiting.remove(task)
+                    return task
+            return None
+
     def drain(self) -> tuple[Pending, ...]:
         """Whatever still waits, taken out (the session ended before it ran)."""
         with self._ready:
             left = tuple(self._waiting)
             self._waiting.clear()
             return left
+
+
+class TaskCancel(CancelToken):
+    """The running task's cancel token: everything a task runs with (turns, tool calls, a
+    question's wait, a script's run) stops when it is set. It is set when `session` is (the
+    session's cancel ends everything) or by `cancel_task` naming the running task; `begin` for
+    the next task clears a cancel aimed at the one before. A cancel naming a task that has not
+    begun yet is kept, and that task is canceled as it begins."""
+
+    def __init__(self, session: CancelToken) -> None:
+        super().__init__()
+        self.session = session
+        self.task_id: str | None = None
+        self._scope = threading.Lock()
+        self._ahead: set[str] = set()  # canceled before they began
+        session.subscribe(self.set)
+
+    def begin(self, task_id: str) -> None:
+        with self._scope:
+            self.task_id = task_id
+            canceled = task_id in self._ahead
+            self._ahead.discard(task_id)
+            if not self.session.is_set() and not canceled:
+                self.clear()
+        if canceled:
+            self.set()
+
+    def end(self) -> None:
+        with self._scope:
+            self.task_id = None
+
+    def cancel_task(self, task_id: str) -> bool:
+        """Cancel the task `task_id`: now when it runs (True), else as it begins (False)."""
+        with self._scope:
+            if self.task_id != task_id:
+                self._ahead.add(task_id)
+                return False
+            self.set()  # under the scope: no next task can begin between the check and this
+            return True

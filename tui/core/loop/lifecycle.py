@@ -25,9 +25,10 @@ def run_all(first: task.TaskParts, inbox: Inbox) -> tuple[TaskOutcome, TaskOutco
     last = task.run(first)
     deciding = last
     parts = first
-    while lifecycle.task_acceptance == "queue" and not first.cancel.is_set():
+    session_cancel = first.cancel.session  # a canceled task ends alone; this ends them all
+    while lifecycle.task_acceptance == "queue" and not session_cancel.is_set():
         _forget_task_file(first.paths.accessible)  # as Murmur does under queue, after each task
-        pending = inbox.take(wait=lifecycle.after_task == "sleep", cancel=first.cancel)
+        pending = inbox.take(wait=lifecycle.after_task == "sleep", cancel=session_cancel)
         if pending is None or first.ending.session_ended:
             break
         parts = _next_parts(parts, pending)
@@ -55,7 +56,8 @@ def _next_parts(previous: task.TaskParts, pending: Pending) -> task.TaskParts:
             turns = dataclasses.replace(turns, context=context)
     return dataclasses.replace(previous, text=pending.text, source=pending.source,
                                origin=pending.origin, first=False, context=context,
-                               turns=turns, task_file_written=True)
+                               turns=turns, task_file_written=True, task_id=pending.task_id,
+                               task_context=pending.context_id)
 
 
 def _forget_task_file(accessible: Path) -> None:
@@ -80,13 +82,15 @@ def inbox_for(settings: Lifecycle, more_tasks: tuple[str, ...]) -> Inbox:
     return inbox
 
 
-def send(settings: Lifecycle, inbox: Inbox, text: str) -> str | None:
-    """Queue a task sent to a running session; the reason it is refused, else None."""
+def send(settings: Lifecycle, inbox: Inbox, text: str, task_id: str | None = None,
+         context_id: str | None = None) -> str | None:
+    """Queue a task sent to a running session (under `task_id` when its sender named one);
+    the reason it is refused, else None."""
     if settings.task_acceptance != "queue":
         return (f"the capsule takes no more tasks (lifecycle.task_acceptance: "
                 f"{settings.task_acceptance})")
     if inbox.closed:
         return "the session takes no more tasks"
-    if not inbox.send(Pending(text)):
+    if not inbox.send(Pending(text, task_id=task_id, context_id=context_id)):
         return f"the queue is full (lifecycle.queue_depth: {settings.queue_depth})"
     return None

@@ -31,6 +31,7 @@ from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
+from tui.core.loop.inbox import TaskCancel
 from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
 from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
@@ -93,7 +94,9 @@ class Session:
         self.no_task = task is None and capsule.lifecycle.task_acceptance == "none"
         self.inbox = lifecycle.inbox_for(capsule.lifecycle, options.more_tasks)
         self._write_task_file = options.task is not None or options.task_file is not None
-        self.cancel = cancel or CancelToken()
+        self.cancel = cancel or CancelToken()  # the session's: setting it ends everything
+        self.task_cancel = TaskCancel(self.cancel)  # the running task's: CancelTask sets it
+        self._first_ids: tuple[str | None, str | None] = (None, None)
         self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
                             if capsule.context.record else None)
         self.report = Report(EventStream(self.session_id, sinks), self.paths.bootstrap_log)
@@ -104,7 +107,7 @@ class Session:
         self._record: RecordWriter | None = None
         self._trace: TraceWriter | None = None
         self._session_started = False
-        self.host = Host(self.report, responder or NoResponder(), self.cancel,
+        self.host = Host(self.report, responder or NoResponder(), self.task_cancel,
                          capsule.lifecycle.input_timeout_secs, self.inference.model,
                          self.reader, self.record_path)
         self._home_warning = private_home(self.home)  # the input was good: files may start
@@ -167,7 +170,8 @@ class Session:
         except BaseException:
             self.close_runtime()
             raise
-        self.dispatch = Dispatcher(self.tools, report, self.hooks, self.cancel, tool_stream)
+        self.dispatch = Dispatcher(self.tools, report, self.hooks, self.task_cancel,
+                                   tool_stream)
         self.host.invoke = self.dispatch.invoke_from_script
         if self.script is not None:
             from tui.core.wasm.artifact_store import SessionArtifacts, wasm_tool_factory
@@ -178,10 +182,39 @@ class Session:
                                   self.paths.logs, self.host, self.attachments, component_env,
                                   tool_stream), report.log)
 
-    def submit(self, text: str) -> str | None:
-        """Send the session a task (it runs after the running one); the reason it was refused,
-        or None when it was queued."""
-        return lifecycle.send(self.capsule.lifecycle, self.inbox, text)
+    def submit(self, text: str, task_id: str | None = None, context_id: str | None = None
+               ) -> str | None:
+        """Send the session a task (it runs after the running one, under `task_id` when the
+        sender named one); the reason it was refused, or None when it was queued."""
+        return lifecycle.send(self.capsule.lifecycle, self.inbox, text, task_id, context_id)
+
+    @property
+    def waits_for_first(self) -> bool:
+        """No task was given and the capsule takes one: the session needs its first task
+        (`take_first`) before it can run."""
+        return not self.task_text.strip() and not self.no_task
+
+    def take_first(self, text: str, task_id: str | None = None,
+                   context_id: str | None = None) -> None:
+        """The session's first task, sent after it was built (before `run`): written to
+        `task.md` as a task given at launch is, and run under `task_id` when one is named."""
+        self.task_text = text
+        self._write_task_file = True
+        self._first_ids = (task_id, context_id)
+
+    def close_unstarted(self) -> None:
+        """Give back what a session that will never run holds (its components, the context
+        lock); nothing is written."""
+        self.close_runtime()
+        self._release_context()
+
+    def cancel_task(self, task_id: str) -> str:
+        """Cancel one task and no other: `queued` (it waited and is taken out: it never runs),
+        `running` (it ends canceled; the session goes on as its lifecycle says) or `ahead` (it
+        has not begun: it ends canceled as it begins). The session's own cancel ends them all."""
+        if self.inbox.remove(task_id) is not None:
+            return "queued"
+        return "running" if self.task_cancel.cancel_task(task_id) else "ahead"
 
     def close_runtime(self) -> None:
         if self.runtime is not None:
@@ -263,14 +296,15 @@ class Session:
                                  inference.model,
                                  ("shell",) if capsule.capabilities.shell_allow else ())
         turns = None if self.script is not None else Turns(
-            self.driver, context, report, self.hooks, self.dispatch, self.cancel, inference,
+            self.driver, context, report, self.hooks, self.dispatch, self.task_cancel, inference,
             capsule.context.max_tokens, self.paths.out, head, tool_payload, sha(system),
             sha(compact_json(tool_payload)))
         return task.TaskParts(
             capsule, self.context_id, self.task_text, context, report, self.hooks,
-            self.dispatch, self.ending, self.cancel, self.paths, self.reader, self.record_path,
-            self._record, turns, self.script, self.host, self._write_task_file,
-            resume=self.resume.mode if self.resume else None)
+            self.dispatch, self.ending, self.task_cancel, self.paths, self.reader,
+            self.record_path, self._record, turns, self.script, self.host,
+            self._write_task_file, resume=self.resume.mode if self.resume else None,
+            task_id=self._first_ids[0], task_context=self._first_ids[1])
 
     def _end(self, outcome: TaskOutcome, started: float) -> None:
         if not self._session_started:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from tui.core import events as ev
 from tui.core import ids
 from tui.core.asking import InputTimeout
-from tui.core.cancel import CancelToken
 from tui.core.chat import Message, chat_shape_problem, user_message
 from tui.core.loop import compaction
 from tui.core.loop.context import Context
@@ -20,6 +19,7 @@ from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.host import Host
+from tui.core.loop.inbox import TaskCancel
 from tui.core.loop.report import Report
 from tui.core.loop.state import (
     Canceled,
@@ -54,7 +54,7 @@ class TaskParts:
     hooks: HookPoints
     dispatch: Dispatcher
     ending: Ending
-    cancel: CancelToken
+    cancel: TaskCancel  # the running task's (the session's cancel sets it too)
     paths: SessionPaths
     reader: RecordReader
     record_path: Path | None
@@ -67,10 +67,20 @@ class TaskParts:
     origin: str = "user"
     first: bool = True  # the session's first task (a threaded one reloads the record)
     resume: str | None = None  # `--resume` mode (full | compact): the record always reloads
+    task_id: str | None = None  # the id the task runs under (a door's), else one is minted
+    task_context: str | None = None  # the context its sender named (TaskStarted, the trace)
 
 
 def run(parts: TaskParts) -> TaskOutcome:
-    task = TaskState(ids.task_id(), time.monotonic())
+    task = TaskState(parts.task_id or ids.task_id(), time.monotonic())
+    parts.cancel.begin(task.task_id)
+    try:
+        return _run(parts, task)
+    finally:
+        parts.cancel.end()
+
+
+def _run(parts: TaskParts, task: TaskState) -> TaskOutcome:
     parts.ending.task_started(task)
     context, report, hooks = parts.context, parts.report, parts.hooks
     threaded = parts.capsule.lifecycle.conversation == "threaded"
@@ -84,7 +94,8 @@ def run(parts: TaskParts) -> TaskOutcome:
         if parts.resume == "compact" and history:
             _compact_on_resume(parts, task.task_id)
     text = parts.text
-    report.emit(ev.TaskStarted(task_id=task.task_id, context_id=parts.context_id, text=text,
+    context_id = parts.task_context or parts.context_id
+    report.emit(ev.TaskStarted(task_id=task.task_id, context_id=context_id, text=text,
                                source=parts.source, origin=parts.origin,
                                message_parts_bytes=len(text.encode())))
     report.position.task_id = task.task_id
@@ -95,7 +106,7 @@ def run(parts: TaskParts) -> TaskOutcome:
     if hooks.bound("on-task-start"):
         prior = context.count(len(context.ids) - 1) if len(context.ids) > 1 else 0
         window = parts.capsule.context.max_tokens or 0
-        hooks.task_start(task.task_id, parts.context_id, len(text.encode()),
+        hooks.task_start(task.task_id, context_id, len(text.encode()),
                          int(window * parts.capsule.context.seed_budget), window, prior,
                          parts.source)
     while True:

@@ -1,0 +1,108 @@
+"""A session served on its door, from start to end — the same for `launch --headless --serve`
+and the screen's `launch --serve`:
+
+    door = Door(capsule, board, *parse_bind(bind))   # its sink goes into the Session's sinks
+    session = Session(..., sinks=[..., door.sink])
+    serving = Serving.start(door, session)           # listens, writes the running record
+    print(serving.readiness(as_json))
+    if serving.waits and not serving.first_task(cancel): ...   # stopped before any task came
+    session.run()
+    serving.end()                                    # idempotent: the record goes, the door closes
+
+A session with no task waits for its first one from the door (`first_task`); under
+`lifecycle.task_acceptance: none` such a session cannot be served (LaunchError), and under
+`single` the door refuses every task after the first.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+from tui.core.door import Door
+from tui.core.errors import LaunchError
+from tui.core.running import RunningRecord, remove_record, write_record, write_token
+
+
+class ServedSession(Protocol):
+    """What serving needs of the session (the commands build it)."""
+
+    session_id: str
+    home: Path
+    capsule: Any
+    paths: Any
+    inbox: Any
+
+    @property
+    def waits_for_first(self) -> bool: ...
+
+    def take_first(self, text: str, task_id: str | None = None,
+                   context_id: str | None = None) -> None: ...
+
+    def close_unstarted(self) -> None: ...
+
+
+class Serving:
+    def __init__(self, door: Door, session: ServedSession, waits: bool) -> None:
+        self.door = door
+        self.session = session
+        self.waits = waits  # the session's first task comes from the door
+        self.url = ""
+        self.token_file: Path | None = None
+        self._done = threading.Lock()
+        self._ended = False
+
+    @classmethod
+    def start(cls, door: Door, session: ServedSession) -> Serving:
+        """Check the session can be served, start the door, write the running record (and the
+        operator token, 0600). Nothing is left listening when it raises (LaunchError)."""
+        lifecycle = session.capsule.lifecycle
+        waits = session.waits_for_first
+        if waits and lifecycle.task_acceptance == "none":
+            raise LaunchError("the session has no task and lifecycle.task_acceptance is none, "
+                              "so the door cannot send it one (give --task, or write task.md)")
+        if lifecycle.task_acceptance != "queue":
+            session.inbox.close()  # the door's tasks are refused: the capsule takes one
+        serving = cls(door, session, waits)
+        door.attach(session, wait_for_first=waits)
+        serving.url = door.start()
+        home = session.home
+        write_record(home, RunningRecord.for_this_process(
+            session.session_id, serving.url, session.capsule.name, session.capsule.version,
+            str(session.paths.accessible)))
+        token = door.tokens.operator
+        if token:
+            serving.token_file = write_token(home, session.session_id, token)
+        return serving
+
+    def readiness(self, as_json: bool) -> str:
+        """The one line that says the door is up (no token in it: only where it is kept)."""
+        if as_json:
+            line: dict[str, Any] = {"url": self.url, "session_id": self.session.session_id}
+            if self.token_file is not None:
+                line["token_file"] = str(self.token_file)
+            return json.dumps(line)
+        extra = f"  token {self.token_file}" if self.token_file is not None else ""
+        return f"serving {self.url}  session {self.session.session_id}{extra}"
+
+    def first_task(self, cancel: threading.Event) -> bool:
+        """Wait for the session's first task from the door and hand it over (it runs under
+        the door's id); False when the session was stopped first (it gave back what it held
+        and will not run)."""
+        task = self.door.first_task(cancel)
+        if task is None:
+            self.session.close_unstarted()
+            return False
+        self.session.take_first(task.text, task.task_id, task.context_id)
+        return True
+
+    def end(self) -> None:
+        """The running record goes and the door closes; once, from any thread."""
+        with self._done:
+            if self._ended:
+                return
+            self._ended = True
+        remove_record(self.session.home, self.session.session_id)
+        self.door.close()
