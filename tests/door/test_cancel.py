@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import CapsuleFactory, text_response
-from tests.door.conftest import SLEEP, Served, serve
+from tests.served import SLEEP, Served, serve
 from tests.wasm.conftest import FIXTURES
 
 ASK = [{"stop_reason": "tool_call", "content": [

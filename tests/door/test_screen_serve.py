@@ -13,7 +13,7 @@ import httpx
 from tests.app.conftest import settle, wait_for
 from tests.app.test_dialog import asking_capsule
 from tests.conftest import read_jsonl
-from tests.door.conftest import V1
+from tests.served import V1
 from tui.app.app import SupervisorApp
 from tui.core.door import Door
 from tui.core.door.serving import Serving

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import CapsuleFactory, text_response
-from tests.door.conftest import SLEEP, V1, Served, serve
+from tests.served import SLEEP, V1, Served, serve
 from tests.wasm.conftest import FIXTURES
 
 

@@ -1,5 +1,5 @@
-"""The fleet's tests run real served sessions: the door tests' `served` fixture."""
+"""Real served sessions (`launch --headless --serve` processes): the `served` fixture."""
 
-from tests.door.test_serve import served
+from tests.served import served
 
 __all__ = ["served"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory
-from tests.door.test_serve import Served, serve
 from tests.fleet.test_fleet_screen import ask_capsule
+from tests.served import Served, serve
 from tui.app.attach import AttachApp
 from tui.app.screens.ask import AskScreen
 from tui.core.running import read_records

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory, text_response
-from tests.door.test_serve import SLEEP, Served, serve
+from tests.served import SLEEP, Served, serve
 from tests.wasm.test_message_send import delegating_capsule
 from tui.app.fleet.app import FleetApp
 

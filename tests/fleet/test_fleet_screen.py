@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 
 from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory, text_response
-from tests.door.test_serve import SLEEP, Served, serve
+from tests.served import SLEEP, Served, serve
 from tests.wasm.conftest import FIXTURES
 from tui.app.fleet.app import FleetApp
 from tui.app.fleet.model import FleetSession

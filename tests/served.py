@@ -1,0 +1,77 @@
+"""Shared by the door's tests: a real `murmur-tui launch --headless --serve` process, spoken to
+with httpx over loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+V1 = {"A2A-Version": "1.0"}
+SLEEP = "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n  queue_depth: 4\n"
+
+
+class Served:
+    def __init__(self, process: subprocess.Popen[str], ready: dict[str, Any]) -> None:
+        self.process = process
+        self.url = str(ready["url"])
+        self.session_id = str(ready["session_id"])
+        self.ready = ready
+        self.client = httpx.Client(base_url=self.url, timeout=30)
+
+    def rpc(self, method: str, params: dict[str, Any] | None = None,
+            headers: dict[str, str] | None = None) -> httpx.Response:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+        if params is not None:
+            body["params"] = params
+        return self.client.post("/", json=body, headers={**V1, **(headers or {})})
+
+    def send(self, text: str, **extra: Any) -> dict[str, Any]:
+        message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}], **extra}
+        reply = self.rpc("SendMessage", {"message": message}).json()
+        assert "result" in reply, reply
+        return dict(reply["result"]["task"])
+
+    def until(self, task_id: str, state: str) -> dict[str, Any]:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            task = self.rpc("GetTask", {"id": task_id}).json()["result"]
+            if task["status"]["state"] == state:
+                return dict(task)
+            time.sleep(0.05)
+        raise AssertionError(f"{task_id} never reached {state}: {task}")
+
+
+def serve(root: Path, *args: str) -> Served:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tui", "launch", str(root), "--headless", "--json", "--serve",
+         *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        text=True, env=dict(os.environ))
+    assert process.stdout is not None
+    while True:  # events the session's setup printed (compiling a component) come first
+        line = process.stdout.readline()
+        if not line:
+            raise AssertionError(process.stderr.read() if process.stderr else
+                                 "no readiness line")
+        ready = json.loads(line)
+        if "event" not in ready:
+            return Served(process, ready)
+
+
+@pytest.fixture
+def served() -> Iterator[list[Served]]:
+    running: list[Served] = []
+    yield running
+    for item in running:
+        if item.process.poll() is None:
+            item.process.kill()
+        item.process.wait(30)
+        item.client.close()
