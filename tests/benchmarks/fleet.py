@@ -254,11 +254,90 @@ async def fleet(total: int, base: Path) -> dict[str, Any]:
             door.close()
 
 
+class Ended:
+    """An EventSink that wakes whoever waits for the next task's end."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Condition()
+        self.count = 0
+
+    def emit(self, event: Any) -> None:
+        from tui.core import events as ev
+
+        if isinstance(event, ev.TaskEnded):
+            with self.ended:
+                self.count += 1
+                self.ended.notify_all()
+
+    def wait_past(self, count: int) -> None:
+        with self.ended:
+            if not self.ended.wait_for(lambda: self.count > count, timeout=30):
+                raise SystemExit("a task did not end")
+
+
+def door_overhead(base: Path, tasks: int = 100) -> dict[str, Any]:
+    """The same one-response task sent directly and through the door, alternately."""
+    from tui.core.door import Door
+    from tui.core.door.serving import Serving
+    from tui.core.headless import HeadlessResponder
+    from tui.core.loop.launch import LaunchOptions
+    from tui.core.loop.session import Session
+    from tui.core.manifest.reader import load_capsule
+    from tui.core.questions import QuestionBoard
+
+    root = base / "overhead"
+    root.mkdir()
+    steps = [{"stop_reason": "end_turn", "content": [{"type": "text", "text": "ok"}]}]
+    (root / "script.json").write_text(json.dumps(steps * (2 * tasks + 1)))
+    (root / "murmur.yaml").write_text(
+        "name: overhead\nversion: '1'\nartifacts:\n"
+        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
+        "    config: {script: script.json}\n"
+        "inference:\n  model: m\n  driver: {artifact: drv}\n"
+        "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n  queue_depth: 4\n")
+    capsule = load_capsule(root)
+    board = QuestionBoard()
+    door = Door(capsule, board)
+    ended = Ended()
+    session = Session(capsule, LaunchOptions(task="warm", home=base / "overhead-home"),
+                      sinks=[door.sink, ended], responder=HeadlessResponder([], board=board))
+    serving = Serving.start(door, session)
+    runner = threading.Thread(target=session.run, daemon=True)
+    runner.start()
+    ended.wait_past(0)
+    direct: list[float] = []
+    served: list[float] = []
+    with httpx.Client(base_url=serving.url, timeout=30) as client:
+        for n in range(2 * tasks):
+            count = ended.count
+            started = time.perf_counter()
+            if n % 2:
+                body = {"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": {
+                    "message": {"messageId": f"m{n}", "role": "ROLE_USER",
+                                "parts": [{"text": "task"}]}}}
+                assert "result" in client.post("/", json=body, headers=V1).json()
+            else:
+                assert session.submit("task") is None
+            ended.wait_past(count)
+            (served if n % 2 else direct).append(time.perf_counter() - started)
+    session.inbox.close()
+    runner.join(30)
+    serving.end()
+    added = statistics.median(served) - statistics.median(direct)
+    return {"tasks_each_way": tasks,
+            "direct_median_ms": round(statistics.median(direct) * 1000, 2),
+            "door_median_ms": round(statistics.median(served) * 1000, 2),
+            "door_adds_ms": round(added * 1000, 2),
+            "door_over_direct_ratio": round(statistics.median(served) /
+                                            statistics.median(direct), 2)}
+
+
 def main() -> None:
     total = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     with tempfile.TemporaryDirectory() as tmp:
-        result = asyncio.run(fleet(total, Path(tmp)))
-    result["goals"] = {"rss_mb_per_session": 2.0, "worst_lag_ms": 50,
+        result = door_overhead(Path(tmp))
+        result.update(asyncio.run(fleet(total, Path(tmp))))
+    result["goals"] = {"door_adds_ms": 5.0, "rss_mb_per_session": 2.0, "worst_lag_ms": 50,
                        "question_to_row_ms": 200}
     print(json.dumps(result))
 

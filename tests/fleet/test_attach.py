@@ -5,6 +5,7 @@ cancels the task through the door, and leaving the screen leaves the session run
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from tests.app.conftest import wait_for
@@ -38,6 +39,10 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
         await wait_for(pilot, lambda: app.state.tasks_ended == 1 and not app.questions,
                        within=30)
         assert app.state.result == "thanks"
+        noted = [json.loads(line) for line in
+                 (murmur_home / "tui" / "answers.jsonl").read_text().splitlines()]
+        assert [(n["session_id"], n["answer"]) for n in noted] == [(door.session_id, "main")]
+        assert (murmur_home / "tui" / "answers.jsonl").stat().st_mode & 0o777 == 0o600
         # a second task; its question is hidden, then Esc Esc cancels the task
         await pilot.press("i", *"again", "enter")
         await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen), within=30)
@@ -46,7 +51,7 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
         await wait_for(pilot, lambda: app.dialog is None)
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: app.state.tasks_ended == 2, within=30)
-        assert not app.questions  # the canceled task's question went with it
+        await wait_for(pilot, lambda: not app.questions)  # the canceled task's went with it
         await pilot.press("q")
     assert door.process.poll() is None  # leaving never cancels: the session still serves
     assert (murmur_home / "running" / f"{door.session_id}.json").exists()

@@ -7,6 +7,7 @@ No Textual here: the fleet screen and the attached supervisor screen both use it
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 from collections.abc import Callable
@@ -32,6 +33,7 @@ class LinkState:
     why: str = ""
 
 
+ANSWERS = "answers.jsonl"
 Deliver = Callable[[str, "list[ev.Event] | LinkState"], None]
 
 
@@ -150,9 +152,26 @@ class Link:
         if task_id is None:
             raise MurmurTuiError("the question names no task to answer")
         context = self.adapter.context_of(task_id) if self.adapter is not None else None
+        prompt = self.adapter.waiting.get(task_id, "") if self.adapter is not None else ""
         if self.adapter is not None:  # InputAnswered names it when the task resumes
             self.adapter.note_answer(task_id, text)
         door.answer(task_id, context, text)
+        self._remember_answer(task_id, prompt, text)
+
+    def _remember_answer(self, task_id: str, prompt: str, text: str) -> None:
+        """`$MURMUR_HOME/tui/answers.jsonl` (0600): what this supervisor answered, where —
+        never in a workdir it does not own (a `mur` session's is Murmur's)."""
+        import hashlib
+        import json
+        import time
+
+        from tui.core.private import append_private
+
+        line = {"session_id": self.session_id, "task_id": task_id,
+                "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+                "answer": redact(text), "at_ms": time.time_ns() // 1_000_000}
+        with contextlib.suppress(OSError):  # the answer went; a full disk loses only its note
+            append_private(self.home / "tui" / ANSWERS, json.dumps(line) + "\n")
 
     def send_task(self, text: str) -> str:
         waiting = None

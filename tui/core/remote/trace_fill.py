@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from tui.core import events as ev
+from tui.core.loop.state import TurnDecision
 
 if TYPE_CHECKING:
     from tui.core.event_stream import EventStream
@@ -29,6 +30,13 @@ def _int(value: Any) -> int:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _decision(value: Any) -> TurnDecision:
+    for decision in get_args(TurnDecision):
+        if value == decision:
+            return decision  # type: ignore[no-any-return]
+    return "end_turn"
 
 
 def line_event(line: dict[str, Any]) -> ev.Event | None:
@@ -47,6 +55,14 @@ def line_event(line: dict[str, Any]) -> ev.Event | None:
         return ev.HookFault(hook=_str(line.get("hook_name")), handler=_str(line.get("event")),
                             arm=_str(line.get("arm")) or None,
                             error=_str(line.get("error")) or None, task_id=task or None)
+    if kind == "inference":  # the stream carries no usage: the trace has every turn's
+        output = line.get("output_tokens")
+        return ev.TurnCompleted(
+            task_id=task, turn=_int(line.get("turn")),
+            input_tokens=_int(line.get("input_tokens")),
+            output_tokens=_int(output) if output is not None else None,
+            decision=_decision(line.get("decision")), stop_reason=_str(line.get("stop_reason")),
+            tool_name=_str(line.get("tool_name")) or None, model=_str(line.get("model")))
     if kind == "a2a_send":  # the line's ids are the peer's task and context
         return ev.Delegated(task_id="", peer_url=_str(line.get("peer_url")),
                             message_id=_str(line.get("message_id")), peer_task_id=task,
