@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -45,4 +46,8 @@ async def wait_for(pilot: Pilot[int], condition: Callable[[], bool],
         if condition():
             return
         await pilot.pause(0.05)
-    raise AssertionError(f"condition not met within {within} s")
+    try:
+        what = inspect.getsource(condition).strip()
+    except (OSError, TypeError):
+        what = repr(condition)
+    raise AssertionError(f"condition not met within {within} s: {what}")
