@@ -95,7 +95,7 @@ class Link:
         self.session_id = self.session_id or card.session_id or self.url
         workdir = str(getattr(self.record, "workdir", "") or "")
         stream = EventStream(self.session_id, sinks=[self._collect])
-        adapter = RemoteAdapter(stream, card, workdir=workdir,
+        adapter = RemoteAdapter(stream, card, workdir=workdir, model=_model(workdir),
                                 fill=TraceFill.for_workdir(workdir, stream))
         self.door, self.adapter = door, adapter
         adapter.started()
@@ -185,3 +185,14 @@ class Link:
 
     def stop(self) -> None:
         self._door().stop()
+
+
+def _model(workdir: str) -> str:
+    """The model the session's trace names, when its workdir is on this machine (the card does
+    not say)."""
+    if not workdir:
+        return ""
+    from tui.ps import trace_facts
+
+    facts = trace_facts(Path(workdir) / "trace.jsonl")
+    return facts.model or "" if facts is not None else ""

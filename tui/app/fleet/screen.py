@@ -45,8 +45,8 @@ class FleetScreen(Screen[None]):
         Binding("q", "quit", "Quit"),
         *[Binding(str(n), f"jump({n})", f"Session {n}", show=False) for n in range(1, 10)],
     ]
-    COLUMNS = (("#", 2), ("session", 14), ("capsule", 16), ("status", 24), ("waited", 7),
-               ("tokens", 9), ("calls", 5), ("task / question", 200))
+    COLUMNS = (("#", 2), ("session", 14), ("capsule", 14), ("status", 18), ("waited", 6),
+               ("tokens", 8), ("task / question", 200))
 
     class Act(Message):
         """A key on a session: open, answer, task, cancel, stop — or launch a capsule."""
@@ -60,6 +60,7 @@ class FleetScreen(Screen[None]):
         self.sessions = sessions
         self.rows = RowList(self.COLUMNS, MAX_ROWS, id="fleet")
         self.totals = Static("", id="fleet-totals", markup=False)
+        self.detail = Static("", id="fleet-detail", markup=False)
         self.hint = Static("", id="fleet-hint", markup=False)
         self.input = Input(id="fleet-input")
         self.asking: Asking | None = None
@@ -69,6 +70,7 @@ class FleetScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self.totals
         yield self.rows
+        yield self.detail
         yield self.hint
         yield self.input
         yield Footer()
@@ -87,13 +89,16 @@ class FleetScreen(Screen[None]):
         self.numbered = []
         for group, members in ordered(sessions):
             rows.append(Row(f"group:{group}", [
-                "", f"{GROUP_TITLES[group]} ({len(members)})", "", "", "", "", "", ""],
+                "", f"{GROUP_TITLES[group]} ({len(members)})", "", "", "", "", ""],
                 "bold"))
             for session in members:
                 self.numbered.append(session)
                 rows.append(self._row(len(self.numbered), session, now))
         keep = self.rows.highlighted
         self.rows.replace(rows, keep=keep)
+        if (keep is None or keep.startswith("group:")) and self.numbered:
+            self.rows.select_key(self.numbered[0].session_id)  # the one waiting longest
+        self._show_detail()
         t = totals(sessions)
         self.totals.update(
             f"{t.sessions} session{'s' if t.sessions != 1 else ''} · {t.needs} need you · "
@@ -115,8 +120,24 @@ class FleetScreen(Screen[None]):
             str(number) if number < 10 else "", short_id(session.session_id),
             printable(session.capsule) + (" ·new" if session.origin == "launched" else ""),
             session.status, age(now - session.since),
-            f"{session.tokens_in + session.tokens_out:,}", str(session.tool_calls), what],
-            style)
+            f"{session.tokens_in + session.tokens_out:,}", what], style)
+
+    def on_row_list_highlighted(self, _: RowList.Highlighted) -> None:
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        """The highlighted session in full: on a narrow screen its row is cut."""
+        session = self.selected()
+        if session is None:
+            self.detail.update("")
+            return
+        head = f"{session.session_id} · {printable(session.capsule)} " \
+               f"{printable(session.version)} · {session.url.removeprefix('http://')}"
+        if session.question is not None:
+            body = f"asks: {first_line(session.question.prompt, 400)}"
+        else:
+            body = f"task: {first_line(session.task, 400)}" if session.task else "no task yet"
+        self.detail.update(f"{head}\n{body}")
 
     # -- keys ---------------------------------------------------------------------------------
     def selected(self) -> FleetSession | None:

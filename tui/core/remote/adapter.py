@@ -71,6 +71,7 @@ class RemoteAdapter:
         self._turns = self._tool_calls = self._shell_calls = 0
         self._started_at = time.monotonic()
         self.ended = False
+        self.last_status: ExitStatus = "ok"
 
     def started(self) -> ev.SessionStarted:
         card = self.card
@@ -185,6 +186,7 @@ class RemoteAdapter:
                                        else "runtime_error")
                 self.stream.emit(ev.TaskFailed(task_id=task_id, cause=cause, reason=message,
                                                turn=task.turn))
+        self.last_status = exit_status
         self.stream.emit(ev.TaskEnded(
             task_id=task_id, exit_status=exit_status,
             result=response if isinstance(response, str) else "",
@@ -269,8 +271,9 @@ class RemoteAdapter:
         if self.ended:
             return
         self.ended = True
-        self.stream.emit(ev.SessionEnded(
-            exit_status="ok", duration_ms=int((time.monotonic() - self._started_at) * 1000),
+        live = [task for task in self.tasks.values() if not task.ended]
+        self.stream.emit(ev.SessionEnded(  # a session ends as its last task did (Murmur's)
+            exit_status="canceled" if live else self.last_status, duration_ms=int((time.monotonic() - self._started_at) * 1000),
             total_turns=self._turns, total_input_tokens=0, total_output_tokens=0,
             total_tool_calls=self._tool_calls, total_shell_calls=self._shell_calls))
 
