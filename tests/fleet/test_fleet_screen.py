@@ -117,3 +117,32 @@ async def test_a_stale_record_is_shown_as_gone_with_why(
         gone = app.sessions[stale["session_id"]]
         assert gone.group == "done" and gone.status.startswith("gone: ")
         assert str(dead.pid) in gone.status or "not running" in gone.status
+
+
+async def test_a_session_launched_from_the_fleet_asks_and_is_answered_inline(
+        murmur_home: Path, make_capsule: CapsuleFactory) -> None:
+    root = ask_capsule(make_capsule, "launched")
+    app = FleetApp(murmur_home)
+    try:
+        async with app.run_test(size=(160, 30)) as pilot:
+            await pilot.press("n")
+            await type_in(pilot, f"{root}  ask me")
+            await wait_for(pilot, lambda: len(app.sessions) == 1 and next(
+                iter(app.sessions.values())).group == "needs", within=60)
+            session = next(iter(app.sessions.values()))
+            assert session.origin == "launched" and session.capsule == "launched"
+            assert "·new" in app.fleet.rows.get(session.session_id).shown()[2]  # type: ignore[union-attr]
+            await pilot.press("a")
+            await type_in(pilot, "main")
+            await wait_for(pilot, lambda: session.last_task_status == "ok", within=30)
+            await pilot.press("S")
+            process = app.launched[0].process if app.launched else None
+            await wait_for(pilot, lambda: session.group == "done" and
+                           session.status.startswith(("ended", "gone")), within=30)
+        if process is not None:
+            assert await asyncio.to_thread(process.wait, 30) == 0
+    finally:
+        for item in app.launched:
+            if item.process.poll() is None:
+                item.process.kill()
+                item.process.wait(10)
