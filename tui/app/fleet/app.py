@@ -27,6 +27,7 @@ from textual import work
 from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession
 from tui.app.fleet.screen import FleetScreen
+from tui.app.gc_policy import GcPolicy
 from tui.app.theming import ThemeHost
 from tui.core import events as ev
 from tui.core.errors import MurmurTuiError
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 DRAIN_SECONDS = 0.05  # events reach the list at most this late (a question: at once)
 REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing else changes
 DISCOVER_SECONDS = 2.0  # the running records are read again this often
+SWITCH_SECONDS = 0.001  # how long a thread may hold the GIL while others wait for it
 DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unreachable
 
 
@@ -74,12 +76,18 @@ class FleetApp(ThemeHost):
         self.fleet = FleetScreen(lambda: list(self.sessions.values()))
         self._dirty = False
         self._last_draw = 0.0
+        self.gc_policy = GcPolicy(self.call_after_refresh)  # no full collection mid-frame
 
     def on_mount(self) -> None:
+        # Fifty watcher threads wake for every frame; the screen's loop waits for the GIL
+        # behind them. A shorter switch interval hands it back sooner (Python's is 5 ms).
+        sys.setswitchinterval(SWITCH_SECONDS)
         self._register_themes()
         self.push_screen(self.fleet)
         if self.notice:
             self.notify(self.notice, severity="error", timeout=15)
+        self.call_after_refresh(self.gc_policy.start)
+        self.set_interval(1.0, self.gc_policy.tick, name="gc")
         self.set_interval(DRAIN_SECONDS, self._drain, name="drain")
         self.set_interval(DISCOVER_SECONDS, self._discover, name="discover")
         self._discover()
@@ -87,13 +95,27 @@ class FleetApp(ThemeHost):
     # -- finding sessions ---------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> None:
-        from tui.core.running import read_records, read_token, verify_all
+        """Every record, checked: a session whose stream is live needs only its process
+        checked (its door answers already); the others, all three layers."""
+        from tui.core.running import Verdict, process_state, read_records, read_token, verify_all
 
         records = [found.record for found in read_records(self.home)
                    if found.record is not None]
-        verdicts = verify_all(records, DISCOVER_TIMEOUT,
-                              tokens=[read_token(self.home, record) for record in records])
-        self.call_from_thread(self._discovered, list(zip(records, verdicts, strict=True)))
+        live = {key for key, session in list(self.sessions.items())
+                if session.connection == "live"}
+        verdicts: dict[str, Verdict] = {}
+        probe = []
+        for record in records:
+            if record.session_id in live:
+                verdicts[record.session_id] = process_state(record) or Verdict("live")
+            else:
+                probe.append(record)
+        for record, verdict in zip(probe, verify_all(
+                probe, DISCOVER_TIMEOUT, tokens=[read_token(self.home, r) for r in probe]),
+                strict=True):
+            verdicts[record.session_id] = verdict
+        self.call_from_thread(self._discovered,
+                              [(record, verdicts[record.session_id]) for record in records])
 
     def _discovered(self, found: list[tuple[RunningRecord, Verdict]]) -> None:
         from tui.core.running import door_address
@@ -146,6 +168,7 @@ class FleetApp(ThemeHost):
             session = self.sessions.get(session_id)
             if session is None:
                 continue
+            self.gc_policy.activity()
             if isinstance(item, LinkState):
                 if item.state == "gone" and session.connection != "gone":
                     session.why_gone = item.why
@@ -258,6 +281,7 @@ class FleetApp(ThemeHost):
             link.close()
 
     def on_unmount(self) -> None:
+        self.gc_policy.stop()
         self._close_links()
 
     def ended(self) -> dict[str, FleetSession]:

@@ -34,6 +34,7 @@ class LinkState:
 
 
 ANSWERS = "answers.jsonl"
+TEXT_FRAMES = frozenset({"text", "thinking"})  # what the fleet's rows never show
 Deliver = Callable[[str, "list[ev.Event] | LinkState"], None]
 
 
@@ -101,7 +102,8 @@ class Link:
         adapter.started()
         self._hand_over()
         self.watcher = Watcher(door, self._frame, self._state,
-                               session_id=card.session_id or None)
+                               session_id=card.session_id or None,
+                               skip=frozenset() if self.text else TEXT_FRAMES)
         self._ready.set()
         if self._closed.is_set():
             return
@@ -109,8 +111,6 @@ class Link:
 
     def _frame(self, frame: StreamFrame) -> None:
         assert self.adapter is not None
-        if not self.text and frame.event in ("text", "thinking"):
-            return
         self.adapter.frame(frame)
         self._hand_over()
 

@@ -272,8 +272,10 @@ class RemoteAdapter:
             return
         self.ended = True
         live = [task for task in self.tasks.values() if not task.ended]
-        self.stream.emit(ev.SessionEnded(  # a session ends as its last task did (Murmur's)
-            exit_status="canceled" if live else self.last_status, duration_ms=int((time.monotonic() - self._started_at) * 1000),
+        # a session ends as its last task did (Murmur's)
+        self.stream.emit(ev.SessionEnded(
+            exit_status="canceled" if live else self.last_status,
+            duration_ms=int((time.monotonic() - self._started_at) * 1000),
             total_turns=self._turns, total_input_tokens=0, total_output_tokens=0,
             total_tool_calls=self._tool_calls, total_shell_calls=self._shell_calls))
 

@@ -121,8 +121,11 @@ class Watcher:
                  on_state: Callable[[WatchState], None] | None = None, *,
                  heartbeat: float = HEARTBEAT_SECONDS, backoff_first: float = BACKOFF_FIRST,
                  backoff_max: float = BACKOFF_MAX, gone_after: float = GONE_AFTER,
-                 session_id: str | None = None) -> None:
+                 session_id: str | None = None, skip: frozenset[str] = frozenset()) -> None:
+        """`skip`: frame types the caller does not want (the fleet's rows: `text`,
+        `thinking`), dropped before they are parsed."""
         self.door = door
+        self.skip = skip
         self.on_frame = on_frame
         self.on_state = on_state
         self.heartbeat = heartbeat
@@ -239,6 +242,8 @@ class Watcher:
             self.connections += 1
             for chunk in response.iter_bytes():
                 for raw in parser.feed(chunk):
+                    if raw.event in self.skip:  # not wanted: not even parsed
+                        continue
                     frame = to_stream_frame(raw.event, raw.data, raw.id)
                     if frame.event == "connection-ack" and self.state.kind != "live":
                         self._set(WatchState("live"))
