@@ -110,6 +110,9 @@ async def test_a_stale_record_is_shown_as_gone_with_why(
     stale = {**record, "session_id": "ses_0000000000000000000000000000dead", "pid": dead.pid}
     (murmur_home / "running" / f"{stale['session_id']}.json").write_text(json.dumps(stale))
     (murmur_home / "running" / f"{stale['session_id']}.json").chmod(0o600)
+    broken = murmur_home / "running" / "ses_broken.json"
+    broken.write_text('{"session_id": "ses_broken", "pid": "\u001b]0;pwned\u0007"')
+    broken.chmod(0o600)
     app = FleetApp(murmur_home)
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_for(pilot, lambda: len(app.sessions) == 2 and
@@ -117,6 +120,8 @@ async def test_a_stale_record_is_shown_as_gone_with_why(
         gone = app.sessions[stale["session_id"]]
         assert gone.group == "done" and gone.status.startswith("gone: ")
         assert str(dead.pid) in gone.status or "not running" in gone.status
+        told = [t for t in app._told if "ses_broken.json" in t]
+        assert told and "ses_broken" not in app.sessions  # said, never followed
 
 
 async def test_a_session_launched_from_the_fleet_asks_and_is_answered_inline(

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty, SimpleQueue
@@ -31,6 +32,7 @@ from tui.app.gc_policy import GcPolicy
 from tui.app.theming import ThemeHost
 from tui.core import events as ev
 from tui.core.errors import MurmurTuiError
+from tui.core.printable import printable
 
 if TYPE_CHECKING:
     from tui.core.running import RunningRecord, Verdict
@@ -77,6 +79,7 @@ class FleetApp(ThemeHost):
         self._dirty = False
         self._last_draw = 0.0
         self.gc_policy = GcPolicy(self.call_after_refresh)  # no full collection mid-frame
+        self._told: set[str] = set()
 
     def on_mount(self) -> None:
         # Fifty watcher threads wake for every frame; the screen's loop waits for the GIL
@@ -99,8 +102,9 @@ class FleetApp(ThemeHost):
         checked (its door answers already); the others, all three layers."""
         from tui.core.running import Verdict, process_state, read_records, read_token, verify_all
 
-        records = [found.record for found in read_records(self.home)
-                   if found.record is not None]
+        found = read_records(self.home)
+        records = [item.record for item in found if item.record is not None]
+        problems = [f"{item.path}: {item.problem}" for item in found if item.problem]
         live = {key for key, session in list(self.sessions.items())
                 if session.connection == "live"}
         verdicts: dict[str, Verdict] = {}
@@ -115,10 +119,18 @@ class FleetApp(ThemeHost):
                 strict=True):
             verdicts[record.session_id] = verdict
         self.call_from_thread(self._discovered,
-                              [(record, verdicts[record.session_id]) for record in records])
+                              [(record, verdicts[record.session_id]) for record in records],
+                              problems)
 
-    def _discovered(self, found: list[tuple[RunningRecord, Verdict]]) -> None:
+    def _discovered(self, found: list[tuple[RunningRecord, Verdict]],
+                    problems: Sequence[str] = ()) -> None:
         from tui.core.running import door_address
+
+        for problem in problems:  # each broken record file is said once, never followed
+            if problem not in self._told:
+                self._told.add(problem)
+                self.notify(f"Not a running record: {printable(problem)}",
+                            severity="warning", timeout=10)
 
         for record, verdict in found:
             known = self.sessions.get(record.session_id)
