@@ -79,19 +79,21 @@ def attach(args: argparse.Namespace) -> int:
 
     home = murmur_home()
     session_id, url, record, token = resolve(home, args.target, args.token_file)
-    return _attach(home, session_id, url, record, token, args.theme)
+    code, to_fleet = _attach(home, session_id, url, record, token, args.theme)
+    return fleet(args) if to_fleet else code
 
 
 def _attach(home: Path, session_id: str, url: str, record: Any, token: str | None,
-            theme: str | None) -> int:
+            theme: str | None) -> tuple[int, bool]:
+    """The attached screen; (exit status, whether F asked for the fleet screen)."""
     from tui.app.attach import AttachApp
 
     app = AttachApp(home, session_id, url, record, theme=theme, token=token)
     app.run()
     if app.why_gone:
         sys.stderr.write(f"murmur-tui: {url}: {app.why_gone}\n")
-        return 1
-    return 0
+        return 1, app.to_fleet
+    return 0, app.to_fleet
 
 
 def fleet(args: argparse.Namespace) -> int:

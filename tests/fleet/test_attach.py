@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory
+from tests.door_fake import FakeDoor, ack, serving, silence, status
 from tests.fleet.test_fleet_screen import ask_capsule
 from tests.served import Served, serve
 from tui.app.attach import AttachApp
@@ -57,3 +58,38 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
     assert (murmur_home / "running" / f"{door.session_id}.json").exists()
     card = await asyncio.to_thread(door.client.get, "/.well-known/agent-card.json")
     assert card.status_code == 200
+
+
+async def test_an_older_door_is_attached_and_answered_in_its_own_shape(
+        murmur_home: Path) -> None:
+    """Murmur v0.2.0's door: the question's frame has no context, the answer is a plain
+    `message/send`, and a new task is refused while the question waits (it would be taken as
+    the answer)."""
+    task = "tsk_old1"
+    script = [ack(), status(task, "working", "inference turn 1", 1),
+              status(task, "input-required", "Which env?", 2, context=None), silence(60)]
+    with serving(FakeDoor("A", [script])) as door:
+        door.wait_input(task, "Which env?")
+        app = AttachApp(murmur_home, "", door.url)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen), within=30)
+            assert app.questions[0].request.prompt == "Which env?"
+            await pilot.pause(0.6)  # past the dialog's type-ahead guard
+            await pilot.press("escape")  # the dialog steps aside: a new task first
+            await wait_for(pilot, lambda: app.dialog is None)
+            await pilot.press("i", *"deploy it", "enter")
+            await wait_for(pilot, lambda: app.queue.items and not app.queue.items[0].sent)
+            assert not door.rpc("message/send")  # refused before anything was sent
+            await pilot.press("escape")  # out of the prompt (one Esc cancels nothing)
+            await wait_for(pilot, lambda: not app.supervisor.prompt.has_focus)
+            await pilot.press("a")
+            await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen))
+            await pilot.pause(0.6)
+            await pilot.press(*"staging", "enter")
+            await wait_for(pilot, lambda: bool(door.rpc("message/send")))
+            await pilot.press("q")
+    sent = door.rpc("message/send")[0].body
+    assert sent["params"]["message"]["role"] == "user"
+    assert sent["params"]["message"]["parts"] == [{"text": "staging"}]
+    assert "taskId" not in sent["params"]["message"]
+    assert "a2a-version" not in door.rpc("message/send")[0].headers

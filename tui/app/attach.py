@@ -13,6 +13,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from textual.binding import Binding
+
 from tui.app.app import SupervisorApp
 from tui.app.browser.requests import ResumeConversation
 from tui.app.fleet.links import Link, LinkState
@@ -25,6 +27,7 @@ from tui.core.errors import MurmurTuiError
 
 
 class AttachApp(SupervisorApp):
+    BINDINGS = [Binding("F", "fleet", "Fleet")]
     def __init__(self, home: Path, session_id: str, url: str, record: object | None = None,
                  theme: str | None = None, token: str | None = None) -> None:
         super().__init__(home, theme)
@@ -32,6 +35,7 @@ class AttachApp(SupervisorApp):
         self.link = Link(home, session_id, url, record, self._arrived, token=token)
         self.link_state = "connecting"
         self.why_gone = ""
+        self.to_fleet = False  # F: the fleet screen, once this one is left
         self._asked: dict[str, threading.Event] = {}  # request id -> withdrawn
         self._task_id: str | None = None
         self._guard_cancel()
@@ -173,6 +177,11 @@ class AttachApp(SupervisorApp):
     # -- leaving ----------------------------------------------------------------------------------
     def action_quit_app(self) -> None:
         """Leaving detaches: the session goes on (its door stays open)."""
+        self.exit(0, return_code=0)
+
+    def action_fleet(self) -> None:
+        """To the fleet screen: this session goes on, and is one of its rows."""
+        self.to_fleet = True
         self.exit(0, return_code=0)
 
     def on_unmount(self) -> None:
