@@ -118,16 +118,6 @@ def test_final_states_and_messages_follow_murmurs_words() -> None:
                       ("failed", "the model used its 10 turns", False, True)]
 
 
-def test_a_task_sent_through_the_door_is_framed_under_the_doors_id() -> None:
-    broadcast = Broadcast()
-    sink = FrameSink(broadcast)
-    sink.task_ids["loop_7"] = "tsk_door"
-    subscriber = Subscriber(lambda: None)
-    broadcast.subscribe(subscriber, None)
-    EventStream("s", sinks=[sink]).emit(ev.TextDelta(task_id="loop_7", turn=0, text="x"))
-    assert subscriber.drain()[0].data["id"] == "tsk_door"
-
-
 def test_session_end_closes_every_stream_with_capsule_closed() -> None:
     stream, broadcast, subscriber = session()
     stream.emit(ev.SessionEnded(exit_status="ok", duration_ms=1, total_turns=0,

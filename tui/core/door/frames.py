@@ -172,24 +172,17 @@ def final_message(exit_status: str, result: str) -> str:
 
 
 class FrameSink:
-    """An EventSink: each session event that has a frame becomes one on `broadcast`.
-
-    `task_ids` maps the loop's task id to the id the door answered with (a task sent through
-    SendMessage is known by the door's id from the moment it is accepted)."""
+    """An EventSink: each session event that has a frame becomes one on `broadcast` (a task
+    sent through the door runs under the id the door answered with, so the ids are the
+    session's own)."""
 
     def __init__(self, broadcast: Broadcast, on_event: Callable[[ev.Event], None] | None = None
                  ) -> None:
         self.broadcast = broadcast
         self.on_event = on_event
-        self.task_ids: dict[str, str] = {}
         self._contexts: dict[str, str] = {}
         self._shell_exit: dict[str | None, int] = {}
         self._lock = threading.Lock()
-
-    def door_id(self, task_id: str | None) -> str:
-        if task_id is None:
-            return ""
-        return self.task_ids.get(task_id, task_id)
 
     def emit(self, event: ev.Event) -> None:
         with self._lock:
@@ -200,30 +193,30 @@ class FrameSink:
     def _frame(self, event: ev.Event) -> None:
         publish = self.broadcast.publish
         if isinstance(event, ev.TaskStarted):
-            tid = self.door_id(event.task_id)
+            tid = (event.task_id or "")
             self._contexts[event.task_id] = event.context_id
             publish("status", status(tid, "submitted", "task submitted",
                                      context_id=event.context_id))
         elif isinstance(event, ev.TurnStarted):
-            publish("status", status(self.door_id(event.task_id), "working",
+            publish("status", status((event.task_id or ""), "working",
                                      f"inference turn {event.turn + 1}",
                                      context_id=self._contexts.get(event.task_id)))
         elif isinstance(event, ev.TextDelta):
             if event.text:
-                publish("text", {"id": self.door_id(event.task_id), "text": event.text,
+                publish("text", {"id": (event.task_id or ""), "text": event.text,
                                  "final": False})
         elif isinstance(event, ev.ThinkingDelta):
             if event.text:
-                publish("thinking", {"id": self.door_id(event.task_id), "text": event.text,
+                publish("thinking", {"id": (event.task_id or ""), "text": event.text,
                                      "final": False})
         elif isinstance(event, ev.TurnCompleted):
-            publish("text", {"id": self.door_id(event.task_id), "text": "", "final": True})
+            publish("text", {"id": (event.task_id or ""), "text": "", "final": True})
         elif isinstance(event, ev.ToolCallStarted):
-            publish("tool-call-started", {"id": self.door_id(event.task_id),
+            publish("tool-call-started", {"id": (event.task_id or ""),
                                           "tool_call_id": event.call_id or None,
                                           "tool_name": event.tool_name})
         elif isinstance(event, ev.ToolCallComposing):
-            publish("tool-call-progress", {"id": self.door_id(event.task_id),
+            publish("tool-call-progress", {"id": (event.task_id or ""),
                                            "tool_call_id": event.call_id,
                                            "input_bytes": event.input_bytes})
         elif isinstance(event, ev.ShellExecuted):
@@ -232,21 +225,21 @@ class FrameSink:
             exit_code = self._shell_exit.pop(event.call_id, None) \
                 if event.kind == "shell" else None
             fenced = event.kind in ("shell", "wasm")
-            publish("artifact", {"id": self.door_id(event.task_id), "artifact": {
+            publish("artifact", {"id": (event.task_id or ""), "artifact": {
                 "tool_name": event.tool_name, "content": event.output,
                 "fence_source": f"tool:{event.tool_name}" if fenced else None,
                 "tool_call_id": event.call_id or None, "is_error": event.status == "error",
                 "duration_ms": event.duration_ms, "exit_code": exit_code,
                 "truncated": event.truncated}})
         elif isinstance(event, ev.InputRequested):
-            publish("status", status(self.door_id(event.task_id), "input-required",
+            publish("status", status((event.task_id or ""), "input-required",
                                      event.prompt))
         elif isinstance(event, ev.InputAnswered):
-            publish("status", status(self.door_id(event.task_id), "working", "resumed"))
+            publish("status", status((event.task_id or ""), "working", "resumed"))
         elif isinstance(event, ev.TaskEnded):
             state = final_state(event.exit_status)
             publish("status", status(
-                self.door_id(event.task_id), state,
+                (event.task_id or ""), state,
                 final_message(event.exit_status, event.result),
                 context_id=self._contexts.get(event.task_id), final=True,
                 response=event.result if state == "completed" else None))
