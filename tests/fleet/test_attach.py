@@ -9,13 +9,14 @@ import json
 from pathlib import Path
 
 from tests.app.conftest import wait_for
-from tests.conftest import CapsuleFactory
+from tests.conftest import CapsuleFactory, text_response
 from tests.door_fake import FakeDoor, ack, serving, silence, status
 from tests.fleet.test_fleet_screen import ask_capsule
-from tests.served import Served, serve
+from tests.served import SLEEP, Served, serve
 from tui.app.attach import AttachApp
 from tui.app.screens.ask import AskScreen
 from tui.core.running import read_records
+from tui.fleet_cli import resolve
 
 
 def record_of(home: Path, session_id: str) -> object:
@@ -30,8 +31,8 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
     app = AttachApp(murmur_home, door.session_id, door.url, record_of(murmur_home,
                                                                       door.session_id))
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.link_state == "live", within=30)
-        assert app.state.capsule == "asker"
+        await wait_for(pilot, lambda: app.link_state == "live" and app.state.capsule == "asker",
+                       within=30)  # the card's name, through the bridge
         await pilot.press("i", *"ask me", "enter")  # the prompt's task goes through the door
         await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen), within=30)
         assert "which branch?" in app.questions[0].request.prompt
@@ -93,3 +94,23 @@ async def test_an_older_door_is_attached_and_answered_in_its_own_shape(
     assert sent["params"]["message"]["parts"] == [{"text": "staging"}]
     assert "taskId" not in sent["params"]["message"]
     assert "a2a-version" not in door.rpc("message/send")[0].headers
+
+
+async def test_an_authenticated_door_is_attached_with_the_token_beside_its_record(
+        murmur_home: Path, make_capsule: CapsuleFactory, served: list[Served]) -> None:
+    auth = "network:\n  authentication:\n    scheme: bearer\n"
+    door = serve(make_capsule([text_response("x")], extra=SLEEP + auth))
+    served.append(door)
+    session_id, url, record, token = resolve(murmur_home, door.session_id[-6:], None)
+    assert (session_id, url) == (door.session_id, door.url) and token
+    app = AttachApp(murmur_home, session_id, url, record, token=token)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.link_state == "live" and
+                       app.state.capsule == "test-capsule", within=30)
+        await pilot.press("q")
+    refused = AttachApp(murmur_home, session_id, url, None, token="not-the-token")
+    async with refused.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: refused.link_state == "gone", within=30)
+        assert "invalid_token" in refused.why_gone or "token" in refused.why_gone
+        assert "not-the-token" not in refused.why_gone  # never shown, even refused
+        await pilot.press("q")
