@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from tui.core.cancel import CancelToken
+from tui.core.contracts import ToolContract
 from tui.core.fence import fence
 from tui.core.frozen import Frozen
 
@@ -74,6 +75,7 @@ class ToolOutcome(Frozen):
     data: str | None = None
     data_path: str | None = None
     refused: bool = False  # the call never ran (undeclared, stopped, trapped)
+    trapped: bool = False  # a WebAssembly call that trapped or ran out of time (not canceled)
 
     @property
     def ok(self) -> bool:
@@ -172,6 +174,9 @@ class ToolTable:
     skills: dict[str, ToolHandler] = field(default_factory=dict)
     wasm: dict[str, ToolHandler] = field(default_factory=dict)
     closers: list[Callable[[], None]] = field(default_factory=list)
+    contracts: dict[str, ToolContract] = field(default_factory=dict)  # by tool name
+    fingerprints: dict[str, str] = field(default_factory=dict)  # by tool name
+    warnings: list[str] = field(default_factory=list)  # declared capabilities not granted
 
     def handlers(self) -> Iterable[ToolHandler]:
         seen: set[str] = set()

@@ -11,10 +11,11 @@ from tui.core import events as ev
 from tui.core.asking import InputTimeout
 from tui.core.cancel import CancelToken
 from tui.core.chat import Message, tool_message
+from tui.core.contracts import FAILURE_KEY, MAX_PAYLOAD_BYTES, failure_kind, retry_decision
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.report import DeltaSink, Report
 from tui.core.loop.state import CanceledError, InputTimedOut, TaskState
-from tui.core.tools import ToolCall, ToolOutcome, ToolTable, refusal
+from tui.core.tools import ToolCall, ToolHandler, ToolOutcome, ToolTable, refusal
 from tui.core.wasm.values import record
 
 if TYPE_CHECKING:  # `launch --approve` only
@@ -81,15 +82,13 @@ class Dispatcher:
                               "allowlist", kind)
         elif (denied := self._gate(task, call, kind)) is not None:
             return denied
+        elif (size := len(call.data.encode())) > MAX_PAYLOAD_BYTES:
+            outcome = refusal(f"error: the call's input is {size} bytes; the limit is "
+                              f"{MAX_PAYLOAD_BYTES} (1 MiB), so {call.name} was not run", kind)
         else:
-            feed = report.call_feed(task.task_id, turn, call.call_id)
-            try:
-                outcome = handler.call(call, self._cancel, feed)
-            except InputTimeout as exc:
-                raise InputTimedOut(f"{call.name} asked and {exc}", turn) from None
-            finally:
-                feed.close()  # the last lines go out before ToolCallFinished
-                self._tool_stream.flush()
+            outcome = self._run(task, call, handler)
+            if self._retries(task, call, outcome):
+                outcome = self._run(task, call, handler)
         text = outcome.message_text(call.name)
         status: Literal["ok", "error"] = "ok" if outcome.ok else "error"
         input_bytes, output_bytes = len(call.data.encode()), len(text.encode())
@@ -117,6 +116,29 @@ class Dispatcher:
         if shell is not None:
             self._hooks.shell(turn, shell)
         return outcome, text
+
+    def _run(self, task: TaskState, call: ToolCall, handler: ToolHandler) -> ToolOutcome:
+        feed = self._report.call_feed(task.task_id, call.turn, call.call_id)
+        try:
+            return handler.call(call, self._cancel, feed)
+        except InputTimeout as exc:
+            raise InputTimedOut(f"{call.name} asked and {exc}", call.turn) from None
+        finally:
+            feed.close()  # the last lines go out before ToolCallFinished
+            self._tool_stream.flush()
+
+    def _retries(self, task: TaskState, call: ToolCall, outcome: ToolOutcome) -> bool:
+        """The retry rule (docs/tools.md): a trapped or timed-out call, or a failure the tool
+        says is `definitive`, runs once more only when its replay is safe or idempotent and
+        the failure is definitive; the transcript says why it did or did not."""
+        stated = outcome.meta(FAILURE_KEY) if not outcome.ok else None
+        contract = self.tools.contracts.get(call.name)
+        if contract is None or self._cancel.is_set() or not (outcome.trapped or stated):
+            return False
+        kind = failure_kind(contract, outcome.trapped, stated)
+        retry, why = retry_decision(contract, kind)
+        self._report.warn("W-TOOL-RETRY", f"{call.name} ({call.call_id}) failed; {why}")
+        return retry
 
     def _gate(self, task: TaskState, call: ToolCall, kind: str
               ) -> tuple[ToolOutcome, str] | None:

@@ -5,12 +5,13 @@ against another interface version) is found here, before any file is written."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui.core import contracts, murmur_md
 from tui.core import events as ev
-from tui.core import murmur_md
 from tui.core.artifacts import declared_upstream_auth, resolve_skill, resolve_wasm
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
@@ -151,28 +152,73 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
                           strip_env=capsule.capabilities.shell_strip_env)
         for binary in allow:
             table.shell[binary] = ShellHandler(binary, shell)
+            _contract(table, binary, contracts.SHELL, binary.encode(), table.shell[binary].spec)
     for entry in capsule.artifacts:
         if entry.runtime == "skill":
-            table.skills[entry.name] = SkillHandler(entry.name,
-                                                    resolve_skill(capsule, entry, home))
+            skill_file = resolve_skill(capsule, entry, home)
+            table.skills[entry.name] = SkillHandler(entry.name, skill_file)
+            _contract(table, entry.name, contracts.SKILL, _bytes(skill_file),
+                      table.skills[entry.name].spec)
         elif entry.runtime == "tool":
             assert runtime is not None
             from tui.core.wasm.tool import WasmToolHandler
 
             resolved = resolve_wasm(capsule, entry, home)
+            contract = contracts.read(resolved.manifest, resolved.manifest_path)
+            schema_bytes = len(compact_json(resolved.input_schema).encode())
+            if schema_bytes > contracts.MAX_PAYLOAD_BYTES:
+                raise LaunchError(f"{resolved.locate('input_schema')}: is {schema_bytes} bytes "
+                                  f"as JSON; the limit is {contracts.MAX_PAYLOAD_BYTES} (1 MiB)")
+            grants = contracts.granted(capsule, entry)
+            if contract is None:
+                contract = contracts.derive(capsule, entry)
+            for cap in contracts.ungranted(contract, grants):
+                table.warnings.append(
+                    f"tool {entry.name} declares capability {cap} "
+                    f"({resolved.locate(contracts.BLOCK)}) but the capsule does not grant it "
+                    f"(granted: {', '.join(grants) or 'nothing'})")
             try:
                 table.wasm[entry.name] = WasmToolHandler(
                     runtime, resolved, capsule, target.accessible, target.logs, services,
                     attachments, extra_env, stream)
             except (ComponentLoadError, IncompatibleComponent) as exc:
                 raise component_error(exc) from None
+            _contract(table, entry.name, contract, _bytes(resolved.wasm),
+                      table.wasm[entry.name].spec)
     return table
 
 
+def _contract(table: ToolTable, name: str, contract: contracts.ToolContract, component: bytes,
+              spec: ToolSpec) -> None:
+    table.contracts.setdefault(name, contract)
+    table.fingerprints.setdefault(name, contracts.fingerprint(
+        component, spec.description, spec.parameters, contract))
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def write_contracts(table: ToolTable, target: SessionPaths) -> Path:
+    """`tools/contracts.json` (0600): every tool's contract and fingerprint, by name."""
+    from tui.core.private import write_private
+
+    data = {name: {**table.contracts[name].as_json(), "fingerprint": table.fingerprints[name]}
+            for name in sorted(table.contracts)}
+    path = target.tools / "contracts.json"
+    write_private(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return path
+
+
 def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
-    """Murmur's synthetic `tools/<binary>/murmur.yaml` for every allowed shell binary."""
+    """Murmur's synthetic `tools/<binary>/murmur.yaml` for every allowed shell binary, and
+    every tool's contract (`tools/contracts.json`)."""
     from tui.core.shell.tool import synthetic_manifest
 
+    write_contracts(table, target)
     for binary in table.shell:
         folder = target.tools / binary
         folder.mkdir(parents=True, exist_ok=True)
@@ -258,11 +304,16 @@ def resumable(capsule: Capsule, resume: Resume) -> str:
     return entry.context_id
 
 
-def first_warnings(capsule: Capsule, home_warning: str | None, report: Report) -> None:
-    """The manifest's warnings and a too-open `$MURMUR_HOME`: events and bootstrap log."""
+def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
+                   tools: ToolTable | None = None) -> None:
+    """The manifest's warnings, a tool's declared capability the capsule does not grant and a
+    too-open `$MURMUR_HOME`: events and bootstrap log."""
     for warning in capsule.warnings:
         report.warn(warning.code or "W-MANIFEST", str(warning))
         report.log(f"warning: {warning}")
+    for text in tools.warnings if tools is not None else ():
+        report.warn("W-TOOL-CAPABILITY", text)
+        report.log(f"warning: {text} [W-TOOL-CAPABILITY]")
     if home_warning:
         report.warn("W-SEC-028", home_warning)
         report.log(f"warning: {home_warning} [W-SEC-028]")

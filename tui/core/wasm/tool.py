@@ -15,6 +15,7 @@ without following a link, is refused with a note naming it and why.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,7 @@ from tui.core import beneath
 from tui.core.artifacts import ResolvedArtifact
 from tui.core.asking import InputTimeout, NoAnswer
 from tui.core.cancel import CancelToken
+from tui.core.contracts import MAX_ERROR_BYTES, MAX_PROGRESS_BYTES, cut
 from tui.core.inference.driver import StreamSink
 from tui.core.manifest.model import Capsule
 from tui.core.record import attachments
@@ -75,8 +77,10 @@ class WasmToolHandler:
         except InputTimeout:
             raise
         except GuestFailure as failure:
-            reason = "canceled" if cancel.is_set() else failure.reason
-            return refusal(f"error: {reason}", "wasm", _ms(started))
+            if cancel.is_set():
+                return refusal("error: canceled", "wasm", _ms(started))
+            text = cut(f"error: {failure.reason}", MAX_ERROR_BYTES, "the error text")
+            return dataclasses.replace(refusal(text, "wasm", _ms(started)), trapped=True)
         except (HostTrap, NoAnswer) as exc:
             return refusal(f"error: {self.resolved.name} stopped: {exc}", "wasm", _ms(started))
         finally:
@@ -151,7 +155,7 @@ class _ProgressStream:
         self._turn = turn
 
     def text(self, chunk: str) -> None:
-        self._progress.progress(chunk)
+        self._progress.progress(cut(chunk, MAX_PROGRESS_BYTES, "this progress message"))
 
     def thinking(self, chunk: str) -> None:
         if self._turn is not None:
