@@ -117,3 +117,16 @@ def test_a_call_input_over_one_mib_is_not_run(wasm_capsule: WasmCapsule) -> None
     assert finished.status == "error"
     assert finished.output.startswith("error: the call's input is 1048584 bytes; the limit is "
                                       "1048576 (1 MiB), so echo was not run")
+
+
+def test_a_declared_capability_the_capsule_does_not_grant_is_warned_at_start(
+        wasm_capsule: WasmCapsule, tmp_path: Path) -> None:
+    folder = spin_folder(tmp_path, "    effect: mutating\n    replay: unsafe\n"
+                                   "    capabilities: [network.access]\n")
+    root = spin_capsule(wasm_capsule, folder)
+    _, sink = run(root)
+    said = [w.text for w in sink.of(ev.Warning) if w.code == "W-TOOL-CAPABILITY"]
+    assert len(said) == 1 and "network.access" in said[0] and "spin" in said[0]
+    assert sink.events.index(next(e for e in sink.events if isinstance(e, ev.Warning) and
+                                  e.code == "W-TOOL-CAPABILITY")) < \
+        sink.events.index(sink.of(ev.TaskStarted)[0])  # said at start, before any task

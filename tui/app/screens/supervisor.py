@@ -6,6 +6,8 @@ whole width one at a time (`p` switches), re-laid out live as the terminal is re
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -147,6 +149,9 @@ class SupervisorScreen(Screen[None]):
                 case ev.SessionStarted():
                     self.header.update(f"{event.capsule_name} {event.capsule_version}  ·  "
                                        f"model {event.model}  ·  {event.session_id}")
+                    if event.trace_path:  # a session here: its tools' contracts
+                        self.tools.read_contracts(Path(event.trace_path).parent / "tools" /
+                                                  "contracts.json")
                 case ev.ToolCallStarted():
                     self.tools.started(event)
                     self.shell.started(event)

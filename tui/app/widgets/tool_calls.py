@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from textual.containers import Vertical, VerticalScroll
@@ -58,6 +59,7 @@ class ToolCallsPane(Vertical):
                              markup=False)
         self.calls: dict[str, dict[str, Any]] = {}
         self.total = 0
+        self.contracts: dict[str, str] = {}  # tool name -> its contract, as the detail says
         self._dirty_detail = False
         self._shown: str | None = None
         self._detail_text = ""
@@ -186,6 +188,25 @@ class ToolCallsPane(Vertical):
         """The rows are laid out and the detail shows the highlighted call (nothing waits)."""
         return self.rows.drawn and self._detail_timer is None
 
+    def read_contracts(self, path: Path) -> None:
+        """The session's `tools/contracts.json`: each tool's contract and fingerprint, shown
+        in a call's detail (docs/tools.md). Missing or unreadable: the detail goes without."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict):
+            return
+        for name, value in data.items():
+            if not isinstance(value, dict):
+                continue
+            caps = value.get("capabilities")
+            caps_text = ", ".join(str(c) for c in caps) if isinstance(caps, list) and caps \
+                else "no capabilities"
+            self.contracts[str(name)] = (
+                f"{value.get('effect')}, replay {value.get('replay')}, {caps_text} "
+                f"({value.get('source')}) · fingerprint {str(value.get('fingerprint', ''))[:12]}")
+
     def _show(self, key: str, entry: dict[str, Any]) -> None:
         """The call in full: a shell command as written, the output without its fence (its
         start and its end when long, so the closing notes and log path always show)."""
@@ -193,7 +214,9 @@ class ToolCallsPane(Vertical):
         started: ev.ToolCallStarted = entry["started"]
         finished: ev.ToolCallFinished | None = entry["finished"]
         parts = [f"{started.tool_name}  (call {started.call_id}, turn {started.turn + 1}, "
-                 f"{started.kind})", ""]
+                 f"{started.kind})"]
+        contract = self.contracts.get(started.tool_name)
+        parts += [f"contract: {contract}", ""] if contract else [""]
         command = started.input.get("command")
         if started.kind == "shell" and isinstance(command, str) and len(started.input) == 1:
             parts += ["command:", command]

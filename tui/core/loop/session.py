@@ -272,7 +272,7 @@ class Session:
     def _start(self) -> task.TaskParts:
         """The session's first lines (warnings, session_start) and what its task needs."""
         capsule, inference, report = self.capsule, self.inference, self.report
-        setup.first_warnings(capsule, self._home_warning, report)
+        setup.first_warnings(capsule, self._home_warning, report, self.tools)
         if self._write_task_file:
             (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
         manifest_copy = self.paths.accessible / "murmur.yaml"
