@@ -193,9 +193,11 @@ def test_a_huge_prompt_from_a_tool_is_cut_before_it_reaches_python(tmp_path: Pat
     to the human (and every event and line after it) holds no more than that."""
     tool = guest("py_tool")
     entries = f"  - name: pytool\n    runtime: tool\n    source: {tool}\n"
-    prompt = "é" * (3 << 19) + "?"  # 3 MiB of UTF-8, a character across the cut
-    root = capsule(tmp_path / "ask", [step("pytool", {"op": "ask", "prompt": prompt}, "a"),
-                                      done()], entries)
+    # 3 MiB of UTF-8 made by the tool (a call's own input is bounded at 1 MiB before it runs),
+    # a character across the cut
+    root = capsule(tmp_path / "ask", [step("pytool", {"op": "ask", "prompt": "é",
+                                                      "repeat": 3 << 19}, "a"), done()],
+                   entries)
     code, events, stderr = launch(root, murmur_home, "fine")
     assert code == 0, stderr
     asked = of(events, "InputRequested")[0]["prompt"]

@@ -4,7 +4,7 @@ Built by tests/guests/build.py (`build_guest("py_tool")`); never committed as a 
 `tool-input.data` is JSON `{"op": ...}`:
 
 * echo   -> passed, data = the input JSON (keys sorted), metadata [("log_path", ...)]
-* ask    -> request-input(input["prompt"]); passed, data = the answer
+* ask    -> request-input(input["prompt"] * input.get("repeat", 1)); passed, data = the answer
 * write  -> writes input["text"] to input["path"] under the preopened "."; passed,
             metadata [("state_effect", "mutate"), ("resource_id", path)]
 * read   -> passed, data = the file's text,
@@ -84,8 +84,9 @@ class Run(wit_world.exports.Run):
         if op == "echo":
             return _result(run.Status.PASSED, json.dumps(args, sort_keys=True), summary="echo",
                            metadata=[("log_path", input.log_path or "")])
-        if op == "ask":
-            answer = task.request_input(str(args.get("prompt", "")))
+        if op == "ask":  # `repeat`: the prompt that many times (a huge one from a small call)
+            prompt = str(args.get("prompt", "")) * int(args.get("repeat", 1))
+            answer = task.request_input(prompt)
             return _result(run.Status.PASSED, answer, summary="asked")
         if op == "write":
             path = str(args["path"])
