@@ -102,11 +102,36 @@ class OutputCapture:
                             else bytes(stream.head[:before]) + data)
 
     # -- the log ------------------------------------------------------------------------------
-    def _open_log(self) -> bool:
+    def log_as(self, name: str) -> bool:
+        """From now on the whole output goes to `logs/<name>` (background work: its log is
+        named for its work id), starting with what the command has written so far. False
+        when the log cannot be written (`log_error` says why)."""
+        if self._out is not None and self.log_path is not None:  # cut already: rename it
+            target = self.logs_dir / name
+            try:
+                os.rename(self.log_path, target)
+            except OSError as exc:
+                self.log_error = f"{target}: {exc.strerror or exc}"
+                return False
+            self.log_path = target
+            return True
+        if self.log_error is not None:
+            return False
+        if not self._open_log(name):
+            return False
+        for stream in self.streams:
+            self._write(stream, bytes(stream.head))
+        return self._out is not None
+
+    def _open_log(self, fixed: str | None = None) -> bool:
         try:
             folder = _private_folder(self.logs_dir)
             try:
-                name, out_fd = _create(folder, "shell-{}.log", os.O_WRONLY)
+                if fixed is not None:
+                    name = fixed
+                    out_fd = os.open(fixed, _PRIVATE_FILE | os.O_WRONLY, 0o600, dir_fd=folder)
+                else:
+                    name, out_fd = _create(folder, "shell-{}.log", os.O_WRONLY)
                 spool_name, spool_fd = _create(folder, "shell-{}.stderr.part", os.O_RDWR)
                 os.unlink(spool_name, dir_fd=folder)
             finally:

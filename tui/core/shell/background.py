@@ -1,0 +1,213 @@
+"""Background work (docs/shell.md, docs/tools.md): a shell command still running after
+`lifecycle.shell_grace_secs` is demoted, as Murmur does. The call returns a work handle
+(`wrk_…`) at once; the command goes on in its process group, its whole output (redacted, as a
+call's capture is) written to `logs/<work_id>.log` as it arrives. When it ends, under
+`task_acceptance: queue` + `after_task: sleep` its result is queued as a task of origin
+`completion` (`shell_completed`); otherwise, or when the session ends first, it is
+`shell_abandoned` — still running work is killed then (a command never outlives the
+supervisor). Stopping one from the screen kills it and records `shell_abandoned` with
+`reason: stopped`.
+
+Every demotion is also one line of `background.jsonl` in the session folder (written and
+flushed before the call returns), and every end another: a session killed outright leaves
+work with no end there, which a `--resume` reports as lost (`shell_lost`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tui.core import events as ev
+from tui.core.ids import mint
+
+WorkState = Literal["running", "done", "abandoned", "lost"]
+Emit = Callable[[ev.Event], object]
+# (text, task_id) -> True when the completion task was queued
+Deliver = Callable[[str, str], bool]
+
+
+@dataclass
+class Work:
+    """One demoted command, as the Background pane lists it."""
+
+    work_id: str
+    binary: str
+    command: str
+    log_path: Path  # the absolute path of its log
+    output_path: str  # as the trace says it: `logs/<work_id>.log`
+    started: float  # time.monotonic() at spawn
+    state: WorkState = "running"
+    exit_code: int | None = None
+    duration_ms: int | None = None
+    output_bytes: int = 0
+    reason: str | None = None  # why it was abandoned ("stopped": the person stopped it)
+    running_ms_at_end: int | None = None  # how long it had run when the session gave up
+    kill: Callable[[str], None] = field(default=lambda reason: None, repr=False)
+    ended: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def running_ms(self) -> int:
+        return int((time.monotonic() - self.started) * 1000)
+
+
+def completion_text(work: Work) -> str:
+    """The task a finished command's result arrives as: its handle, exit code and log."""
+    return (f"Background shell command {work.work_id} finished.\n$ {work.command}\n"
+            f"Exit code: {work.exit_code}\nDuration: {work.duration_ms} ms\n"
+            f"Full output: {work.output_path} ({work.output_bytes} bytes)")
+
+
+class Background:
+    """The session's demoted commands. `attach` gives it the session's event sink and, when
+    the lifecycle can take a completion, where completions go."""
+
+    def __init__(self, grace_seconds: float, record: Path | None = None) -> None:
+        self.grace_seconds = max(float(grace_seconds), 0.0)
+        self.record = record  # background.jsonl in the session folder
+        self._emit: Emit | None = None
+        self._deliver: Deliver | None = None
+        self._lock = threading.Lock()
+        self._work: dict[str, Work] = {}
+        self._closed = False
+        self._watchers: list[Callable[[Work], None]] = []
+
+    # -- wiring -------------------------------------------------------------------------------
+    def attach(self, emit: Emit, deliver: Deliver | None) -> None:
+        self._emit = emit
+        self._deliver = deliver
+
+    @property
+    def delivers(self) -> bool:
+        """Whether a finished command's result arrives as a task (queue + sleep)."""
+        return self._deliver is not None
+
+    def watch(self, watcher: Callable[[Work], None]) -> None:
+        """Hear of every change of state (the Background pane)."""
+        self._watchers.append(watcher)
+
+    def emit(self, event: ev.Event) -> None:
+        if self._emit is not None:
+            self._emit(event)
+
+    # -- the pane's view ----------------------------------------------------------------------
+    def items(self) -> tuple[Work, ...]:
+        with self._lock:
+            return tuple(self._work.values())
+
+    def running(self) -> bool:
+        """Whether any work still runs (a sleeping session waits for it)."""
+        with self._lock:
+            return any(work.state == "running" for work in self._work.values())
+
+    # -- the work's life ----------------------------------------------------------------------
+    def new_id(self) -> str:
+        return mint("wrk")
+
+    def detached(self, work: Work, task_id: str, turn: int, call_id: str | None) -> None:
+        """Record the demotion (the trace line and `background.jsonl`), before the call
+        returns its handle."""
+        with self._lock:
+            self._work[work.work_id] = work
+        self._note({"event": "detached", "work_id": work.work_id, "binary": work.binary,
+                    "command": work.command, "detached_at_ms": int(time.time() * 1000)})
+        self.emit(ev.ShellDetached(
+            task_id=task_id, turn=turn, call_id=call_id, work_id=work.work_id,
+            binary=work.binary, command=work.command,
+            grace_ms=int(self.grace_seconds * 1000), output_path=work.output_path))
+        self._changed(work)
+
+    def finished(self, work: Work, exit_code: int, duration_ms: int) -> None:
+        """The command ended (its log is complete): deliver its result or keep it for the
+        session's end."""
+        work.exit_code, work.duration_ms = exit_code, duration_ms
+        work.output_bytes = _size(work.log_path)
+        with self._lock:
+            stopped = work.reason is not None
+            deliver = None if (self._closed or stopped) else self._deliver
+            if deliver is not None:
+                task_id = mint("tsk")
+                if deliver(completion_text(work), task_id):
+                    work.state = "done"
+                else:
+                    deliver = None
+        if work.state == "done":
+            self._note({"event": "completed", "work_id": work.work_id})
+            self.emit(ev.ShellCompleted(
+                work_id=work.work_id, binary=work.binary, command=work.command,
+                exit_code=exit_code, duration_ms=duration_ms, output_path=work.output_path,
+                output_bytes=work.output_bytes, status="ok" if exit_code == 0 else "error",
+                completion_task_id=task_id))
+        elif stopped:
+            self._abandon(work, ended=True)
+        work.ended.set()
+        self._changed(work)
+
+    def stop(self, work_id: str) -> bool:
+        """Stop one running command (the person asked): killed, `shell_abandoned` with
+        `reason: stopped`. False when it is not running."""
+        with self._lock:
+            work = self._work.get(work_id)
+            if work is None or work.state != "running" or work.reason is not None:
+                return False
+            work.reason = "stopped"
+        work.kill("stopped")
+        return True
+
+    def close(self) -> None:
+        """The session ends: no result is delivered from now on; running work is killed;
+        every command whose result no task carried is `shell_abandoned`."""
+        wait = 5.0  # for a killed command's reader to see it end
+        with self._lock:
+            self._closed = True
+            pending = [work for work in self._work.values() if work.state == "running"]
+        for work in pending:
+            if work.reason is not None:
+                continue  # being stopped: its own line follows
+            still = not work.ended.is_set() and work.exit_code is None
+            if still:
+                work.running_ms_at_end = work.running_ms
+                work.kill("supervisor exit")
+                work.ended.wait(wait)
+            self._abandon(work, ended=not still)
+
+    def _abandon(self, work: Work, ended: bool) -> None:
+        running_ms = work.running_ms_at_end
+        if running_ms is None:
+            running_ms = work.duration_ms if ended and work.duration_ms is not None \
+                else work.running_ms
+        work.state = "abandoned"
+        self._note({"event": "abandoned", "work_id": work.work_id})
+        self.emit(ev.ShellAbandoned(
+            work_id=work.work_id, binary=work.binary, command=work.command,
+            running_ms=running_ms, exit_code=work.exit_code if ended else None,
+            output_path=work.output_path if ended else None,
+            output_bytes=work.output_bytes if ended else None, reason=work.reason))
+        self._changed(work)
+
+    def _changed(self, work: Work) -> None:
+        for watcher in list(self._watchers):
+            watcher(work)
+
+    def _note(self, line: dict[str, Any]) -> None:
+        if self.record is None:
+            return
+        try:
+            with open(self.record, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+                handle.flush()
+        except OSError:
+            pass  # the trace keeps the demotion; only a later resume's report is lost
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
