@@ -164,3 +164,73 @@ def test_grace_zero_demotes_at_once_and_stop_records_the_reason(
     record = [json.loads(line) for line in
               (session.paths.session / "background.jsonl").read_text().splitlines()]
     assert [r["event"] for r in record] == ["detached", "abandoned"]
+
+
+def test_work_of_a_killed_session_is_reported_lost_once_on_resume(
+        make_capsule: CapsuleFactory, murmur_home: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tui.core import session_index
+    from tui.core.session_index import Resume
+
+    root = make_capsule([tool_response(FOREVER), text_response("left running")],
+                        extra=lifecycle(0.2, True))
+    env = dict(os.environ, MURMUR_HOME=str(murmur_home))
+    headless = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
+                                 "--task", "start it"], env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        records: list[Path] = []
+        while time.monotonic() < deadline and not records:
+            records = [path for path in root.glob("workdir/*/background.jsonl")
+                       if '"detached"' in path.read_text()]
+            time.sleep(0.05)
+        assert records, "the headless session never demoted its command"
+    finally:
+        headless.send_signal(signal.SIGKILL)
+        headless.wait(60)
+    old = records[0].parent
+    work_id = json.loads(records[0].read_text().splitlines()[0])["work_id"]
+    (root / "script.json").write_text(json.dumps([text_response("resumed"),
+                                                  text_response("noted the loss")]))
+
+    def resume() -> tuple[Session, Collect]:
+        holder: dict[str, Session] = {}
+
+        def on(event: ev.Event) -> None:
+            if isinstance(event, ev.TaskStarted) and event.origin == "completion":
+                holder["s"].inbox.close()
+            if isinstance(event, ev.TaskEnded) and event.result == "resumed" and \
+                    not holder["s"].inbox.pending():
+                holder["s"].inbox.close()  # nothing was lost: no report task comes
+
+        sink = Watch(on)
+        entry = session_index.find(murmur_home, old.name)
+        session = holder["s"] = Session(load_capsule(root), LaunchOptions(
+            task="go on", resume=Resume(entry)), sinks=[sink])
+        session.run()
+        return session, sink
+
+    session, sink = resume()
+    tasks = sink.of(ev.TaskStarted)
+    assert [(t.source, t.origin) for t in tasks][1:] == [("detached_lost", "completion")]
+    assert work_id in tasks[1].text and "$ " + FOREVER in tasks[1].text
+    lost = [line for line in read_jsonl(old / "trace.jsonl")
+            if line["event_type"] == "shell_lost"]
+    assert len(lost) == 1
+    assert (lost[0]["work_id"], lost[0]["session_id"]) == (work_id, old.name)
+    assert lost[0]["parent_id"] == read_jsonl(old / "trace.jsonl")[0]["event_id"]
+    assert lost[0]["reconciled_by_session"] == session.session_id
+    assert lost[0]["reconciled_task_id"] == tasks[1].task_id
+    assert any(w.code == "W-SHELL-LOST" for w in sink.of(ev.Warning))
+    # a second resume of the same session reports nothing again
+    (root / "script.json").write_text(json.dumps([text_response("resumed")]))
+    _, again = resume()
+    assert [t.origin for t in again.of(ev.TaskStarted)] == ["user"]
+    assert len([line for line in read_jsonl(old / "trace.jsonl")
+                if line["event_type"] == "shell_lost"]) == 1

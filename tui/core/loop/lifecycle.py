@@ -12,11 +12,14 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.core import ids
 from tui.core.errors import LaunchError
 from tui.core.loop import task
 from tui.core.loop.inbox import Inbox, Pending
+from tui.core.loop.report import Report
 from tui.core.loop.state import TaskOutcome
 from tui.core.manifest.model import Lifecycle
+from tui.core.session_index import Entry
 
 if TYPE_CHECKING:  # the shell loads only for a capsule that allows one
     from tui.core.shell.background import Background
@@ -76,6 +79,24 @@ def _backgrounds(first: task.TaskParts, inbox: Inbox) -> list[Background]:
     if takes and found:
         inbox.expecting = lambda: any(background.running() for background in found)
     return found
+
+
+def report_lost(inbox: Inbox, report: Report, resumed: Entry, session_id: str) -> None:
+    """`--resume` of a session that died with background work running: Murmur's `shell_lost`
+    line for each command in that session's own trace, and one `detached_lost` completion task
+    naming them all (it runs when the lifecycle takes another task; the warning says it
+    either way)."""
+    from tui.core.shell.background import lost_text, session_folder
+    from tui.core.shell.background import report_lost as write_lost
+
+    task_id = ids.task_id()
+    folder = session_folder(Path(resumed.workdir), resumed.session_id)
+    lost = write_lost(folder, resumed.session_id, session_id, task_id)
+    if lost:
+        text = lost_text(lost, resumed.session_id)
+        report.warn_and_log("W-SHELL-LOST", text)
+        inbox.send(Pending(text, source="detached_lost", origin="completion",
+                           task_id=task_id), lane="bg")
 
 
 def _next_parts(previous: task.TaskParts, pending: Pending) -> task.TaskParts:

@@ -211,3 +211,84 @@ def _size(path: Path) -> int:
         return os.stat(path).st_size
     except OSError:
         return 0
+
+
+# -- work a session killed outright left behind (`--resume`: shell_lost) ------------------------
+def session_folder(workdir: Path, session_id: str) -> Path:
+    """Where a past session kept its trace: `<workdir>/.murmur/<id>` for a given workdir,
+    else the workdir itself."""
+    nested = workdir / ".murmur" / session_id
+    return nested if nested.is_dir() else workdir
+
+
+def unaccounted(folder: Path) -> list[dict[str, Any]]:
+    """The demotions in `folder`'s `background.jsonl` that no end (completed, abandoned or an
+    earlier report of its loss) follows — the session died with them running."""
+    try:
+        text = (folder / "background.jsonl").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    detached: dict[str, dict[str, Any]] = {}
+    for raw in text.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue  # a line cut by the kill: nothing to report for it
+        if not isinstance(line, dict) or not isinstance(line.get("work_id"), str):
+            continue
+        if line.get("event") == "detached":
+            detached[line["work_id"]] = line
+        else:
+            detached.pop(line["work_id"], None)
+    return list(detached.values())
+
+
+def report_lost(folder: Path, session_id: str, reconciled_by: str, task_id: str
+                ) -> list[dict[str, Any]]:
+    """Append Murmur's `shell_lost` line for each unaccounted demotion to the trace of the
+    session that started it (`session_id`, in `folder`), and note it reported so a second
+    resume does not report it again. Returns the lost work."""
+    lost = unaccounted(folder)
+    if not lost:
+        return []
+    parent = _session_node(folder / "trace.jsonl")
+    lines = []
+    for work in lost:
+        line: dict[str, Any] = {"event_type": "shell_lost", "event_id": mint("evt")}
+        if parent is not None:
+            line["parent_id"] = parent
+        line.update({
+            "session_id": session_id, "timestamp": int(time.time() * 1000),
+            "work_id": work["work_id"], "binary": work.get("binary", ""),
+            "command": work.get("command", ""), "detached_at_ms": work.get("detached_at_ms", 0),
+            "reconciled_by_session": reconciled_by, "reconciled_task_id": task_id})
+        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    try:
+        with open(folder / "trace.jsonl", "a", encoding="utf-8") as handle:
+            handle.writelines(lines)
+    except OSError:
+        pass  # the report task still names them
+    notes = Background(0, folder / "background.jsonl")
+    for work in lost:
+        notes._note({"event": "lost", "work_id": work["work_id"],
+                     "reconciled_by_session": reconciled_by})
+    return lost
+
+
+def lost_text(lost: list[dict[str, Any]], session_id: str) -> str:
+    """The `detached_lost` task: every lost work id in one message."""
+    rows = "\n".join(f"- {work['work_id']}: $ {work.get('command', '')}" for work in lost)
+    return (f"Session {session_id} ended without reporting {len(lost)} background shell "
+            f"command{'s' if len(lost) != 1 else ''}; no exit code or output of "
+            f"{'them' if len(lost) != 1 else 'it'} survives:\n{rows}")
+
+
+def _session_node(trace: Path) -> str | None:
+    try:
+        with open(trace, encoding="utf-8") as handle:
+            first = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    node = first.get("event_id") if isinstance(first, dict) else None
+    return node if isinstance(node, str) and first.get("event_type") == "session_start" \
+        else None
