@@ -465,3 +465,18 @@ class ShellAbandoned(Event):
     output_path: str | None = None
     output_bytes: int | None = None
     reason: str | None = None  # "stopped" when the person stopped it; None: the session ended
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ShellLost(Event):
+    """`--resume` found background work the resumed session `lost_session_id` died with: no
+    result of it survives. Its Murmur `shell_lost` line goes to that session's own trace, so
+    this event has none in this session's."""
+
+    unredacted: ClassVar[frozenset[str]] = frozenset({"work_id", "lost_session_id"})
+
+    work_id: str
+    binary: str
+    command: str
+    lost_session_id: str
+    detached_at_ms: int

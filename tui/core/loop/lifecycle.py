@@ -12,6 +12,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui.core import events as ev
 from tui.core import ids
 from tui.core.errors import LaunchError
 from tui.core.loop import task
@@ -92,6 +93,11 @@ def report_lost(inbox: Inbox, report: Report, resumed: Entry, session_id: str) -
     task_id = ids.task_id()
     folder = session_folder(Path(resumed.workdir), resumed.session_id)
     lost = write_lost(folder, resumed.session_id, session_id, task_id)
+    for work in lost:
+        report.emit(ev.ShellLost(work_id=work["work_id"], binary=str(work.get("binary", "")),
+                                 command=str(work.get("command", "")),
+                                 lost_session_id=resumed.session_id,
+                                 detached_at_ms=int(work.get("detached_at_ms", 0))))
     if lost:
         text = lost_text(lost, resumed.session_id)
         report.warn_and_log("W-SHELL-LOST", text)

@@ -19,6 +19,7 @@ import json
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,17 @@ class Work:
     @property
     def running_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
+
+
+# every live session's background work by work id (ids are unique): the screen stops one here
+_BY_WORK: weakref.WeakValueDictionary[str, Background] = weakref.WeakValueDictionary()
+
+
+def stop(work_id: str) -> bool:
+    """Stop the running work `work_id` of any session in this process (the Background pane's
+    key); False when no running work has that id."""
+    background = _BY_WORK.get(work_id)
+    return background.stop(work_id) if background is not None else False
 
 
 def completion_text(work: Work) -> str:
@@ -115,6 +127,7 @@ class Background:
         returns its handle."""
         with self._lock:
             self._work[work.work_id] = work
+        _BY_WORK[work.work_id] = self
         self._note({"event": "detached", "work_id": work.work_id, "binary": work.binary,
                     "command": work.command, "detached_at_ms": int(time.time() * 1000)})
         self.emit(ev.ShellDetached(
