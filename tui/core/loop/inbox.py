@@ -52,6 +52,11 @@ class Inbox:
             self._ready.notify_all()
             return True
 
+    @property
+    def ended(self) -> bool:
+        """The session takes no task at all any more (what waited was drained)."""
+        return self._ended
+
     def close(self) -> None:
         with self._ready:
             self.closed = True

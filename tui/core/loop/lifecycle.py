@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,7 +72,10 @@ def _backgrounds(first: task.TaskParts, inbox: Inbox) -> list[Background]:
     settings = first.capsule.lifecycle
     takes = settings.task_acceptance == "queue" and settings.after_task == "sleep"
 
-    def deliver(text: str, task_id: str) -> bool:
+    def deliver(text: str, task_id: str, announce: Callable[[], None]) -> bool:
+        if inbox.ended:
+            return False
+        announce()  # shell_completed, before the task can start
         return inbox.send(Pending(text, source="detached_shell", origin="completion",
                                   task_id=task_id), lane="bg")
 

@@ -30,8 +30,9 @@ from tui.core.ids import mint
 
 WorkState = Literal["running", "done", "abandoned", "lost"]
 Emit = Callable[[ev.Event], object]
-# (text, task_id) -> True when the completion task was queued
-Deliver = Callable[[str, str], bool]
+# (text, task_id, announce) -> True when the completion task was queued; `announce` (the
+# shell_completed event) runs first, so its line comes before the task's task_start
+Deliver = Callable[[str, str, Callable[[], None]], bool]
 
 
 @dataclass
@@ -141,23 +142,23 @@ class Background:
         session's end."""
         work.exit_code, work.duration_ms = exit_code, duration_ms
         work.output_bytes = _size(work.log_path)
-        with self._lock:
-            stopped = work.reason is not None
-            deliver = None if (self._closed or stopped) else self._deliver
-            if deliver is not None:
-                task_id = mint("tsk")
-                if deliver(completion_text(work), task_id):
-                    work.state = "done"
-                else:
-                    deliver = None
-        if work.state == "done":
+        task_id = mint("tsk")
+
+        def announce() -> None:
+            work.state = "done"
             self._note({"event": "completed", "work_id": work.work_id})
             self.emit(ev.ShellCompleted(
                 work_id=work.work_id, binary=work.binary, command=work.command,
                 exit_code=exit_code, duration_ms=duration_ms, output_path=work.output_path,
                 output_bytes=work.output_bytes, status="ok" if exit_code == 0 else "error",
                 completion_task_id=task_id))
-        elif stopped:
+
+        with self._lock:
+            stopped = work.reason is not None
+            deliver = None if (self._closed or stopped) else self._deliver
+        if deliver is not None:
+            deliver(completion_text(work), task_id, announce)
+        if stopped:
             self._abandon(work, ended=True)
         work.ended.set()
         self._changed(work)
