@@ -28,7 +28,8 @@ def live_capsule(root: Path) -> Path:
         "name: live\nversion: '1'\nartifacts:\n"
         "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
         "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n")
+        "inference:\n  model: m\n  driver: {artifact: drv}\n"
+        "lifecycle:\n  shell_grace_secs: 600\n")  # the command stays the call's, however slow
     return root
 
 

@@ -23,6 +23,8 @@ from tui.core.manifest.reader import load_capsule
 WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.05; done; echo went"
 QUEUE = ("lifecycle:\n  task_acceptance: queue\n  queue_depth: 5\n  after_task: sleep\n"
          "  conversation: threaded\n")
+# a command that waits for the test stays in the foreground, however loaded the machine
+FOREGROUND = "lifecycle:\n  shell_grace_secs: 600\n"
 APP_CAPSULE = Path(__file__).resolve().parent / "capsule"
 
 
@@ -93,7 +95,8 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
 
 async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         murmur_home: Path, make_capsule: CapsuleFactory) -> None:
-    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")])
+    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")],
+                        extra=FOREGROUND)
     app = SupervisorApp(murmur_home)
     first = start(app, root)  # task_acceptance: single: the queue waits for a follow-up
     async with app.run_test(size=(140, 40)) as pilot:
@@ -201,7 +204,8 @@ async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path
 
 async def test_a_large_paste_goes_in_whole(murmur_home: Path,
                                            make_capsule: CapsuleFactory) -> None:
-    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")])
+    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")],
+                        extra=FOREGROUND)
     app = SupervisorApp(murmur_home)
     session = start(app, root)
     text = "\n".join(f"line {n} of the pasted text" for n in range(2000))

@@ -151,7 +151,8 @@ def test_several_tool_calls_in_one_turn_run_in_order(make_capsule: CapsuleFactor
 
 def test_cancel_between_turns_ends_canceled_with_complete_files(
         make_capsule: CapsuleFactory) -> None:
-    root = make_capsule([tool_response("sleep 30"), text_response("never")])
+    root = make_capsule([tool_response("sleep 30"), text_response("never")],
+                        extra="lifecycle:\n  shell_grace_secs: 600\n")  # stays the call's
     sink = Collect()
     cancel = CancelToken()
     session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[sink], cancel=cancel)

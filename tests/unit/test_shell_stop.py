@@ -183,7 +183,8 @@ def test_a_supervisor_that_goes_away_leaves_no_process_of_the_command(
 
 def test_a_headless_session_killed_mid_command_leaves_nothing_running(
         make_capsule: CapsuleFactory, tmp_path: Path) -> None:
-    root = make_capsule([tool_response(FAMILY), text_response("never")])
+    root = make_capsule([tool_response(FAMILY), text_response("never")],
+                        extra="lifecycle:\n  shell_grace_secs: 600\n")  # stays the call's
     work = tmp_path / "given-workdir"
     for signum in (signal.SIGTERM, signal.SIGKILL):
         for name in ("leader.pid", "grand.pid"):

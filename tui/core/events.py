@@ -409,3 +409,74 @@ class Delegated(Event):
     peer_task_id: str
     peer_context_id: str
     state: str
+
+
+# -- background work (a shell command demoted after lifecycle.shell_grace_secs), appended --------
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ShellDetached(Event):
+    """A shell command outran `lifecycle.shell_grace_secs` and went on in the background as
+    `work_id` (`wrk_…`); its output goes to `output_path` (`logs/<work_id>.log`). Murmur's
+    `shell_detached` line, in place of the command's `shell` line."""
+
+    unredacted: ClassVar[frozenset[str]] = frozenset({"work_id", "output_path"})
+
+    task_id: str
+    turn: int
+    call_id: str | None
+    work_id: str
+    binary: str
+    command: str
+    grace_ms: int
+    output_path: str
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ShellCompleted(Event):
+    """Background work ended and its result was queued as the `completion` task
+    `completion_task_id`. Murmur's `shell_completed` line."""
+
+    unredacted: ClassVar[frozenset[str]] = frozenset({"work_id", "output_path",
+                                                      "completion_task_id"})
+
+    work_id: str
+    binary: str
+    command: str
+    exit_code: int
+    duration_ms: int
+    output_path: str
+    output_bytes: int
+    status: Literal["ok", "error"]
+    completion_task_id: str
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ShellAbandoned(Event):
+    """The session ended (or the person stopped it: `reason`) without carrying the work's
+    result back. `exit_code`, `output_path` and `output_bytes` are set only for work that had
+    ended; work still running was killed. Murmur's `shell_abandoned` line."""
+
+    unredacted: ClassVar[frozenset[str]] = frozenset({"work_id", "output_path"})
+
+    work_id: str
+    binary: str
+    command: str
+    running_ms: int
+    exit_code: int | None = None
+    output_path: str | None = None
+    output_bytes: int | None = None
+    reason: str | None = None  # "stopped" when the person stopped it; None: the session ended
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ShellLost(Event):
+    """`--resume` found background work the resumed session `lost_session_id` died with: no
+    result of it survives. Its Murmur `shell_lost` line goes to that session's own trace, so
+    this event has none in this session's."""
+
+    unredacted: ClassVar[frozenset[str]] = frozenset({"work_id", "lost_session_id"})
+
+    work_id: str
+    binary: str
+    command: str
+    lost_session_id: str
+    detached_at_ms: int

@@ -106,6 +106,27 @@ def shell_executed(event: ev.ShellExecuted, form: Form) -> str:
     return f"  $ {event.command}  [exit {event.exit_code} · {duration(event.duration_ms)}{cut}]"
 
 
+def background(event: ev.ShellDetached | ev.ShellCompleted | ev.ShellAbandoned | ev.ShellLost,
+               form: Form) -> str:
+    """Background work's line: moved there, done, abandoned (or stopped), lost."""
+    command = short(event.command, 80) if form is Form.SCREEN else event.command
+    match event:
+        case ev.ShellDetached():
+            return (f"⇢ $ {command} · still running after {duration(event.grace_ms)}: in the "
+                    f"background as {event.work_id} · output {event.output_path}")
+        case ev.ShellCompleted():
+            return (f"{mark(event.status == 'ok')} background {event.work_id} $ {command} · "
+                    f"exit {event.exit_code} · {duration(event.duration_ms)} · "
+                    f"{event.output_path}")
+        case ev.ShellAbandoned():
+            how = "stopped" if event.reason == "stopped" else "abandoned (the session ended)"
+            ended = f" · exit {event.exit_code}" if event.exit_code is not None else \
+                " · killed while running"
+            return f"⊘ background {event.work_id} $ {command} · {how}{ended}"
+    return (f"⊘ background {event.work_id} $ {command} · lost: session "
+            f"{event.lost_session_id} was killed while it ran")
+
+
 def shell_output(event: ev.ShellOutput) -> str:
     """A running command's lines in the headless log: `  │ ` before stdout, `  │! ` before
     stderr, and a line saying how many were left out when it wrote faster than they show."""
@@ -234,6 +255,8 @@ def said(event: ev.Event) -> Said | None:
             return Said(_outcome(event.status == "ok"), tool_finished(event, Form.SCREEN))
         case ev.ShellExecuted():
             return Said(_outcome(event.exit_code == 0), shell_executed(event, Form.SCREEN))
+        case ev.ShellDetached():
+            return Said(LineKind.NOTE, background(event, Form.SCREEN))
         case ev.CallDenied():
             return Said(LineKind.FAILURE, call_denied(event, Form.SCREEN))
         case ev.Delegated():
@@ -285,6 +308,8 @@ def log_line(event: ev.Event) -> str | None:
             return tool_progress(event, Form.LOG)
         case ev.ShellExecuted():
             return shell_executed(event, Form.LOG)
+        case ev.ShellDetached() | ev.ShellCompleted() | ev.ShellAbandoned() | ev.ShellLost():
+            return background(event, Form.LOG)
         case ev.CallDenied():
             return call_denied(event, Form.LOG)
         case ev.Delegated():

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 
 from tui.app.state import SessionState, TaskQueue
+from tui.app.widgets.background_pane import BackgroundPane
 from tui.app.widgets.hook_faults import HookFaultsPane
 from tui.app.widgets.prompt import PromptArea
 from tui.app.widgets.shell_pane import ShellPane
@@ -34,6 +35,7 @@ class SupervisorScreen(Screen[None]):
         Binding("1", "show_pane('tab-tools')", "Tools", show=False),
         Binding("2", "show_pane('tab-shell')", "Shell", show=False),
         Binding("3", "show_pane('tab-faults')", "Faults", show=False),
+        Binding("4", "show_pane('tab-background')", "Background", show=False),
         Binding("p", "switch_view", "Panes / transcript"),
         Binding("end", "jump", "Latest"),
         Binding("i", "focus_prompt", "Prompt"),
@@ -55,6 +57,7 @@ class SupervisorScreen(Screen[None]):
         self.tools = ToolCallsPane()
         self.shell = ShellPane()
         self.faults = HookFaultsPane()
+        self.work_pane = BackgroundPane()
         self.status = Static("", id="status-bar", markup=False)
         self._status_line = ""
         self.jump = Button("↓ new output below — jump to latest (End)", id="jump")
@@ -75,6 +78,8 @@ class SupervisorScreen(Screen[None]):
                     yield self.shell
                 with TabPane("Hook faults", id="tab-faults"):
                     yield self.faults
+                with TabPane("Background", id="tab-background"):
+                    yield self.work_pane
         yield self.prompt
         yield self.status
         yield Footer()
@@ -127,7 +132,8 @@ class SupervisorScreen(Screen[None]):
     def _focus_pane(self) -> None:
         tabs = self.query_one(TabbedContent)
         focus = {"tab-tools": self.tools.rows, "tab-shell": self.shell,
-                 "tab-faults": self.faults.rows}.get(tabs.active)
+                 "tab-faults": self.faults.rows,
+                 "tab-background": self.work_pane.rows}.get(tabs.active)
         if focus is not None:
             focus.focus()
 
@@ -152,6 +158,19 @@ class SupervisorScreen(Screen[None]):
                     if event.trace_path:  # a session here: its tools' contracts
                         self.tools.read_contracts(Path(event.trace_path).parent / "tools" /
                                                   "contracts.json")
+                    self.work_pane.session(event)
+                case ev.ShellDetached():
+                    self.work_pane.detached(event)
+                    self._label_background()
+                case ev.ShellCompleted():
+                    self.work_pane.completed(event)
+                    self._label_background()
+                case ev.ShellAbandoned():
+                    self.work_pane.abandoned(event)
+                    self._label_background()
+                case ev.ShellLost():
+                    self.work_pane.lost(event)
+                    self._label_background()
                 case ev.ToolCallStarted():
                     self.tools.started(event)
                     self.shell.started(event)
@@ -175,10 +194,16 @@ class SupervisorScreen(Screen[None]):
                     self.notify(event.text, timeout=5)
         self.after_batch()
 
+    def _label_background(self) -> None:
+        running = self.work_pane.running
+        self.query_one(TabbedContent).get_tab("tab-background").label = \
+            f"Background ({running} running)" if running else "Background"
+
     def after_batch(self) -> None:
         self.transcript.flush()
         self.tools.flush()
         self.faults.flush()
+        self.work_pane.flush()
         self.refresh_status()
         self._maybe_load_older()
         self.call_after_refresh(self._update_jump)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tui.core.cancel import CancelToken
@@ -21,7 +22,7 @@ class Pending:
     `source` and `origin`, as Murmur names them)."""
 
     text: str
-    source: str = "a2a"  # a2a | task_md
+    source: str = "a2a"  # a2a | task_md | detached_shell | detached_lost
     origin: str = "user"
     task_id: str | None = None  # the id it runs under (the door's); None: one is minted
     context_id: str | None = None  # the sender's context (the door's contextId), else the session's
@@ -33,15 +34,28 @@ class Inbox:
         self._waiting: deque[Pending] = deque()
         self._ready = threading.Condition()
         self.closed = False  # nothing more will be sent (stdin ended, the screen closed)
+        self._ended = False  # the session takes no task at all any more
+        self.expecting: Callable[[], bool] = lambda: False  # more will come (background work)
 
-    def send(self, task: Pending) -> bool:
-        """Queue `task`; False when the queue is full or closed (the task is refused)."""
+    def send(self, task: Pending, lane: str = "user") -> bool:
+        """Queue `task`; False when the queue is full or closed (the task is refused). A
+        task in the `bg` lane (a completion the session sent itself) is taken while the
+        session still takes tasks, whatever `queue_depth` says."""
         with self._ready:
+            if lane == "bg" and not self._ended:
+                self._waiting.append(task)
+                self._ready.notify_all()
+                return True
             if self.closed or len(self._waiting) >= self.depth:
                 return False
             self._waiting.append(task)
             self._ready.notify_all()
             return True
+
+    @property
+    def ended(self) -> bool:
+        """The session takes no task at all any more (what waited was drained)."""
+        return self._ended
 
     def close(self) -> None:
         with self._ready:
@@ -59,7 +73,7 @@ class Inbox:
             while True:
                 if self._waiting:
                     return self._waiting.popleft()
-                if not wait or self.closed or cancel.is_set():
+                if not wait or cancel.is_set() or (self.closed and not self.expecting()):
                     return None
                 self._ready.wait(0.1)
 
@@ -74,8 +88,10 @@ class Inbox:
             return None
 
     def drain(self) -> tuple[Pending, ...]:
-        """Whatever still waits, taken out (the session ended before it ran)."""
+        """Whatever still waits, taken out (the session ended before it ran); nothing is
+        taken after this."""
         with self._ready:
+            self._ended = True
             left = tuple(self._waiting)
             self._waiting.clear()
             return left

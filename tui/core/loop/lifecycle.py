@@ -9,19 +9,29 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from tui.core import events as ev
+from tui.core import ids
 from tui.core.errors import LaunchError
 from tui.core.loop import task
 from tui.core.loop.inbox import Inbox, Pending
+from tui.core.loop.report import Report
 from tui.core.loop.state import TaskOutcome
 from tui.core.manifest.model import Lifecycle
+from tui.core.session_index import Entry
+
+if TYPE_CHECKING:  # the shell loads only for a capsule that allows one
+    from tui.core.shell.background import Background
 
 
 def run_all(first: task.TaskParts, inbox: Inbox) -> tuple[TaskOutcome, TaskOutcome]:
     """Run the first task and every task the lifecycle takes after it; returns the deciding
     outcome (the session's exit status) and the last task's."""
     lifecycle = first.capsule.lifecycle
+    backgrounds = _backgrounds(first, inbox)
     last = task.run(first)
     deciding = last
     parts = first
@@ -36,11 +46,67 @@ def run_all(first: task.TaskParts, inbox: Inbox) -> tuple[TaskOutcome, TaskOutco
         if deciding.exit_status == "ok":
             deciding = last
     left = inbox.drain()
+    for background in backgrounds:
+        background.close()  # what still runs is killed, each one shell_abandoned
     if left:
         first.report.warn_and_log(
             "W-QUEUE", f"{len(left)} task{'s' if len(left) != 1 else ''} sent to the session "
             "did not run: the session ended first")
     return deciding, last
+
+
+def _backgrounds(first: task.TaskParts, inbox: Inbox) -> list[Background]:
+    """The session's background work (demoted shell commands), told where its events go and
+    — under `task_acceptance: queue` + `after_task: sleep`, the only lifecycle that can take
+    one — where a finished command's completion task goes. A sleeping session waits while
+    work runs."""
+    if not first.dispatch.tools.shell:
+        return []
+    from tui.core.shell.background import Background
+
+    found: list[Background] = []
+    for handler in first.dispatch.tools.shell.values():
+        background = getattr(handler, "background", None)
+        if isinstance(background, Background) and background not in found:
+            found.append(background)
+    settings = first.capsule.lifecycle
+    takes = settings.task_acceptance == "queue" and settings.after_task == "sleep"
+
+    def deliver(text: str, task_id: str, announce: Callable[[], None]) -> bool:
+        if inbox.ended:
+            return False
+        announce()  # shell_completed, before the task can start
+        return inbox.send(Pending(text, source="detached_shell", origin="completion",
+                                  task_id=task_id), lane="bg")
+
+    for background in found:
+        background.attach(first.report.emit, deliver if takes else None)
+    if takes and found:
+        inbox.expecting = lambda: any(background.running() for background in found)
+    return found
+
+
+def report_lost(inbox: Inbox, report: Report, resumed: Entry, session_id: str) -> None:
+    """`--resume` of a session that died with background work running: Murmur's `shell_lost`
+    line for each command in that session's own trace, and one `detached_lost` completion task
+    naming them all (it runs when the lifecycle takes another task; the warning says it
+    either way)."""
+    from tui.core.shell.background import lost_text, session_folder
+    from tui.core.shell.background import report_lost as write_lost
+
+    task_id = ids.task_id()
+    folder = session_folder(Path(resumed.workdir), resumed.session_id)
+    lost = write_lost(folder, resumed.session_id, session_id, task_id)
+    for work in lost:
+        report.emit(ev.ShellLost(work_id=work["work_id"], binary=str(work.get("binary", "")),
+                                 command=str(work.get("command", "")),
+                                 lost_session_id=resumed.session_id,
+                                 detached_at_ms=int(work.get("detached_at_ms", 0))))
+    if lost:
+        text = lost_text(lost, resumed.session_id)
+        report.warn_and_log("W-SHELL-LOST", text)
+        inbox.send(Pending(text, source="detached_lost", origin="completion",
+                           task_id=task_id), lane="bg")
 
 
 def _next_parts(previous: task.TaskParts, pending: Pending) -> task.TaskParts:

@@ -292,6 +292,8 @@ class Session:
             capsule, inference, self.paths, self.context_id, self.record_path, tool_payload,
             self.resume.entry.session_id if self.resume else None))
         self._index(ended=False)
+        if self.resume is not None:  # background work that session died with: shell_lost
+            lifecycle.report_lost(self.inbox, report, self.resume.entry, self.session_id)
         self.hooks.session_start(capsule.name, capsule.version, self.session_id,
                                  inference.model,
                                  ("shell",) if capsule.capabilities.shell_allow else ())

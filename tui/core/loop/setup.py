@@ -147,9 +147,15 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
         if capsule.inference and capsule.inference.driver_config:
             shell_env["MURMUR_INFERENCE_DRIVER_CONFIG"] = compact_json(
                 dict(capsule.inference.driver_config))
+        from tui.core.shell.background import Background
+
+        background = Background(capsule.lifecycle.shell_grace_secs,
+                                target.session / "background.jsonl")
         shell = ShellTool(allow, target.accessible, target.shell_logs, shell_env,
                           deadline_seconds=capsule.capabilities.limits.deadline_seconds,
-                          strip_env=capsule.capabilities.shell_strip_env)
+                          strip_env=capsule.capabilities.shell_strip_env,
+                          background=background)
+        table.closers.append(background.close)  # before session_end: what it abandoned
         for binary in allow:
             table.shell[binary] = ShellHandler(binary, shell)
             _contract(table, binary, contracts.SHELL, binary.encode(), table.shell[binary].spec)

@@ -66,6 +66,7 @@ class OutputCapture:
         self.log_error: str | None = None
         self._out: BinaryIO | None = None
         self._spool: BinaryIO | None = None
+        self._follow = False  # background work: each read reaches the log at once (a tail)
 
     # -- reading ------------------------------------------------------------------------------
     def feed(self, index: int, data: bytes) -> None:
@@ -95,6 +96,8 @@ class OutputCapture:
         stream.seen += len(data)
         if self._out is not None:
             self._write(stream, data)
+            if self._follow:
+                self._flush()
         elif self.log_error is None and stream.seen > CAP_BYTES and self._open_log():
             # Until now every stream's whole output was in its head; the log starts with it.
             for other in self.streams:
@@ -102,11 +105,38 @@ class OutputCapture:
                             else bytes(stream.head[:before]) + data)
 
     # -- the log ------------------------------------------------------------------------------
-    def _open_log(self) -> bool:
+    def log_as(self, name: str) -> bool:
+        """From now on the whole output goes to `logs/<name>` (background work: its log is
+        named for its work id), starting with what the command has written so far. False
+        when the log cannot be written (`log_error` says why)."""
+        self._follow = True
+        if self._out is not None and self.log_path is not None:  # cut already: rename it
+            target = self.logs_dir / name
+            try:
+                os.rename(self.log_path, target)
+            except OSError as exc:
+                self.log_error = f"{target}: {exc.strerror or exc}"
+                return False
+            self.log_path = target
+            return True
+        if self.log_error is not None:
+            return False
+        if not self._open_log(name):
+            return False
+        for stream in self.streams:
+            self._write(stream, bytes(stream.head))
+        self._flush()
+        return self._out is not None
+
+    def _open_log(self, fixed: str | None = None) -> bool:
         try:
             folder = _private_folder(self.logs_dir)
             try:
-                name, out_fd = _create(folder, "shell-{}.log", os.O_WRONLY)
+                if fixed is not None:
+                    name = fixed
+                    out_fd = os.open(fixed, _PRIVATE_FILE | os.O_WRONLY, 0o600, dir_fd=folder)
+                else:
+                    name, out_fd = _create(folder, "shell-{}.log", os.O_WRONLY)
                 spool_name, spool_fd = _create(folder, "shell-{}.stderr.part", os.O_RDWR)
                 os.unlink(spool_name, dir_fd=folder)
             finally:
@@ -131,6 +161,10 @@ class OutputCapture:
         if sink is not None:
             self._guarded(sink.write, data)
             stream.logged += len(data)
+
+    def _flush(self) -> None:
+        if self._out is not None:
+            self._guarded(lambda _: self._out.flush() if self._out is not None else None, b"")
 
     def _guarded(self, write: Callable[[bytes], object], data: bytes) -> None:
         """Write, or on a failing disk stop logging and remember why."""

@@ -49,6 +49,8 @@ class Group:
         self.process = process
         self.pgid = process.pid  # start_new_session: the leader's pid is the group's id
         self.reason: str | None = None
+        self.started = time.monotonic()
+        self.pipes: dict[int, int] | None = None  # descriptor -> stream (0 stdout, 1 stderr)
         self._lock = threading.RLock()  # re-entrant: kill_running may run in a signal handler
         self._reaped = False
 
@@ -204,26 +206,37 @@ def spawn(argv: list[str], workdir: Path, env: dict[str, str]) -> Group:
 
 
 def pump(group: Group, capture: OutputCapture, deadline: float,
-         live: LiveLines | None = None) -> None:
+         live: LiveLines | None = None, grace: float | None = None) -> bool:
     """Read both streams as they arrive until the leader exits; past the deadline kill the
     group (and keep reading until the leader is gone). With `live`, wake in time to show a
-    line that waits for its end (`LiveLines.due_in`)."""
+    line that waits for its end (`LiveLines.due_in`). With `grace` (seconds), return False
+    once it has passed and the command still runs (call again to go on reading); True once
+    the leader has exited and what it wrote is read."""
     process = group.process
     assert process.stdout is not None and process.stderr is not None
-    pipes = {process.stdout.fileno(): 0, process.stderr.fileno(): 1}
-    exit_fd = _exit_descriptor(process.pid)
-    ends_at = time.monotonic() + deadline
-    with selectors.DefaultSelector() as selector:
+    pipes = group.pipes
+    if pipes is None:
+        pipes = group.pipes = {process.stdout.fileno(): 0, process.stderr.fileno(): 1}
         for fd in pipes:
             os.set_blocking(fd, False)
+    exit_fd = _exit_descriptor(process.pid)
+    ends_at = group.started + deadline
+    grace_ends = None if grace is None else group.started + grace
+    with selectors.DefaultSelector() as selector:
+        for fd in pipes:
             selector.register(fd, selectors.EVENT_READ)
         if exit_fd is not None:
             selector.register(exit_fd, selectors.EVENT_READ)
         try:
             while not _exited(process.pid):
-                remaining = ends_at - time.monotonic()
+                now = time.monotonic()
+                if grace_ends is not None and now >= grace_ends and group.reason is None:
+                    return False
+                remaining = ends_at - now
                 if remaining <= 0 and group.reason is None:
                     group.kill("timeout")
+                if grace_ends is not None:
+                    remaining = min(remaining, max(grace_ends - now, 0.0))
                 if group.reason is not None:  # killed: wait for the leader, killing again
                     group.kill()              # now and then (a setuid child may linger)
                     remaining = _KILLED_WAIT
@@ -244,6 +257,7 @@ def pump(group: Group, capture: OutputCapture, deadline: float,
                 for _ in range(_DRAIN_READS):  # bounded: a process outside the group may
                     if not _read(fd, index, capture, drain=True):  # still be writing
                         break
+            return True
         finally:
             if exit_fd is not None:
                 os.close(exit_fd)

@@ -18,6 +18,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,9 +29,10 @@ from tui.core.errors import MurmurTuiError
 from tui.core.hardening import make_undumpable
 from tui.core.manifest.model import INTERPRETERS
 from tui.core.secrets import credential_shaped, redact
+from tui.core.shell.background import Background, Work
 from tui.core.shell.live import LiveLines, OutputStream
 from tui.core.shell.output import LOG_CAP_BYTES, OutputCapture, size_text
-from tui.core.shell.process import pump, spawn
+from tui.core.shell.process import Group, pump, spawn
 
 DEFAULT_DEADLINE = 600.0  # capabilities.limits.deadline_seconds unset (as for tools, drivers)
 DEADLINE_KEY = "capabilities.limits.deadline_seconds"
@@ -58,6 +60,7 @@ class ShellResult:
     text: str  # the tool result text the model reads
     stopped: str | None = None  # "timeout" | "canceled" | "supervisor exit": the group was killed
     log_capped: bool = False  # the log reached LOG_CAP_BYTES and the rest was discarded
+    work_id: str | None = None  # demoted: the command goes on in the background as this
 
 
 def tool_description(binary: str) -> str:
@@ -96,8 +99,10 @@ class ShellTool:
         deadline_seconds: float | None = None,
         log_cap_bytes: int = LOG_CAP_BYTES,
         strip_env: tuple[str, ...] = (),
+        background: Background | None = None,
     ) -> None:
         self.allow = allow
+        self.background = background  # demotes a command that outruns its grace period
         self.strip_env = strip_env
         self.workdir = workdir
         self.logs_dir = logs_dir
@@ -135,10 +140,13 @@ class ShellTool:
             raise ShellRefused(f"cannot split the command into arguments: {exc}") from None
 
     def run(self, binary: str, data: str | None, cancel: CancelToken | None = None,
-            lines: Callable[[OutputStream, list[str]], None] | None = None) -> ShellResult:
+            lines: Callable[[OutputStream, list[str]], None] | None = None,
+            call: tuple[str, int, str | None] = ("", 0, None)) -> ShellResult:
         """Run one call. `data` is the tool input JSON. Raises ShellRefused if nothing ran.
-        Returns only once the command's whole process group is dead. `lines` hears the
-        output while it runs, redacted, a line at a time (`live.py`)."""
+        Returns once the command's whole process group is dead — or, with a `background`,
+        once the grace period has passed with the command still running (the result holds
+        its `work_id`; `call` is its task id, turn and call id). `lines` hears the output
+        while it runs, redacted, a line at a time (`live.py`)."""
         if binary not in self.allow:
             raise ShellRefused(f"'{binary}' is not in capabilities.shell.allow")
         command = _command_of(data)
@@ -161,12 +169,19 @@ class ShellTool:
         except subprocess.SubprocessError as exc:  # the parent died between fork and exec
             raise ShellRefused(f"cannot run '{binary}': {exc}") from None
         unsubscribe = cancel.subscribe(lambda: group.kill("canceled")) if cancel else None
+        background = self.background
+        exited = True  # until pump says otherwise (an error on the way out ends the group)
+        code = 0
         try:
-            pump(group, capture, self.deadline_seconds, live)
+            exited = pump(group, capture, self.deadline_seconds, live,
+                          background.grace_seconds if background is not None else None)
         finally:
             if unsubscribe is not None:
                 unsubscribe()
-            code = group.finish()
+            if exited:
+                code = group.finish()
+        if not exited and background is not None:
+            return self._demote(background, resolved, command, group, capture, live, call)
         duration_ms = int((time.perf_counter() - started) * 1000)
         exit_code = 128 - code if code < 0 else code
         capture.end(0)
@@ -174,6 +189,57 @@ class ShellTool:
         if live is not None:
             live.close()  # the last lines, before the result is built
         return self._result(resolved, command, exit_code, capture, group.reason, duration_ms)
+
+    def _demote(self, background: Background, resolved: str, command: str, group: Group,
+                capture: OutputCapture, live: LiveLines | None,
+                call: tuple[str, int, str | None]) -> ShellResult:
+        """The command outran its grace period: it goes on in the background; the call gets
+        its handle at once."""
+        work_id = background.new_id()
+        name = f"{work_id}.log"
+        if live is not None:
+            live.close()  # the call is over: what it showed so far ends here
+        capture.live = None
+        capture.log_as(name)
+        output_path = f"logs/{name}"
+        work = Work(work_id, resolved, command, self.logs_dir / name, output_path,
+                    group.started, kill=group.kill)
+        background.detached(work, *call)
+        threading.Thread(target=self._follow, args=(background, work, group, capture),
+                         name=f"shell {work_id}", daemon=True).start()
+        grace = background.grace_seconds
+        text = (f"$ {command}\nStill running after {grace:g} s "
+                f"(lifecycle.shell_grace_secs): moved to the background as {work_id}.\n"
+                f"Its output goes to {output_path}.")
+        if capture.log_error is not None:
+            text += f" (The output cannot be written: {capture.log_error}.)"
+        if background.delivers:
+            text += " Its result arrives as a new task when it ends."
+        else:
+            text += (" The session ends with its task, so its result will not arrive: it is "
+                     "stopped then.")
+        return ShellResult(
+            binary=resolved, command=command, exit_code=0, stdout="", stderr="",
+            stdout_bytes=capture.raw_bytes(0), stderr_bytes=capture.raw_bytes(1),
+            duration_ms=int((time.monotonic() - group.started) * 1000), truncated=False,
+            full_output_path=output_path, text=text, work_id=work_id)
+
+    def _follow(self, background: Background, work: Work, group: Group,
+                capture: OutputCapture) -> None:
+        """Read a demoted command to its end (its deadline still holds), complete its log,
+        tell the background."""
+        try:
+            pump(group, capture, self.deadline_seconds)
+        finally:
+            code = group.finish()
+        exit_code = 128 - code if code < 0 else code
+        notes = [f"Exit code: {exit_code}"]
+        if group.reason is not None:
+            notes.append(self._stop_note(group.reason))
+        if capture.capped:
+            notes.append(capture.cap_note())
+        capture.finish(notes)
+        background.finished(work, exit_code, int((time.monotonic() - group.started) * 1000))
 
     def _result(self, resolved: str, command: str, exit_code: int, capture: OutputCapture,
                 stopped: str | None, duration_ms: int) -> ShellResult:
@@ -212,6 +278,8 @@ class ShellTool:
                     f"was killed.")
         if stopped == "canceled":
             return "Canceled; the command was killed."
+        if stopped == "stopped":
+            return "Stopped from the Background pane; the command was killed."
         return "The supervisor is exiting; the command was killed."
 
 

@@ -217,3 +217,29 @@ def a2a_send(event: ev.Delegated) -> dict[str, Any]:
     return {"peer_url": event.peer_url, "message_id": event.message_id,
             "task_id": event.peer_task_id, "context_id": event.peer_context_id,
             "traceparent": None}
+
+
+def shell_detached(event: ev.ShellDetached) -> dict[str, Any]:
+    return {"turn": event.turn, "task_id": event.task_id, "work_id": event.work_id,
+            "binary": event.binary, "command": event.command, "grace_ms": event.grace_ms}
+
+
+def shell_completed(event: ev.ShellCompleted) -> dict[str, Any]:
+    return {"work_id": event.work_id, "binary": event.binary, "command": event.command,
+            "exit_code": event.exit_code, "duration_ms": event.duration_ms,
+            "output_path": event.output_path, "output_bytes": event.output_bytes,
+            "status": event.status, "completion_task_id": event.completion_task_id}
+
+
+def shell_abandoned(event: ev.ShellAbandoned) -> dict[str, Any]:
+    """Murmur's four fields for work still running; the exit, path and size only for work
+    that had ended (absent, never null)."""
+    fields: dict[str, Any] = {"work_id": event.work_id, "binary": event.binary,
+                              "command": event.command, "running_ms": event.running_ms}
+    if event.exit_code is not None:
+        fields["exit_code"] = event.exit_code
+        fields["output_path"] = event.output_path
+        fields["output_bytes"] = event.output_bytes
+    if event.reason is not None:
+        fields["reason"] = event.reason
+    return fields

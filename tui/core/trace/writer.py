@@ -147,6 +147,18 @@ class TraceWriter:
         self.write("shell", self._turn_node or self._task_node, event.ts_ms,
                    lines.shell(event), event.session_id)
 
+    def _shell_detached(self, event: ev.ShellDetached) -> None:
+        self.write("shell_detached", self._turn_node or self._task_node, event.ts_ms,
+                   lines.shell_detached(event), event.session_id)
+
+    def _shell_completed(self, event: ev.ShellCompleted) -> None:  # the turn is over by now
+        self.write("shell_completed", self._session_node, event.ts_ms,
+                   lines.shell_completed(event), event.session_id)
+
+    def _shell_abandoned(self, event: ev.ShellAbandoned) -> None:
+        self.write("shell_abandoned", self._session_node, event.ts_ms,
+                   lines.shell_abandoned(event), event.session_id)
+
     def _task_failed(self, event: ev.TaskFailed) -> None:
         self.write("task_failed", self._task_node, event.ts_ms, lines.task_failed(event),
                    event.session_id)
@@ -204,6 +216,9 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.TurnCompleted: TraceWriter._inference,
     ev.ToolCallFinished: TraceWriter._tool_call,
     ev.ShellExecuted: TraceWriter._shell,
+    ev.ShellDetached: TraceWriter._shell_detached,
+    ev.ShellCompleted: TraceWriter._shell_completed,
+    ev.ShellAbandoned: TraceWriter._shell_abandoned,
     ev.TaskFailed: TraceWriter._task_failed,
     ev.TaskEnded: TraceWriter._task_end,
     ev.SessionEnded: TraceWriter._session_end,

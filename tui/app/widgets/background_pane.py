@@ -1,0 +1,186 @@
+"""The Background pane: the session's background work (shell commands demoted after
+`lifecycle.shell_grace_secs`, docs/tools.md) — running, done, abandoned, lost — and under the
+list the last lines of the selected work's log, followed while it runs. `x` stops the selected
+running work (recorded `shell_abandoned` with `reason: stopped`).
+
+A widget a screen places: its own layout stays in `DEFAULT_CSS`, which that screen can
+override; screens keep theirs in `.tcss` files beside them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+from tui.app.widgets.row_list import RowList
+from tui.core import events as ev
+from tui.core.printable import printable
+
+MAX_WORK_ROWS = 500
+TAIL_BYTES = 16 * 1024  # how much of the end of a log the tail reads
+TAIL_LINES = 40
+TAIL_SECONDS = 0.5  # how often the selected log is read again while its work runs
+_STYLES = {"running": "cyan", "done": "green", "abandoned": "yellow", "lost": "red"}
+
+
+@dataclass
+class _Row:
+    work_id: str
+    command: str
+    state: str
+    output_path: str | None
+    exit_code: int | None = None
+    reason: str | None = None
+
+
+class BackgroundPane(Vertical):
+    """work id, state, exit code, command; the selected work's log tail underneath."""
+
+    DEFAULT_CSS = """
+    BackgroundPane .list-header { height: 1; color: $text-muted; text-style: bold; }
+    BackgroundPane RowList { height: 1fr; }
+    BackgroundPane #work-tail-scroll { height: 2fr; border-top: solid $panel; }
+    BackgroundPane #work-tail { padding: 0 1; }
+    """
+    BINDINGS = [Binding("x", "stop_work", "Stop work")]
+    COLUMNS = (("work", 14), ("state", 10), ("exit", 5), ("command", 60))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows = RowList(self.COLUMNS, MAX_WORK_ROWS, id="work")
+        self.tail = Static("No command has moved to the background.", id="work-tail",
+                           markup=False)
+        self.work: dict[str, _Row] = {}
+        self.workdir: Path | None = None
+        self._shown: tuple[str, int] | None = None  # (work id, log size) last drawn
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(self.rows.header(), classes="list-header", markup=False)
+        yield self.rows
+        with VerticalScroll(id="work-tail-scroll"):
+            yield self.tail
+
+    def on_mount(self) -> None:
+        self.set_interval(TAIL_SECONDS, self.refresh_tail)
+
+    @property
+    def running(self) -> int:
+        return sum(1 for row in self.work.values() if row.state == "running")
+
+    # -- events -------------------------------------------------------------------------------
+    def session(self, event: ev.SessionStarted) -> None:
+        self.workdir = Path(event.workdir)
+
+    def detached(self, event: ev.ShellDetached) -> None:
+        self._put(_Row(event.work_id, event.command, "running", event.output_path))
+
+    def completed(self, event: ev.ShellCompleted) -> None:
+        self._put(_Row(event.work_id, event.command, "done", event.output_path,
+                       event.exit_code))
+
+    def abandoned(self, event: ev.ShellAbandoned) -> None:
+        known = self.work.get(event.work_id)
+        self._put(_Row(event.work_id, event.command, "abandoned",
+                       event.output_path or (known.output_path if known else None),
+                       event.exit_code, event.reason))
+
+    def lost(self, event: ev.ShellLost) -> None:
+        self._put(_Row(event.work_id, event.command, "lost", None))
+
+    def _put(self, row: _Row) -> None:
+        state = row.state if row.reason is None else f"{row.state} ({row.reason})"
+        exit_code = "" if row.exit_code is None else str(row.exit_code)
+        cells = [row.work_id.removeprefix("wrk_")[-12:], state, exit_code,
+                 printable(row.command.replace("\n", " "))]
+        if row.work_id in self.work:
+            self.rows.update(row.work_id, cells, _STYLES[row.state])
+        else:
+            self.rows.add(row.work_id, cells, _STYLES[row.state])
+        self.work[row.work_id] = row
+        self._shown = None  # the state line changed: draw again
+
+    # -- the tail -----------------------------------------------------------------------------
+    def on_row_list_highlighted(self, message: RowList.Highlighted) -> None:
+        self._shown = None
+        self.refresh_tail()
+
+    def flush(self) -> None:
+        self.refresh_tail()
+
+    def refresh_tail(self) -> None:
+        """Draw the selected work's log tail, when the log grew or the selection changed."""
+        key = self.rows.highlighted
+        row = self.work.get(key) if key is not None else None
+        if row is None:
+            return
+        path = self._log(row)
+        size = _size(path) if path is not None else -1
+        if self._shown == (row.work_id, size):
+            return
+        self._shown = (row.work_id, size)
+        head = f"{row.work_id} · {row.state}"
+        if row.exit_code is not None:
+            head += f" · exit {row.exit_code}"
+        if row.reason:
+            head += f" · {row.reason}"
+        head += f"\n$ {row.command}\n"
+        if row.state == "running":
+            head += "x stops it\n"
+        if path is None:
+            body = ("No output survives: the session that ran it was killed."
+                    if row.state == "lost" else "No log.")
+        else:
+            head += f"{row.output_path}\n"
+            body = _tail(path)
+        self.tail.update(printable(head + "\n" + body))
+
+    def _log(self, row: _Row) -> Path | None:
+        if row.output_path is None or self.workdir is None:
+            return None
+        return self.workdir / row.output_path
+
+    # -- stopping -----------------------------------------------------------------------------
+    def action_stop_work(self) -> None:
+        key = self.rows.highlighted
+        row = self.work.get(key) if key is not None else None
+        if row is None or row.state != "running":
+            self.app.notify("Select running background work to stop it.", timeout=4)
+            return
+        from tui.core.shell.background import stop
+
+        if stop(row.work_id):
+            self.app.notify(f"Stopping {row.work_id}.", timeout=4)
+        else:
+            self.app.notify(f"{row.work_id} is not running.", timeout=4)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
+def _tail(path: Path) -> str:
+    """The last TAIL_LINES lines of the log (its last TAIL_BYTES at most), never followed
+    through a symbolic link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"The log cannot be read: {exc.strerror or exc}"
+    try:
+        size = os.fstat(fd).st_size
+        os.lseek(fd, max(size - TAIL_BYTES, 0), os.SEEK_SET)
+        data = os.read(fd, TAIL_BYTES)
+    except OSError as exc:
+        return f"The log cannot be read: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if size > TAIL_BYTES and lines:
+        lines = lines[1:]  # the first was cut
+    return "\n".join(lines[-TAIL_LINES:]) or "(nothing written yet)"
