@@ -93,6 +93,8 @@ def test_a_slow_command_is_demoted_and_its_completion_arrives_as_a_task(
     start = [line for line in lines if line["event_type"] == "task_start"][1]
     assert (start["source"], start["origin"]) == ("detached_shell", "completion")
     assert "shell_abandoned" not in kinds
+    end = next(line for line in lines if line["event_type"] == "session_end")
+    assert end["total_shell_calls"] == 1  # counted at shell_detached, as Murmur counts it
 
 
 def test_work_still_running_when_the_session_exits_is_abandoned_and_killed(

@@ -103,6 +103,8 @@ class Dispatcher:
             truncated=outcome.truncated or (outcome.shell is not None and outcome.shell.truncated),
         ))
         shell = outcome.shell
+        if shell is None and outcome.meta("work_id"):  # moved to the background: Murmur counts
+            task.spend(shell_calls=1)                   # it at shell_detached
         if shell is not None:
             task.spend(shell_calls=1)
             report.emit(ev.ShellExecuted(
