@@ -139,14 +139,18 @@ async def test_the_approval_dialog_at_60x20_keeps_its_choices_reason_and_hint(
     async with app.run_test(size=(60, 20)) as pilot:
         app.push_screen(ApproveScreen(PendingApproval(request)))
         await wait_for(pilot, lambda: isinstance(app.screen, ApproveScreen))
-        await pilot.pause(0.3)
         dialog = app.screen
-        for part in ("#choices", "#hint", "#call-scroll"):
-            assert on_screen(app, dialog.query_one(part)), part
+        parts = ("#choices", "#hint", "#call-scroll")
+        # laid out once it fits: a loaded machine takes a few frames to get there
+        await wait_for(pilot, lambda: all(dialog.query(p) and on_screen(app, dialog.query_one(p))
+                                          for p in parts))
         await pilot.press("d")
-        await pilot.pause(0.3)
-        reason = dialog.query_one("#reason")
-        assert on_screen(app, reason) and reason.region.height == 3 and reason.has_focus
+
+        def reason_shown() -> bool:
+            reason = dialog.query_one("#reason")
+            return on_screen(app, reason) and reason.region.height == 3 and reason.has_focus
+
+        await wait_for(pilot, reason_shown)
         assert on_screen(app, dialog.query_one("#hint"))
 
 

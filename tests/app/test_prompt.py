@@ -212,11 +212,12 @@ async def test_a_large_paste_goes_in_whole(murmur_home: Path,
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
+        await wait_for(pilot, lambda: app.supervisor.prompt.has_focus)
         app.post_message(events.Paste(text))  # as the terminal delivers a paste
         await wait_for(pilot, lambda: app.supervisor.prompt.text != "")
         assert app.supervisor.prompt.text == text  # whole, in one piece
         await pilot.press("shift+enter", "x", "enter")
-        assert queued(app) == [text + "\nx"]
+        await wait_for(pilot, lambda: queued(app) == [text + "\nx"])
         (session.paths.accessible / "go").write_text("")
         app.cancel.set()
         await wait_for(pilot, lambda: app.result is not None)
