@@ -97,6 +97,11 @@ def test_a_safe_call_asks_again_after_the_restart_and_gets_the_answer_once(
     finished = events(done, "ToolCallFinished")
     assert len(finished) == 1 and "main" in finished[0]["output"]
     assert (later / "out" / "result.txt").read_text() == "done"
+    # the record: the dead turn left nothing; the resumed one an assistant and a tool message
+    record = Path(json.loads(done.stdout.splitlines()[0])["record_path"])
+    roles = [m["role"] for m in read_jsonl(record)]
+    assert roles == ["user", "user", "assistant", "tool", "assistant"]
+    assert "main" in json.dumps(read_jsonl(record)[3])
 
 
 def test_an_unsafe_call_is_not_run_again_and_the_model_reads_why(

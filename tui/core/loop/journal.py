@@ -58,7 +58,7 @@ class QuestionJournal:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            os.fdatasync(fd)  # the data and its length: what a reader after a crash needs
         finally:
             os.close(fd)
 
