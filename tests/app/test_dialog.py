@@ -152,6 +152,28 @@ async def test_further_questions_wait_in_a_visible_queue(murmur_home: Path) -> N
         assert app.questions == []
 
 
+async def test_a_question_asked_before_a_restart_says_so(murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    answers: list[str] = []
+
+    def asker() -> None:
+        answers.append(app.responder.ask(InputRequest("q_1", "which branch?", "ask",
+                                                      before_restart=True)))
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        thread = threading.Thread(target=asker)
+        thread.start()
+        await wait_for(pilot, lambda: app.dialog is not None and bool(app.dialog.query("#asker")))
+        dialog = app.dialog
+        assert dialog is not None
+        assert str(dialog.query_one("#asker", Static).render()) == \
+            "ask asks (asked before the restart):"
+        await pilot.pause(0.6)
+        await pilot.press(*"main", "enter")
+        thread.join(timeout=5)
+        assert answers == ["main"]
+
+
 async def test_an_unanswered_question_times_out_and_the_task_fails(
         tmp_path: Path, murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)

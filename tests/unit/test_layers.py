@@ -148,9 +148,9 @@ def test_the_import_graph_of_tui_has_no_cycle() -> None:
 
 
 # The loop's layers, lowest first: a module imports only loop modules before it.
-LOOP_LAYERS = ("state", "inbox", "launch", "continuation", "report", "context", "hook_points",
-               "host", "compaction", "dispatch", "turn", "ending", "task", "lifecycle",
-               "setup", "session")
+LOOP_LAYERS = ("state", "inbox", "launch", "journal", "continuation", "report", "context",
+               "hook_points", "host", "compaction", "dispatch", "turn", "ending", "task",
+               "lifecycle", "setup", "session")
 
 
 def test_the_loop_imports_only_downward() -> None:

@@ -19,6 +19,7 @@ class InputRequest:
     tool_name: str
     timeout_secs: float | None = None
     cancel: threading.Event | None = None  # set when the session is canceled meanwhile
+    before_restart: bool = False  # asked before the session stopped and not answered then
 
 
 class NoAnswer(Exception):

@@ -272,6 +272,7 @@ class InputRequested(Event):
     prompt: str
     tool_name: str
     deadline_ms: int | None = None
+    before_restart: bool = False  # the same question was open when the session stopped
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

@@ -164,7 +164,8 @@ def delegated(event: ev.Delegated, form: Form) -> str:
 
 def question(event: ev.InputRequested, form: Form) -> str:
     prompt = short(event.prompt, 200) if form is Form.SCREEN else event.prompt
-    return f"? {event.tool_name} asks: {prompt}"
+    again = " (asked before the restart)" if event.before_restart else ""
+    return f"? {event.tool_name} asks{again}: {prompt}"
 
 
 def answer(event: ev.InputAnswered, form: Form) -> str:

@@ -67,7 +67,9 @@ class AskScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"{self.question.request.tool_name} asks:", id="asker", markup=False)
+            request = self.question.request
+            again = " (asked before the restart)" if request.before_restart else ""
+            yield Static(f"{request.tool_name} asks{again}:", id="asker", markup=False)
             with VerticalScroll(id="question-scroll"):
                 yield Markdown(self.question.request.prompt, id="question")
             yield self.countdown

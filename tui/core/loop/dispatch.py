@@ -13,6 +13,7 @@ from tui.core.cancel import CancelToken
 from tui.core.chat import Message, tool_message
 from tui.core.contracts import FAILURE_KEY, MAX_PAYLOAD_BYTES, failure_kind, retry_decision
 from tui.core.loop.hook_points import HookPoints
+from tui.core.loop.journal import Interrupted, Questions
 from tui.core.loop.report import DeltaSink, Report
 from tui.core.loop.state import CanceledError, InputTimedOut, TaskState
 from tui.core.tools import ToolCall, ToolHandler, ToolOutcome, ToolTable, refusal
@@ -33,6 +34,7 @@ class Dispatcher:
         self._tool_stream = tool_stream
         self._invocations = 0
         self.script_task: TaskState | None = None  # the task a script capsule's invokes count in
+        self.questions: Questions | None = None  # the journal (docs/tools.md)
 
     def call_block(self, task: TaskState, turn: int, block: dict[str, Any]) -> Message:
         """A model's `tool_call` block run, as the tool message the model reads next."""
@@ -86,9 +88,13 @@ class Dispatcher:
             outcome = refusal(f"error: the call's input is {size} bytes; the limit is "
                               f"{MAX_PAYLOAD_BYTES} (1 MiB), so {call.name} was not run", kind)
         else:
-            outcome = self._run(task, call, handler)
-            if self._retries(task, call, outcome):
-                outcome = self._run(task, call, handler)
+            carried = self.questions.carries(call.call_id, call.name) if self.questions else None
+            if carried is not None and not self._replayable(call.name):
+                outcome = self._interrupted(call, carried, kind)
+            else:
+                outcome = self._run(task, call, handler, carried)
+                if self._retries(task, call, outcome):
+                    outcome = self._run(task, call, handler, carried)
         text = outcome.message_text(call.name)
         status: Literal["ok", "error"] = "ok" if outcome.ok else "error"
         input_bytes, output_bytes = len(call.data.encode()), len(text.encode())
@@ -119,15 +125,36 @@ class Dispatcher:
             self._hooks.shell(turn, shell)
         return outcome, text
 
-    def _run(self, task: TaskState, call: ToolCall, handler: ToolHandler) -> ToolOutcome:
+    def _run(self, task: TaskState, call: ToolCall, handler: ToolHandler,
+             carried: Interrupted | None = None) -> ToolOutcome:
         feed = self._report.call_feed(task.task_id, call.turn, call.call_id)
+        if self.questions is not None:
+            self.questions.begin(task.task_id, call.call_id, call.name, carried)
         try:
             return handler.call(call, self._cancel, feed)
         except InputTimeout as exc:
             raise InputTimedOut(f"{call.name} asked and {exc}", call.turn) from None
         finally:
+            if self.questions is not None:
+                self.questions.end()
             feed.close()  # the last lines go out before ToolCallFinished
             self._tool_stream.flush()
+
+    def _replayable(self, name: str) -> bool:
+        contract = self.tools.contracts.get(name)
+        return contract is not None and contract.replay in ("safe", "idempotent")
+
+    def _interrupted(self, call: ToolCall, carried: Interrupted, kind: str) -> ToolOutcome:
+        """The call the resumed session died in, not run again (its replay is not safe): the
+        model reads that its outcome is uncertain and what it had asked."""
+        contract = self.tools.contracts.get(call.name)
+        replay = contract.replay if contract is not None else "unknown"
+        self._report.warn("W-TOOL-INTERRUPTED", f"{call.name} ({call.call_id}) was running when "
+                          f"session {carried.session_id} stopped; its replay is {replay}, so it "
+                          "was not run again")
+        return refusal(f"error: {call.name} was interrupted when session {carried.session_id} "
+                       f"stopped; its outcome is uncertain and it was not run again (its replay "
+                       f"is {replay}). It had asked: {carried.summary()}", kind)
 
     def _retries(self, task: TaskState, call: ToolCall, outcome: ToolOutcome) -> bool:
         """The retry rule (docs/tools.md): a trapped or timed-out call, or a failure the tool

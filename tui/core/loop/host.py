@@ -17,6 +17,7 @@ from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json, from_wit_message
 from tui.core.inference.driver import Driver, NullStream
 from tui.core.inference.response import parse_response
+from tui.core.loop.journal import Questions
 from tui.core.loop.report import Report
 from tui.core.record.reader import EMPTY_PAGE, MessagePage, RecordReader
 from tui.core.secrets import redact
@@ -42,27 +43,50 @@ class Host:
     driver: Driver | None = None
     invoke: Callable[[str, str | None], Any] | None = None
     artifacts: ArtifactServices | None = None  # a script capsule's artifact manager
+    questions: Questions | None = None  # the journal (docs/tools.md, "Durable questions")
 
     def ask(self, tool_name: str, prompt: str) -> str:
         timeout = self.input_timeout_secs
         task_id = self.report.position.task_id
-        request_id = ids.mint("req")
         prompt = redact(prompt)  # shown to the human: the dialog and stderr see no key
         deadline = int(time.time() * 1000 + timeout * 1000) if timeout else None
+        questions = self.questions
+        ask = questions.next(task_id or "", tool_name, prompt) if questions else None
+        request_id = ask.qid if ask else ids.mint("req")
+        if ask is not None and ask.before_restart and ask.deadline_ms is not None:
+            deadline = ask.deadline_ms  # the deadline runs from the ask before the restart
+            if ask.answer is None and deadline <= time.time() * 1000:
+                raise InputTimeout(f"the question asked before the restart passed its "
+                                   f"deadline ({timeout:g} s, lifecycle.input_timeout_secs)"
+                                   if timeout else "the question asked before the restart "
+                                   "passed its deadline")
+        if questions is not None and ask is not None:
+            questions.asked(ask, task_id or "", tool_name, prompt, deadline)
+        if questions is not None and ask is not None and ask.answer is not None:
+            answer = questions.take(ask)  # answered before the restart: not asked again
+            self.report.log(f"{tool_name} asked {request_id} again after the restart; it took "
+                            "the answer journaled before it")
+            return answer
+        before = bool(ask and ask.before_restart)
         self.report.emit(ev.InputRequested(task_id=task_id, request_id=request_id,
                                            prompt=prompt, tool_name=tool_name,
-                                           deadline_ms=deadline))
+                                           deadline_ms=deadline, before_restart=before))
         position = self.report.position
         was, position.phase = position.phase, "input"
+        remaining = timeout
+        if timeout and deadline is not None:
+            remaining = max(0.001, (deadline - time.time() * 1000) / 1000)
         try:
             answer = self.responder.ask(
-                InputRequest(request_id, prompt, tool_name, timeout, self.cancel))
+                InputRequest(request_id, prompt, tool_name, remaining, self.cancel, before))
         except InputTimeout:
             raise InputTimeout(f"no answer came within {timeout:g} s "
                                "(lifecycle.input_timeout_secs)") from None
         finally:
             if not self.cancel.is_set():  # canceled: the task stopped at its question
                 position.phase = was
+        if questions is not None and ask is not None:
+            questions.answered(ask, answer)  # journaled before the tool gets it
         self.report.emit(ev.InputAnswered(task_id=self.report.position.task_id,
                                           request_id=request_id, answer=answer))
         return answer

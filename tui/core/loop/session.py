@@ -32,6 +32,13 @@ from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
 from tui.core.loop.inbox import TaskCancel
+from tui.core.loop.journal import (
+    JOURNAL,
+    Interrupted,
+    QuestionJournal,
+    Questions,
+    read_interrupted,
+)
 from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
 from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
@@ -117,6 +124,9 @@ class Session:
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
+        self.questions = Questions(QuestionJournal(self.paths.session / JOURNAL),
+                                   self.context_id, self.session_id, self._interrupted())
+        self.host.questions = self.dispatch.questions = self.questions
         self.dispatch.approvals = approver  # `launch --approve`: the gate before calls run
         if self.resume is not None and self.resume.mode == "compact" and \
                 not self.hooks.bound("on-compaction"):
@@ -181,6 +191,16 @@ class Session:
                 wasm_tool_factory(self.runtime, capsule, self.paths.accessible,
                                   self.paths.logs, self.host, self.attachments, component_env,
                                   tool_stream), report.log)
+
+    def _interrupted(self) -> Interrupted | None:
+        """The call the resumed session died in (it wrote no end), from its journal."""
+        entry = self.resume.entry if self.resume is not None else None
+        if entry is None or entry.ended_ms is not None:
+            return None
+        from tui.core.shell.background import session_folder
+
+        return read_interrupted(session_folder(Path(entry.workdir), entry.session_id),
+                                entry.session_id)
 
     def submit(self, text: str, task_id: str | None = None, context_id: str | None = None
                ) -> str | None:

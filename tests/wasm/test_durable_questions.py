@@ -1,0 +1,158 @@
+"""Durable questions with real processes: a headless session is killed (SIGKILL) while its tool
+waits for an answer, then `launch --resume SESSION --headless --answer X` goes on — a replay-safe
+call asks again (marked "asked before the restart") and gets X once, a replay-unsafe one is not
+run again, a journaled answer is delivered once, a passed deadline ends the task."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import read_jsonl, run_cli
+from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call
+from tui.core.loop.journal import JOURNAL, QuestionJournal
+
+QUESTION = {"q": "which branch?"}
+PROMPT = json.dumps(QUESTION, separators=(",", ":"))
+SAFE = "    effect: read-only\n    replay: safe\n"
+
+
+def ask_tool(tmp_path: Path, contract: str | None) -> str:
+    """The asking fixture as an `artifacts:` entry: a tool folder with its contract, or the
+    bare `.wasm` (derived: mutating + unsafe)."""
+    if contract is None:
+        return f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
+    folder = tmp_path / "ask-tool"
+    folder.mkdir(exist_ok=True)
+    shutil.copy(FIXTURES / "ask_tool.wasm", folder / "ask.wasm")
+    (folder / "murmur.yaml").write_text(
+        f"name: ask\ndescription: Asks.\nx-murmur-tui:\n  contract:\n{contract}",
+        encoding="utf-8")
+    return f"  - name: ask\n    runtime: tool\n    source: {folder}\n"
+
+
+def killed_while_asking(root: Path, home: Path) -> Path:
+    """Launch headless, wait until the question is journaled, SIGKILL: the dead session's
+    folder."""
+    env = dict(os.environ, MURMUR_HOME=str(home))
+    process = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
+                                "--task", "pick one"], env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        journals: list[Path] = []
+        while time.monotonic() < deadline and not journals:
+            journals = [p for p in root.glob(f"workdir/*/{JOURNAL}") if '"asked"' in
+                        p.read_text()]
+            time.sleep(0.05)
+        assert journals, "the headless session never asked"
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(60)
+    return journals[0].parent
+
+
+def resume(root: Path, dead: Path, responses: list[dict[str, Any]], *answers: str
+           ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    (root / "script.json").write_text(json.dumps(responses), encoding="utf-8")
+    args = [a for value in answers for a in ("--answer", value)]
+    done = run_cli("launch", str(root), "--headless", "--json", "--resume", dead.name,
+                   "--task", "go on", *args, timeout=120)
+    assert done.returncode == 0, done.stderr
+    started = json.loads(done.stdout.splitlines()[0])
+    return done, Path(started["trace_path"]).parent
+
+
+def events(done: subprocess.CompletedProcess[str], name: str) -> list[dict[str, Any]]:
+    found = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return [e for e in found if e.get("event") == name]
+
+
+def lines(folder: Path, event: str) -> list[dict[str, Any]]:
+    path = folder / JOURNAL
+    return [x for x in read_jsonl(path) if x["event"] == event] if path.exists() else []
+
+
+def test_a_safe_call_asks_again_after_the_restart_and_gets_the_answer_once(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, SAFE))
+    dead = killed_while_asking(root, murmur_home)
+    asked = lines(dead, "asked")
+    assert len(asked) == 1 and asked[0]["prompt"] == PROMPT
+    assert stat.S_IMODE((dead / JOURNAL).stat().st_mode) == 0o600
+    done, later = resume(root, dead, [call("ask", QUESTION), answer("done")], "main")
+    shown = events(done, "InputRequested")
+    assert [e["before_restart"] for e in shown] == [True]
+    again = lines(later, "asked")
+    assert [q["id"] for q in again] == [asked[0]["id"]]  # the same question, the same id
+    assert [a["answer"] for a in lines(later, "answered")] == ["main"]
+    finished = events(done, "ToolCallFinished")
+    assert len(finished) == 1 and "main" in finished[0]["output"]
+    assert (later / "out" / "result.txt").read_text() == "done"
+    # the record: the dead turn left nothing; the resumed one an assistant and a tool message
+    record = Path(json.loads(done.stdout.splitlines()[0])["record_path"])
+    roles = [m["role"] for m in read_jsonl(record)]
+    assert roles == ["user", "user", "assistant", "tool", "assistant"]
+    assert "main" in json.dumps(read_jsonl(record)[3])
+
+
+def test_an_unsafe_call_is_not_run_again_and_the_model_reads_why(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, None))
+    dead = killed_while_asking(root, murmur_home)
+    log = tmp_path / "requests.jsonl"
+    manifest = (root / "murmur.yaml").read_text().replace(
+        "config: {script: script.json}", f"config: {{script: script.json, requests_log: {log}}}")
+    (root / "murmur.yaml").write_text(manifest)
+    done, later = resume(root, dead, [call("ask", QUESTION), answer("understood")], "main")
+    assert not events(done, "InputRequested")  # nothing was asked: the tool did not run
+    assert not lines(later, "asked") and not lines(later, "answered")
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    told = json.dumps(requests[-1]["messages"][-1])
+    assert "was interrupted when session" in told and "outcome is uncertain" in told
+    assert "which branch?" in told and "not answered" in told
+    assert (later / "out" / "result.txt").read_text() == "understood"
+
+
+def test_a_journaled_answer_is_delivered_once(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, SAFE))
+    dead = killed_while_asking(root, murmur_home)
+    # killed after the answer was journaled and before the tool had it
+    QuestionJournal(dead / JOURNAL).answered(lines(dead, "asked")[0]["id"], "journaled")
+    done, later = resume(root, dead, [call("ask", QUESTION), answer("done")])
+    assert not events(done, "InputRequested")  # taken from the journal, not asked
+    taken = lines(later, "answered")
+    assert [(a["answer"], a["taken_from"]) for a in taken] == [("journaled", dead.name)]
+    assert "journaled" in events(done, "ToolCallFinished")[0]["output"]
+    assert [t["by_session"] for t in lines(dead, "taken")] == [later.name]
+    # resumed again, the answer is not delivered a second time: the question is asked
+    done, third = resume(root, dead, [call("ask", QUESTION), answer("done")], "fresh")
+    assert [e["before_restart"] for e in events(done, "InputRequested")] == [True]
+    assert [a["answer"] for a in lines(third, "answered")] == ["fresh"]
+
+
+def test_a_deadline_that_passed_while_down_ends_the_task_input_timeout(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, SAFE),
+                        extra="lifecycle:\n  input_timeout_secs: 1\n")
+    dead = killed_while_asking(root, murmur_home)
+    deadline = lines(dead, "asked")[0]["deadline_ms"]
+    while time.time() * 1000 <= deadline:
+        time.sleep(0.1)
+    (root / "script.json").write_text(json.dumps([call("ask", QUESTION), answer("late")]))
+    done = run_cli("launch", str(root), "--headless", "--json", "--resume", dead.name,
+                   "--task", "go on", "--answer", "too late", timeout=120)
+    assert done.returncode != 0
+    trace = Path(json.loads(done.stdout.splitlines()[0])["trace_path"])
+    failed = [x for x in read_jsonl(trace) if x["event_type"] == "task_failed"]
+    assert failed and failed[0]["cause"] == "input_timeout"
+    assert not lines(trace.parent, "answered")
