@@ -40,6 +40,17 @@ class Served:
         assert "result" in reply, reply
         return dict(reply["result"]["task"])
 
+    def watch_until(self, marker: bytes) -> bytes:
+        """`stream/watch` read until `marker` shows in the stream (its replay first)."""
+        with self.client.stream("POST", "/", headers=V1, json={
+                "jsonrpc": "2.0", "id": 2, "method": "stream/watch"}) as watch:
+            seen = b""
+            for chunk in watch.iter_bytes():
+                seen += chunk
+                if marker in seen:
+                    break
+        return seen
+
     def until(self, task_id: str, state: str) -> dict[str, Any]:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -75,3 +86,26 @@ def served() -> Iterator[list[Served]]:
             item.process.kill()
         item.process.wait(30)
         item.client.close()
+
+
+def killed_once(root: Path, home: Path, task: str, pattern: str, marker: str,
+                what: str) -> Path:
+    """`murmur-tui launch ROOT --headless --task TASK`, SIGKILLed once a file matching
+    `pattern` (under ROOT) holds `marker`: that file. `what` says what never happened."""
+    import signal
+
+    env = dict(os.environ, MURMUR_HOME=str(home))
+    process = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
+                                "--task", task], env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        found: list[Path] = []
+        while time.monotonic() < deadline and not found:
+            found = [path for path in root.glob(pattern) if marker in path.read_text()]
+            time.sleep(0.05)
+        assert found, f"the headless session never {what}"
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(60)
+    return found[0]

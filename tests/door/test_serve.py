@@ -48,13 +48,7 @@ def test_a_task_sent_to_the_door_runs_and_its_frames_replay_from_last_event_id(
     assert done["artifacts"][0]["parts"][0]["text"] == "four"
     assert done["contextId"] == first["contextId"]
 
-    with door.client.stream("POST", "/", headers=V1, json={
-            "jsonrpc": "2.0", "id": 2, "method": "stream/watch"}) as watch:
-        seen = b""
-        for chunk in watch.iter_bytes():
-            seen += chunk
-            if b'"completed"' in seen:
-                break
+    seen = door.watch_until(b'"completed"')
     got = frames(seen.decode())
     assert got[0][1] == "connection-ack" and got[0][2]["role"] == "observer"
     ids = [frame_id for frame_id, _, _ in got if frame_id is not None]
@@ -155,13 +149,7 @@ def test_a_question_is_answered_through_the_door_naming_its_task(
     answered = door.send("main", taskId=task["id"], contextId=task["contextId"])
     assert answered["status"]["state"] == "TASK_STATE_WORKING"
     door.until(task["id"], "TASK_STATE_COMPLETED")
-    with door.client.stream("POST", "/", headers=V1, json={
-            "jsonrpc": "2.0", "id": 2, "method": "stream/watch"}) as watch:
-        seen = b""
-        for chunk in watch.iter_bytes():
-            seen += chunk
-            if b'"completed"' in seen:
-                break
+    seen = door.watch_until(b'"completed"')
     got = frames(seen.decode())
     artifact = next(data for _, event, data in got if event == "artifact")["artifact"]
     assert "main" in artifact["content"] and artifact["tool_name"] == "ask"

@@ -12,6 +12,7 @@ from typing import Any
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tests.fakes import Collect
+from tests.served import killed_once
 from tui.core import events as ev
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
@@ -170,34 +171,16 @@ def test_grace_zero_demotes_at_once_and_stop_records_the_reason(
 
 def test_work_of_a_killed_session_is_reported_lost_once_on_resume(
         make_capsule: CapsuleFactory, murmur_home: Path) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
 
     from tui.core import session_index
     from tui.core.session_index import Resume
 
     root = make_capsule([tool_response(FOREVER), text_response("left running")],
                         extra=lifecycle(0.2, True))
-    env = dict(os.environ, MURMUR_HOME=str(murmur_home))
-    headless = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
-                                 "--task", "start it"], env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        records: list[Path] = []
-        while time.monotonic() < deadline and not records:
-            records = [path for path in root.glob("workdir/*/background.jsonl")
-                       if '"detached"' in path.read_text()]
-            time.sleep(0.05)
-        assert records, "the headless session never demoted its command"
-    finally:
-        headless.send_signal(signal.SIGKILL)
-        headless.wait(60)
-    old = records[0].parent
-    work_id = json.loads(records[0].read_text().splitlines()[0])["work_id"]
+    record = killed_once(root, murmur_home, "start it", "workdir/*/background.jsonl",
+                         '"detached"', "demoted its command")
+    old = record.parent
+    work_id = json.loads(record.read_text().splitlines()[0])["work_id"]
     (root / "script.json").write_text(json.dumps([text_response("resumed"),
                                                   text_response("noted the loss")]))
 

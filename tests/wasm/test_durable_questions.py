@@ -6,17 +6,15 @@ run again, a journaled answer is delivered once, a passed deadline ends the task
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import read_jsonl, run_cli
+from tests.served import killed_once
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call
 from tui.core.loop.journal import JOURNAL, QuestionJournal
 
@@ -42,22 +40,8 @@ def ask_tool(tmp_path: Path, contract: str | None) -> str:
 def killed_while_asking(root: Path, home: Path) -> Path:
     """Launch headless, wait until the question is journaled, SIGKILL: the dead session's
     folder."""
-    env = dict(os.environ, MURMUR_HOME=str(home))
-    process = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
-                                "--task", "pick one"], env=env, stdin=subprocess.PIPE,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        journals: list[Path] = []
-        while time.monotonic() < deadline and not journals:
-            journals = [p for p in root.glob(f"workdir/*/{JOURNAL}") if '"asked"' in
-                        p.read_text()]
-            time.sleep(0.05)
-        assert journals, "the headless session never asked"
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait(60)
-    return journals[0].parent
+    return killed_once(root, home, "pick one", f"workdir/*/{JOURNAL}", '"asked"',
+                       "asked").parent
 
 
 def resume(root: Path, dead: Path, responses: list[dict[str, Any]], *answers: str
