@@ -1,11 +1,19 @@
-"""The question journal on its own: stable ids, 0600 lines, and what a crash leaves readable."""
+"""The journal on its own: stable question ids, 0600 lines, and what a crash leaves readable —
+the open turn, its finished calls, the interrupted call and its questions."""
 
 from __future__ import annotations
 
 import stat
 from pathlib import Path
 
-from tui.core.loop.journal import JOURNAL, QuestionJournal, Questions, question_id, read_interrupted
+from tui.core.loop.journal import (
+    JOURNAL,
+    Interrupted,
+    Journal,
+    Questions,
+    question_id,
+    read_journal,
+)
 
 
 def test_a_question_id_depends_on_context_task_call_and_place_only() -> None:
@@ -17,7 +25,7 @@ def test_a_question_id_depends_on_context_task_call_and_place_only() -> None:
 
 
 def test_the_interrupted_call_is_read_back_after_a_cut_last_line(tmp_path: Path) -> None:
-    journal = QuestionJournal(tmp_path / JOURNAL)
+    journal = Journal(tmp_path / JOURNAL)
     asking = Questions(journal, "ctx_1", "ses_dead")
     asking.begin("tsk_1", "c7", "ask")
     for prompt, reply in (("first?", "one"), ("second?", None)):
@@ -28,12 +36,12 @@ def test_the_interrupted_call_is_read_back_after_a_cut_last_line(tmp_path: Path)
     assert stat.S_IMODE(journal.path.stat().st_mode) == 0o600
     with journal.path.open("ab") as f:
         f.write(b'{"event":"answered","id":"q_')  # the kill cut this line
-    found = read_interrupted(tmp_path, "ses_dead")
+    found = read_journal(tmp_path, "ses_dead").call
     assert found is not None and (found.task_id, found.call_id) == ("tsk_1", "c7")
     assert [(q.prompt, q.answer) for q in found.questions] == [("first?", "one"),
                                                                ("second?", None)]
     # run again in a new session: the first takes its answer, the second is asked anew
-    later = Questions(QuestionJournal(tmp_path / "later.jsonl"), "ctx_1", "ses_new", found)
+    later = Questions(Journal(tmp_path / "later.jsonl"), "ctx_1", "ses_new", found)
     carried = later.carries("c7", "ask")
     assert carried is found and later.carries("c7", "ask") is None  # carried once
     later.begin("tsk_new", "c7", "ask", carried)
@@ -41,5 +49,61 @@ def test_the_interrupted_call_is_read_back_after_a_cut_last_line(tmp_path: Path)
     assert one.answer == "one" and later.take(one) == "one"
     two = later.next("tsk_new", "ask", "second?")
     assert two.before_restart and two.answer is None
-    again = read_interrupted(tmp_path, "ses_dead")
+    again = read_journal(tmp_path, "ses_dead").call
     assert again is not None and again.questions[0].taken
+
+
+def calls(*ids: str) -> dict[str, object]:
+    return {"role": "assistant", "id": "msg_a", "content": [
+        {"type": "text", "text": "working"},
+        *({"type": "tool_call", "id": cid, "name": "t", "input": {}} for cid in ids)]}
+
+
+def result(cid: str) -> dict[str, object]:
+    return {"role": "tool", "tool_call_id": cid, "is_error": False, "id": f"msg_{cid}",
+            "content": [{"type": "text", "text": f"{cid} done"}]}
+
+
+def test_the_open_turn_is_the_last_one_with_its_finished_calls_and_the_interrupted_one(
+        tmp_path: Path) -> None:
+    journal = Journal(tmp_path / JOURNAL)
+    journal.turn("tsk_1", 0, calls("old"))  # an earlier turn, whole
+    journal.call("old", "t", result("old"))
+    journal.turn("tsk_1", 1, calls("c1", "c2", "c3"))
+    journal.call("c1", "t", result("c1"))
+    journal.call("zz", "t", result("zz"))  # not one of the turn's calls
+    asking = Questions(journal, "ctx_1", "ses_dead")
+    asking.begin("tsk_1", "c2", "t")
+    ask = asking.next("tsk_1", "t", "which?")
+    asking.asked(ask, "tsk_1", "t", "which?", None)
+    with journal.path.open("ab") as f:
+        f.write(b'{"event":"call","call_id":"c2"')  # the kill cut this line
+    found = read_journal(tmp_path, "ses_dead")
+    assert found.turn is not None and found.turn.turn == 1
+    assert [b["id"] for b in found.turn.calls()] == ["c1", "c2", "c3"]
+    assert list(found.turn.finished) == ["c1"]
+    assert isinstance(found.call, Interrupted) and found.call.call_id == "c2"
+    assert [q.prompt for q in found.call.questions] == ["which?"]
+
+
+def test_a_turn_that_was_dropped_or_whose_calls_all_finished_leaves_nothing_running(
+        tmp_path: Path) -> None:
+    journal = Journal(tmp_path / JOURNAL)
+    journal.turn("tsk_1", 0, calls("c1", "c2"))
+    journal.call("c1", "t", result("c1"))
+    journal.dropped("msg_a", "CanceledError")
+    assert read_journal(tmp_path, "ses_dead").turn is None
+    journal.turn("tsk_1", 1, {**calls("c3"), "id": "msg_b"})
+    journal.call("c3", "t", result("c3"))
+    found = read_journal(tmp_path, "ses_dead")
+    assert found.turn is not None and found.call is None  # the record decides if it is whole
+
+
+def test_a_hostile_journal_is_read_as_far_as_it_makes_sense(tmp_path: Path) -> None:
+    (tmp_path / JOURNAL).write_bytes(
+        b'\x00\xff garbage\n{"event":"turn","task_id":1,"message":"no"}\n[1,2]\n'
+        b'{"event":"turn","task_id":"t","message":{"role":"user","id":"m","content":[]}}\n'
+        b'{"event":"asked","id":"q_1","task_id":"t","call_id":"c","tool_name":"x",'
+        b'"sequence":"0","prompt":"p","prompt_sha256":"s"}\n')
+    found = read_journal(tmp_path, "ses_dead")
+    assert found.turn is None and found.call is None

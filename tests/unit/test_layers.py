@@ -149,7 +149,7 @@ def test_the_import_graph_of_tui_has_no_cycle() -> None:
 
 # The loop's layers, lowest first: a module imports only loop modules before it.
 LOOP_LAYERS = ("state", "inbox", "launch", "journal", "continuation", "report", "context",
-               "hook_points", "host", "compaction", "dispatch", "turn", "ending", "task",
+               "hook_points", "host", "compaction", "dispatch", "rebuild", "turn", "ending", "task",
                "lifecycle", "setup", "session")
 
 

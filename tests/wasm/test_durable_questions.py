@@ -16,7 +16,7 @@ from typing import Any
 from tests.conftest import read_jsonl, run_cli
 from tests.served import killed_once
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call
-from tui.core.loop.journal import JOURNAL, QuestionJournal
+from tui.core.loop.journal import JOURNAL, Journal
 
 QUESTION = {"q": "which branch?"}
 PROMPT = json.dumps(QUESTION, separators=(",", ":"))
@@ -44,12 +44,15 @@ def killed_while_asking(root: Path, home: Path) -> Path:
                        "asked").parent
 
 
-def resume(root: Path, dead: Path, responses: list[dict[str, Any]], *answers: str
-           ) -> tuple[subprocess.CompletedProcess[str], Path]:
+def resume(root: Path, dead: Path, responses: list[dict[str, Any]], *answers: str,
+           task: str | None = "go on") -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`launch --resume DEAD --headless` with a new script; the model's first reply comes after
+    the rebuilt turn."""
     (root / "script.json").write_text(json.dumps(responses), encoding="utf-8")
     args = [a for value in answers for a in ("--answer", value)]
-    done = run_cli("launch", str(root), "--headless", "--json", "--resume", dead.name,
-                   "--task", "go on", *args, timeout=120)
+    args += ["--task", task] if task is not None else []
+    done = run_cli("launch", str(root), "--headless", "--json", "--resume", dead.name, *args,
+                   timeout=120)
     assert done.returncode == 0, done.stderr
     started = json.loads(done.stdout.splitlines()[0])
     return done, Path(started["trace_path"]).parent
@@ -72,7 +75,7 @@ def test_a_safe_call_asks_again_after_the_restart_and_gets_the_answer_once(
     asked = lines(dead, "asked")
     assert len(asked) == 1 and asked[0]["prompt"] == PROMPT
     assert stat.S_IMODE((dead / JOURNAL).stat().st_mode) == 0o600
-    done, later = resume(root, dead, [call("ask", QUESTION), answer("done")], "main")
+    done, later = resume(root, dead, [answer("done")], "main")
     shown = events(done, "InputRequested")
     assert [e["before_restart"] for e in shown] == [True]
     again = lines(later, "asked")
@@ -81,11 +84,13 @@ def test_a_safe_call_asks_again_after_the_restart_and_gets_the_answer_once(
     finished = events(done, "ToolCallFinished")
     assert len(finished) == 1 and "main" in finished[0]["output"]
     assert (later / "out" / "result.txt").read_text() == "done"
-    # the record: the dead turn left nothing; the resumed one an assistant and a tool message
+    # the record: the dead turn left nothing; the rebuilt one an assistant and a tool message,
+    # then the new task and the model's answer
     record = Path(json.loads(done.stdout.splitlines()[0])["record_path"])
     roles = [m["role"] for m in read_jsonl(record)]
-    assert roles == ["user", "user", "assistant", "tool", "assistant"]
-    assert "main" in json.dumps(read_jsonl(record)[3])
+    assert roles == ["user", "assistant", "tool", "user", "assistant"]
+    assert "main" in json.dumps(read_jsonl(record)[2])
+    assert [w for w in events(done, "Warning") if w["code"] == "W-RESUME-TURN"]
 
 
 def test_an_unsafe_call_is_not_run_again_and_the_model_reads_why(
@@ -96,11 +101,11 @@ def test_an_unsafe_call_is_not_run_again_and_the_model_reads_why(
     manifest = (root / "murmur.yaml").read_text().replace(
         "config: {script: script.json}", f"config: {{script: script.json, requests_log: {log}}}")
     (root / "murmur.yaml").write_text(manifest)
-    done, later = resume(root, dead, [call("ask", QUESTION), answer("understood")], "main")
+    done, later = resume(root, dead, [answer("understood")], "main")
     assert not events(done, "InputRequested")  # nothing was asked: the tool did not run
     assert not lines(later, "asked") and not lines(later, "answered")
     requests = [json.loads(line) for line in log.read_text().splitlines()]
-    told = json.dumps(requests[-1]["messages"][-1])
+    told = json.dumps([m for m in requests[-1]["messages"] if m["role"] == "tool"])
     assert "was interrupted when session" in told and "outcome is uncertain" in told
     assert "which branch?" in told and "not answered" in told
     assert (later / "out" / "result.txt").read_text() == "understood"
@@ -111,15 +116,15 @@ def test_a_journaled_answer_is_delivered_once(
     root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, SAFE))
     dead = killed_while_asking(root, murmur_home)
     # killed after the answer was journaled and before the tool had it
-    QuestionJournal(dead / JOURNAL).answered(lines(dead, "asked")[0]["id"], "journaled")
-    done, later = resume(root, dead, [call("ask", QUESTION), answer("done")])
+    Journal(dead / JOURNAL).answered(lines(dead, "asked")[0]["id"], "journaled")
+    done, later = resume(root, dead, [answer("done")])
     assert not events(done, "InputRequested")  # taken from the journal, not asked
     taken = lines(later, "answered")
     assert [(a["answer"], a["taken_from"]) for a in taken] == [("journaled", dead.name)]
     assert "journaled" in events(done, "ToolCallFinished")[0]["output"]
     assert [t["by_session"] for t in lines(dead, "taken")] == [later.name]
     # resumed again, the answer is not delivered a second time: the question is asked
-    done, third = resume(root, dead, [call("ask", QUESTION), answer("done")], "fresh")
+    done, third = resume(root, dead, [answer("done")], "fresh")
     assert [e["before_restart"] for e in events(done, "InputRequested")] == [True]
     assert [a["answer"] for a in lines(third, "answered")] == ["fresh"]
 
@@ -132,7 +137,7 @@ def test_a_deadline_that_passed_while_down_ends_the_task_input_timeout(
     deadline = lines(dead, "asked")[0]["deadline_ms"]
     while time.time() * 1000 <= deadline:
         time.sleep(0.1)
-    (root / "script.json").write_text(json.dumps([call("ask", QUESTION), answer("late")]))
+    (root / "script.json").write_text(json.dumps([answer("late")]))
     done = run_cli("launch", str(root), "--headless", "--json", "--resume", dead.name,
                    "--task", "go on", "--answer", "too late", timeout=120)
     assert done.returncode != 0

@@ -36,6 +36,30 @@ class Dispatcher:
         self.script_task: TaskState | None = None  # the task a script capsule's invokes count in
         self.questions: Questions | None = None  # the journal (docs/tools.md)
 
+    def run_turn(self, task: TaskState, turn: int, message: Message,
+                 calls: list[dict[str, Any]], done: dict[str, Message] | None = None
+                 ) -> list[Message]:
+        """A turn's calls in order, as the tool messages the model reads next. The turn is
+        journaled before its first call runs and each result as its call finishes; a call in
+        `done` (a rebuilt turn's finished ones) is not run again: its result is journaled
+        anew. A turn that ends early (canceled, a question timed out) is journaled dropped."""
+        questions = self.questions
+        if questions is not None:
+            questions.turn(task.task_id, turn, message)
+        results = []
+        try:
+            for block in calls:
+                earlier = (done or {}).get(str(block["id"]))
+                result = earlier if earlier is not None else self.call_block(task, turn, block)
+                if questions is not None:
+                    questions.finished(str(block["id"]), str(block["name"]), result)
+                results.append(result)
+        except BaseException as exc:
+            if questions is not None and not isinstance(exc, KeyboardInterrupt):
+                questions.dropped(str(message["id"]), type(exc).__name__)
+            raise
+        return results
+
     def call_block(self, task: TaskState, turn: int, block: dict[str, Any]) -> Message:
         """A model's `tool_call` block run, as the tool message the model reads next."""
         if self._cancel.is_set():

@@ -1,11 +1,13 @@
-"""Durable questions (docs/tools.md, "Durable questions"): every question a tool asks has an id
-that is the same after a restart, and `<session folder>/questions.jsonl` (0600, fsync per line)
-holds each question before it is shown and each answer before the tool gets it.
+"""The session's journal (docs/tools.md, "Durable questions"): `<session folder>/journal.jsonl`
+(0600, each line synced before it returns) holds the open turn (the model's message with its
+calls) before a call runs, each finished call's result, each question before it is shown and
+each answer before the tool gets it. Every question has an id that is the same after a restart.
 
 A resumed session reads the journal of the session it resumes when that one died (it never
-wrote its end): the call of its last question is the interrupted call. When the resumed turn
-runs that call again (same call id and tool), its questions take their journaled answers while
-the prompt matches, once: taking one is written in both journals."""
+wrote its end): its last turn, when some of the turn's calls did not finish or its messages are
+not in the record, is rebuilt (tui/core/loop/rebuild.py); the first call that did not finish is
+the interrupted call. Run again, its questions take their journaled answers while the prompt
+matches, once: taking one is written in both journals."""
 
 from __future__ import annotations
 
@@ -17,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui.core.chat import Message
 from tui.core.private import make_private_dirs
 from tui.core.secrets import redact, redact_value
 from tui.core.strict_json import NotJson, loads_line
 
-JOURNAL = "questions.jsonl"
+JOURNAL = "journal.jsonl"
 MAX_JOURNAL_BYTES = 64 << 20  # a bigger journal is not carried over (the resume warns)
 
 
@@ -36,8 +39,8 @@ def prompt_sha(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8", "replace")).hexdigest()
 
 
-class QuestionJournal:
-    """One session's `questions.jsonl`: each line is written and fsynced before it returns."""
+class Journal:
+    """One session's `journal.jsonl`: each line is written and synced before it returns."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -61,6 +64,19 @@ class QuestionJournal:
             os.fdatasync(fd)  # the data and its length: what a reader after a crash needs
         finally:
             os.close(fd)
+
+    def turn(self, task_id: str, turn: int, message: Message) -> None:
+        """The model's message of a turn with calls, before the first call runs."""
+        self._line({"event": "turn", "task_id": task_id, "turn": turn, "message": message})
+
+    def call(self, call_id: str, tool_name: str, message: Message) -> None:
+        """A call of the open turn finished: the tool message the model reads."""
+        self._line({"event": "call", "call_id": call_id, "tool_name": tool_name,
+                    "message": message})
+
+    def dropped(self, message_id: str, why: str) -> None:
+        """The open turn ended without its results (canceled, timed out): nothing to rebuild."""
+        self._line({"event": "dropped", "message_id": message_id, "why": why})
 
     def asked(self, qid: str, task_id: str, call_id: str, tool_name: str, sequence: int,
               prompt: str, deadline_ms: int | None) -> None:
@@ -95,10 +111,11 @@ class Journaled:
 
 @dataclass
 class Interrupted:
-    """The call an earlier session died in, with its questions in order."""
+    """The call an earlier session died in, with its questions in order; `task_id` is the task
+    its questions are numbered under."""
 
     session_id: str
-    journal: QuestionJournal
+    journal: Journal
     task_id: str
     call_id: str
     tool_name: str
@@ -114,26 +131,89 @@ class Interrupted:
         return "; ".join(parts) if parts else "nothing"
 
 
-def read_interrupted(folder: Path, session_id: str) -> Interrupted | None:
-    """The interrupted call in `folder`'s journal (the call of its last question), or None."""
+@dataclass
+class OpenTurn:
+    """The last turn of a session that died: the model's message, the results of the calls
+    that finished (by call id) and the first call that did not (None: all finished)."""
+
+    session_id: str
+    task_id: str
+    turn: int
+    message: Message
+    finished: dict[str, Message]
+    interrupted: Interrupted | None
+
+    def calls(self) -> list[dict[str, Any]]:
+        """The message's call blocks, in the order they run."""
+        content = self.message.get("content")
+        return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_call"
+                and isinstance(b.get("id"), str) and isinstance(b.get("name"), str)] \
+            if isinstance(content, list) else []
+
+
+@dataclass
+class Found:
+    """What a dead session's journal leaves its resume: its last turn (when it had calls) and
+    the interrupted call (the turn's, or a script capsule's: the call of its last question)."""
+
+    turn: OpenTurn | None = None
+    call: Interrupted | None = None
+
+
+def read_journal(folder: Path, session_id: str) -> Found:
+    """The open turn and the interrupted call in `folder`'s journal (nothing for a journal that
+    is missing, unreadable or over MAX_JOURNAL_BYTES)."""
     path = folder / JOURNAL
     try:
         if path.stat().st_size > MAX_JOURNAL_BYTES:
-            return None
+            return Found()
         data = path.read_bytes()
     except OSError:
-        return None
+        return Found()
     raws = [raw for raw in data.split(b"\n") if raw.strip()]
-    last = None
-    for raw in reversed(raws):  # the last question names the interrupted call
+    journal = Journal(path)
+    for at in range(len(raws) - 1, -1, -1):  # the last turn; the lines after it are its own
+        turn = _turn(raws[at], session_id) if b'"turn"' in raws[at] else None
+        if turn is not None:
+            return _rest_of_turn(turn, raws[at + 1:], journal)
+    return Found(call=_last_question_call(raws, session_id, journal))
+
+
+def _rest_of_turn(turn: OpenTurn, raws: list[bytes], journal: Journal) -> Found:
+    names = {str(b["id"]): str(b["name"]) for b in turn.calls()}
+    for raw in raws:
+        value = _line(raw)
+        event = value.get("event") if value is not None else None
+        if value is None or event not in ("call", "dropped"):
+            continue
+        if event == "dropped" and value.get("message_id") == turn.message.get("id"):
+            return Found()  # it ended without its results, and the session went on
+        message, call_id = value.get("message"), value.get("call_id")
+        if event == "call" and call_id in names and isinstance(message, dict) and \
+                message.get("role") == "tool" and message.get("tool_call_id") == call_id and \
+                isinstance(message.get("id"), str):
+            turn.finished.setdefault(str(call_id), message)
+    waiting = next((c for c in names if c not in turn.finished), None)
+    if waiting is not None:
+        turn.interrupted = _questions(Interrupted(turn.session_id, journal, turn.task_id,
+                                                  waiting, names[waiting]), raws)
+    return Found(turn, turn.interrupted)
+
+
+def _last_question_call(raws: list[bytes], session_id: str, journal: Journal
+                        ) -> Interrupted | None:
+    """A journal without turns (a script capsule's): the call of its last question."""
+    for raw in reversed(raws):
         value = _asked(raw)
         if value is not None:
-            last = value
-            break
-    if last is None:
-        return None
-    call = Interrupted(session_id, QuestionJournal(path), last["task_id"], last["call_id"],
-                       last["tool_name"])
+            call = Interrupted(session_id, journal, value["task_id"], value["call_id"],
+                               value["tool_name"])
+            return _questions(call, raws)
+    return None
+
+
+def _questions(call: Interrupted, raws: list[bytes]) -> Interrupted:
+    """`call` with its journaled questions, their answers and whether each was taken."""
     marker = json.dumps(call.call_id, ensure_ascii=False).encode("utf-8", "replace")
     by_id: dict[str, Journaled] = {}
     for raw in raws:  # only the lines that can belong to that call are parsed
@@ -149,13 +229,14 @@ def read_interrupted(folder: Path, session_id: str) -> Interrupted | None:
             call.questions.append(q)
         elif by_id and (b'"answered"' in raw or b'"taken"' in raw) and \
                 any(qid.encode() in raw for qid in by_id):
-            v = _line(raw)
-            found = by_id.get(v["id"]) if v is not None else None
-            if v is None or found is None:
+            value = _line(raw)
+            found = by_id.get(value["id"]) if value is not None and \
+                isinstance(value.get("id"), str) else None
+            if value is None or found is None:
                 continue
-            if v.get("event") == "answered" and isinstance(v.get("answer"), str):
-                found.answer = v["answer"]
-            elif v.get("event") == "taken":
+            if value.get("event") == "answered" and isinstance(value.get("answer"), str):
+                found.answer = value["answer"]
+            elif value.get("event") == "taken":
                 found.taken = True
     return call
 
@@ -165,12 +246,25 @@ def _line(raw: bytes) -> dict[str, Any] | None:
         value = loads_line(raw)
     except NotJson:
         return None  # a line cut by the crash
-    return value if isinstance(value, dict) and isinstance(value.get("id"), str) else None
+    return value if isinstance(value, dict) else None
+
+
+def _turn(raw: bytes, session_id: str) -> OpenTurn | None:
+    value = _line(raw)
+    if value is None or value.get("event") != "turn":
+        return None
+    message, task_id, number = value.get("message"), value.get("task_id"), value.get("turn")
+    if not isinstance(message, dict) or message.get("role") != "assistant" or \
+            not isinstance(message.get("id"), str) or \
+            not isinstance(message.get("content"), list) or not isinstance(task_id, str):
+        return None
+    return OpenTurn(session_id, task_id, number if isinstance(number, int) else 0, message,
+                    {}, None)
 
 
 def _asked(raw: bytes) -> dict[str, Any] | None:
     value = _line(raw) if b'"asked"' in raw else None
-    if value is None or value.get("event") != "asked":
+    if value is None or value.get("event") != "asked" or not isinstance(value.get("id"), str):
         return None
     strings = ("task_id", "call_id", "tool_name", "prompt", "prompt_sha256")
     if not all(isinstance(value.get(k), str) for k in strings) or \
@@ -191,10 +285,10 @@ class Ask:
 
 
 class Questions:
-    """The session's questions: the journal, the call a question belongs to, and the
-    interrupted call of the session it resumes (carried once, to the first matching call)."""
+    """The session's journal, the call a question belongs to, and the interrupted call of the
+    session it resumes (carried once, to the first matching call)."""
 
-    def __init__(self, journal: QuestionJournal, context_id: str, session_id: str,
+    def __init__(self, journal: Journal, context_id: str, session_id: str,
                  interrupted: Interrupted | None = None) -> None:
         self.journal = journal
         self.context_id = context_id
@@ -203,6 +297,16 @@ class Questions:
         self._call: tuple[str, str, str] | None = None  # task id (for ids), call id, tool
         self._carried: Interrupted | None = None
         self._sequence = 0
+        self.numbering: str | None = None  # a rebuilt turn's task: its calls' ids are its
+
+    def turn(self, task_id: str, turn: int, message: Message) -> None:
+        self.journal.turn(self.numbering or task_id, turn, message)
+
+    def finished(self, call_id: str, tool_name: str, message: Message) -> None:
+        self.journal.call(call_id, tool_name, message)
+
+    def dropped(self, message_id: str, why: str) -> None:
+        self.journal.dropped(message_id, why)
 
     def carries(self, call_id: str, tool_name: str) -> Interrupted | None:
         """The interrupted call when this call is it run again (taken: it carries once)."""
@@ -216,7 +320,8 @@ class Questions:
               carried: Interrupted | None = None) -> None:
         """A call starts; a carried call numbers its questions under the interrupted task."""
         self._carried = carried
-        self._call = (carried.task_id if carried else task_id, call_id, tool_name)
+        self._call = (carried.task_id if carried else self.numbering or task_id, call_id,
+                      tool_name)
         self._sequence = 0
 
     def end(self) -> None:
@@ -244,8 +349,9 @@ class Questions:
 
     def asked(self, ask: Ask, task_id: str, tool_name: str, prompt: str,
               deadline_ms: int | None) -> None:
-        call_id = self._call[1] if self._call else ""
-        self.journal.asked(ask.qid, task_id, call_id, tool_name, ask.sequence, prompt,
+        """Journaled under the task its id is numbered under (a carried call's earlier one)."""
+        numbered, call_id = (self._call[0], self._call[1]) if self._call else (task_id, "")
+        self.journal.asked(ask.qid, numbered, call_id, tool_name, ask.sequence, prompt,
                            deadline_ms)
 
     def answered(self, ask: Ask, answer: str) -> None:

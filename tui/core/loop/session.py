@@ -32,13 +32,7 @@ from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
 from tui.core.loop.inbox import TaskCancel
-from tui.core.loop.journal import (
-    JOURNAL,
-    Interrupted,
-    QuestionJournal,
-    Questions,
-    read_interrupted,
-)
+from tui.core.loop.journal import JOURNAL, Found, Journal, Questions, read_journal
 from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
 from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
@@ -124,9 +118,12 @@ class Session:
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
-        self.questions = Questions(QuestionJournal(self.paths.session / JOURNAL),
-                                   self.context_id, self.session_id, self._interrupted())
+        self._found = self._journaled()
+        self.questions = Questions(Journal(self.paths.session / JOURNAL), self.context_id,
+                                   self.session_id, self._found.call)
         self.host.questions = self.dispatch.questions = self.questions
+        if self._found.turn is not None and not self.task_text.strip():
+            self.no_task = False  # the first task goes on with the turn that session died in
         self.dispatch.approvals = approver  # `launch --approve`: the gate before calls run
         if self.resume is not None and self.resume.mode == "compact" and \
                 not self.hooks.bound("on-compaction"):
@@ -192,15 +189,15 @@ class Session:
                                   self.paths.logs, self.host, self.attachments, component_env,
                                   tool_stream), report.log)
 
-    def _interrupted(self) -> Interrupted | None:
-        """The call the resumed session died in (it wrote no end), from its journal."""
+    def _journaled(self) -> Found:
+        """The turn and call the resumed session died in (it wrote no end), from its journal."""
         entry = self.resume.entry if self.resume is not None else None
         if entry is None or entry.ended_ms is not None:
-            return None
+            return Found()
         from tui.core.shell.background import session_folder
 
-        return read_interrupted(session_folder(Path(entry.workdir), entry.session_id),
-                                entry.session_id)
+        return read_journal(session_folder(Path(entry.workdir), entry.session_id),
+                            entry.session_id)
 
     def submit(self, text: str, task_id: str | None = None, context_id: str | None = None
                ) -> str | None:
@@ -212,7 +209,7 @@ class Session:
     def waits_for_first(self) -> bool:
         """No task was given and the capsule takes one: the session needs its first task
         (`take_first`) before it can run."""
-        return not self.task_text.strip() and not self.no_task
+        return not self.task_text.strip() and not self.no_task and self._found.turn is None
 
     def take_first(self, text: str, task_id: str | None = None,
                    context_id: str | None = None) -> None:
@@ -326,7 +323,14 @@ class Session:
             self.dispatch, self.ending, self.task_cancel, self.paths, self.reader,
             self.record_path, self._record, turns, self.script, self.host,
             self._write_task_file, resume=self.resume.mode if self.resume else None,
-            task_id=self._first_ids[0], task_context=self._first_ids[1])
+            task_id=self._first_ids[0] or self._continued(), task_context=self._first_ids[1],
+            rebuild=self._found.turn)
+
+    def _continued(self) -> str | None:
+        """With no task of its own, a resumed session's first task is the one its predecessor
+        died in, under that task's id."""
+        turn = self._found.turn
+        return turn.task_id if turn is not None and not self.task_text.strip() else None
 
     def _end(self, outcome: TaskOutcome, started: float) -> None:
         if not self._session_started:

@@ -5,6 +5,7 @@ them, and the task's end."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,13 +14,14 @@ from tui.core import events as ev
 from tui.core import ids
 from tui.core.asking import InputTimeout
 from tui.core.chat import Message, chat_shape_problem, user_message
-from tui.core.loop import compaction
+from tui.core.loop import compaction, rebuild
 from tui.core.loop.context import Context
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.host import Host
 from tui.core.loop.inbox import TaskCancel
+from tui.core.loop.journal import OpenTurn
 from tui.core.loop.report import Report
 from tui.core.loop.state import (
     Canceled,
@@ -69,6 +71,7 @@ class TaskParts:
     resume: str | None = None  # `--resume` mode (full | compact): the record always reloads
     task_id: str | None = None  # the id the task runs under (a door's), else one is minted
     task_context: str | None = None  # the context its sender named (TaskStarted, the trace)
+    rebuild: OpenTurn | None = None  # the turn the resumed session died in (rebuild.py)
 
 
 def run(parts: TaskParts) -> TaskOutcome:
@@ -101,8 +104,12 @@ def _run(parts: TaskParts, task: TaskState) -> TaskOutcome:
     report.position.task_id = task.task_id
     report.position.phase = "turn"
     parts.dispatch.script_task = task
-    if parts.script is None:
-        context.append(user_message(text))
+    early: TaskOutcome | None = None
+    turn, parts.rebuild = parts.rebuild, None
+    if turn is not None and parts.turns is not None and rebuild.needed(turn, context):
+        early = _guarded(parts, lambda: _rebuilt(parts, task, turn))
+    if parts.script is None and early is None and (text or turn is None):
+        context.append(user_message(text))  # no text: the task goes on from the rebuilt turn
     if hooks.bound("on-task-start"):
         prior = context.count(len(context.ids) - 1) if len(context.ids) > 1 else 0
         window = parts.capsule.context.max_tokens or 0
@@ -110,7 +117,7 @@ def _run(parts: TaskParts, task: TaskState) -> TaskOutcome:
                          int(window * parts.capsule.context.seed_budget), window, prior,
                          parts.source)
     while True:
-        outcome = _attempt(parts, task)
+        outcome, early = early if early is not None else _attempt(parts, task), None
         if outcome.cause is not None:
             report.emit(ev.TaskFailed(task_id=task.task_id, cause=outcome.cause,
                                       reason=outcome.result.removeprefix("error: "),
@@ -159,10 +166,22 @@ def _compact_on_resume(parts: TaskParts, task_id: str) -> None:
 
 def _attempt(parts: TaskParts, task: TaskState) -> TaskOutcome:
     """One attempt at the task (a reopen makes another); never raises but for the trace."""
+    outcome = _guarded(parts, lambda: parts.turns.run(task) if parts.turns is not None
+                       else _run_script(parts))
+    assert outcome is not None
+    return outcome
+
+
+def _rebuilt(parts: TaskParts, task: TaskState, turn: OpenTurn) -> None:
+    assert parts.turns is not None
+    rebuild.rebuild(turn, task, parts.context, parts.dispatch, parts.report)
+
+
+def _guarded(parts: TaskParts, step: Callable[[], TaskOutcome | None]) -> TaskOutcome | None:
+    """`step`'s outcome, or the task's end when it stopped (canceled, a question timed out, a
+    bug); raises only what ends the trace."""
     try:
-        if parts.turns is not None:
-            return parts.turns.run(task)
-        return _run_script(parts)
+        return step()
     except CanceledError:
         return Canceled()
     except InputTimedOut as timed_out:

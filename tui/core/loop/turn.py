@@ -146,10 +146,11 @@ class Turns:
             if not calls:
                 return Failed("error: stop_reason tool_call without a tool_call block",
                               "malformed_response", turn)
-            results = [self.dispatch.call_block(task, turn, block) for block in calls]
-            self.context.append(assistant_message(response.content))
-            for message in results:
-                self.context.append(message)
+            message = assistant_message(response.content)
+            results = self.dispatch.run_turn(task, turn, message, calls)
+            self.context.append(message)
+            for result in results:
+                self.context.append(result)
             return Continue()
         if stop in ("end_turn", "max_tokens"):
             self.context.append(assistant_message(response.content))

@@ -1,0 +1,177 @@
+"""The turn a killed session died in, rebuilt by `launch --resume` (real processes, SIGKILL):
+finished calls are not run again, the interrupted one runs again only when replay-safe, calls
+that had not started run, and — over every kill point of a three-call turn, killed once or
+twice — no replay-unsafe call ever runs twice and the record holds each call's result once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import read_jsonl
+from tests.wasm.conftest import FIXTURES, WasmCapsule, answer
+from tui.core.loop.journal import JOURNAL
+
+SAFE = "x-murmur-tui:\n  contract:\n    effect: read-only\n    replay: safe\n"
+
+
+def tool_folder(tmp_path: Path, name: str, contract: str) -> str:
+    """The asking fixture (it asks its input as the question, then returns the answer) as
+    the tool `name` with its own murmur.yaml."""
+    folder = tmp_path / f"{name}-tool"
+    folder.mkdir(exist_ok=True)
+    shutil.copy(FIXTURES / "ask_tool.wasm", folder / f"{name}.wasm")
+    (folder / "murmur.yaml").write_text(f"name: {name}\ndescription: Asks.\n{contract}",
+                                        encoding="utf-8")
+    return f"  - name: {name}\n    runtime: tool\n    source: {folder}\n"
+
+
+def turn(*calls: tuple[str, str]) -> dict[str, Any]:
+    """One model reply calling each (tool, call id) in order; each asks "<call id>?"."""
+    return {"stop_reason": "tool_call", "content": [
+        {"type": "tool_call", "id": cid, "name": name, "input": {"q": f"{cid}?"}}
+        for name, cid in calls]}
+
+
+def journals(root: Path) -> set[Path]:
+    return set(root.glob(f"workdir/*/{JOURNAL}"))
+
+
+def asked(path: Path) -> list[dict[str, Any]]:
+    return [x for x in read_jsonl(path) if x["event"] == "asked"] if path.exists() else []
+
+
+def launch(root: Path, home: Path, *args: str, kill_at: str | None = None
+           ) -> tuple[Path, str]:
+    """`launch ROOT --headless ARGS`, each question answered on stdin ("a0", "a1", … in the
+    order asked) but the one of call `kill_at`: the session is SIGKILLed while it waits for
+    that answer. Its session folder and its stdout."""
+    before = journals(root)
+    env = dict(os.environ, MURMUR_HOME=str(home))
+    out_path = root / f"stdout-{len(before)}.jsonl"
+    with out_path.open("w") as out_file:
+        process = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root),
+                                    "--headless", "--json", *args], env=env,
+                                   stdin=subprocess.PIPE, stdout=out_file,
+                                   stderr=subprocess.PIPE, text=True)
+    assert process.stdin is not None
+    mine: set[Path] = set()
+    killed = False
+    try:
+        deadline, answered = time.monotonic() + 120, 0
+        while time.monotonic() < deadline and process.poll() is None and not killed:
+            mine = mine or journals(root) - before
+            for question in asked(next(iter(mine)))[answered:] if mine else []:
+                if question["call_id"] == kill_at:
+                    process.send_signal(signal.SIGKILL)
+                    killed = True
+                    break
+                process.stdin.write(f"a{answered}\n")
+                process.stdin.flush()
+                answered += 1
+            time.sleep(0.05)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(60)
+    out = out_path.read_text()
+    if kill_at is not None:  # killed: its output never left its buffer
+        assert killed, f"the session never asked {kill_at}; it said: {err[-2000:]}"
+        return next(iter(mine)).parent, out
+    assert process.returncode == 0, err[-2000:]
+    return Path(json.loads(out.splitlines()[0])["trace_path"]).parent, out
+
+
+def test_a_resume_without_a_task_goes_on_with_the_task_that_died(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    root = wasm_capsule([turn(("check", "c1"), ("check", "c2")), answer("never")],
+                        tool_folder(tmp_path, "check", SAFE))
+    dead, _ = launch(root, murmur_home, "--task", "pick", kill_at="c2")
+    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    later, out = launch(root, murmur_home, "--resume", dead.name, "--answer", "second")
+    events = [json.loads(line) for line in out.splitlines() if '"event"' in line]
+    shown = [e for e in events if e["event"] == "InputRequested"]
+    assert [(e["prompt"], e["before_restart"]) for e in shown] == [('{"q":"c2?"}', True)]
+    dead_start = next(x for x in read_jsonl(dead / "trace.jsonl")
+                      if x["event_type"] == "task_start")
+    start = next(x for x in read_jsonl(later / "trace.jsonl") if x["event_type"] == "task_start")
+    assert start["task_id"] == dead_start["task_id"]  # the same task goes on
+    record = Path(json.loads(out.splitlines()[0])["record_path"])
+    messages = read_jsonl(record)
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert "a0" in json.dumps(messages[2]) and "second" in json.dumps(messages[3])
+    assert (later / "out" / "result.txt").read_text() == "done"
+
+
+def test_finished_calls_come_from_the_journal_and_are_not_run_again(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    root = wasm_capsule([turn(("check", "c1"), ("check", "c2")), answer("never")],
+                        tool_folder(tmp_path, "check", SAFE))
+    manifest = (root / "murmur.yaml").read_text().replace(
+        "config: {script: script.json}", f"config: {{script: script.json, requests_log: {log}}}")
+    (root / "murmur.yaml").write_text(manifest)
+    dead, _ = launch(root, murmur_home, "--task", "pick", kill_at="c2")
+    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    later, out = launch(root, murmur_home, "--resume", dead.name, "--task", "go on",
+                        "--answer", "second")
+    assert [q["call_id"] for q in asked(later / JOURNAL)] == ["c2"]  # c1 did not run again
+    finished = [json.loads(line) for line in out.splitlines() if '"ToolCallFinished"' in line]
+    assert [e["call_id"] for e in finished] == ["c2"]
+    sent = [m for m in json.loads(log.read_text().splitlines()[-1])["messages"]]
+    tools = [json.dumps(m) for m in sent if m["role"] == "tool"]
+    assert len(tools) == 2 and "a0" in tools[0] and "second" in tools[1]
+    assert sent[-1]["role"] == "user"  # the new task follows the rebuilt turn's results
+    warned = [json.loads(line) for line in out.splitlines() if '"W-RESUME-TURN"' in line]
+    assert warned and "1 finished call taken from its journal" in warned[0]["text"]
+
+
+# every place a session of the turn can be killed waiting, once, and twice where the resumed
+# session asks again (after c2 is killed, the resume never runs c2: it asks only c3)
+PLANS = [("c1",), ("c2",), ("c3",), ("c1", "c1"), ("c1", "c2"), ("c1", "c3"), ("c2", "c3"),
+         ("c3", "c3")]
+
+
+@pytest.mark.parametrize("plan", PLANS, ids=["-".join(p) for p in PLANS])
+def test_no_unsafe_call_runs_twice_wherever_the_sessions_are_killed(
+        plan: tuple[str, ...], wasm_capsule: WasmCapsule, tmp_path: Path,
+        murmur_home: Path) -> None:
+    """A turn of check (safe) c1, ask (unsafe, derived) c2, check c3; each session of the plan
+    is killed while its call asks, the next resumes it, the last finishes."""
+    artifacts = tool_folder(tmp_path, "check", SAFE) + \
+        f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
+    root = wasm_capsule([turn(("check", "c1"), ("ask", "c2"), ("check", "c3")),
+                         answer("never")], artifacts)
+    sessions = []
+    args = ["--task", "pick"]
+    for where in plan:
+        folder, _ = launch(root, murmur_home, *args, kill_at=where)
+        sessions.append(folder)
+        (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+        args = ["--resume", folder.name]
+    last, out = launch(root, murmur_home, *args)
+    sessions.append(last)
+    runs = {cid: [s.name for s in sessions for q in asked(s / JOURNAL) if q["call_id"] == cid]
+            for cid in ("c1", "c2", "c3")}
+    assert len(runs["c2"]) <= 1, f"the unsafe call ran in {runs['c2']}"
+    for earlier, session in enumerate(sessions):  # a call that finished never asks again
+        done = {x["call_id"] for x in read_jsonl(session / JOURNAL) if x["event"] == "call"}
+        for later in sessions[earlier + 1:]:
+            again = {q["call_id"] for q in asked(later / JOURNAL)} & done
+            assert not again, f"{again} finished in {session.name} and ran in {later.name}"
+    record = read_jsonl(Path(json.loads(out.splitlines()[0])["record_path"]))
+    results = [m["tool_call_id"] for m in record if m["role"] == "tool"]
+    assert results == ["c1", "c2", "c3"]
+    assert [m["role"] for m in record] == ["user", "assistant", "tool", "tool", "tool",
+                                           "assistant"]
+    assert (last / "out" / "result.txt").read_text() == "done"

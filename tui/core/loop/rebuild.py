@@ -1,0 +1,54 @@
+"""The turn a resumed session's predecessor died in, rebuilt (docs/tools.md, "Durable
+questions"): the model's message and the results of the calls that finished come from the dead
+session's journal and are not run again; the call that was running runs again only when its
+contract is replay-safe (dispatch carries it); calls that had not started run now. What the
+record already holds of the turn is not added twice."""
+
+from __future__ import annotations
+
+from tui.core.loop.context import Context
+from tui.core.loop.dispatch import Dispatcher
+from tui.core.loop.journal import OpenTurn
+from tui.core.loop.report import Report
+from tui.core.loop.state import TaskState
+
+
+def needed(turn: OpenTurn, context: Context) -> bool:
+    """The turn is not whole in the context reloaded from the record."""
+    have = set(context.ids)
+    calls = turn.calls()
+    return bool(calls) and (str(turn.message["id"]) not in have or any(
+        str(turn.finished.get(str(c["id"]), {}).get("id")) not in have for c in calls))
+
+
+def rebuild(turn: OpenTurn, task: TaskState, context: Context, dispatch: Dispatcher,
+            report: Report) -> None:
+    """Finish `turn` as one of `task`'s turns and add what the context lacks of it (raises
+    CanceledError / InputTimedOut as a turn's calls do)."""
+    calls = turn.calls()
+    number = task.usage.turns
+    task.spend(turns=1)
+    report.position.turn = number
+    done = [c for c in calls if str(c["id"]) in turn.finished]
+    said = [f"{len(done)} finished call{'s' if len(done) != 1 else ''} "
+            "taken from its journal, not run again"]
+    waiting = turn.interrupted
+    if waiting is not None:
+        said.append(f"{waiting.tool_name} ({waiting.call_id}) was running when it stopped")
+        later = len(calls) - len(done) - 1
+        if later:
+            said.append(f"{later} call{'s' if later != 1 else ''} after it had not started")
+    report.warn("W-RESUME-TURN", f"the turn session {turn.session_id} stopped in (task "
+                f"{turn.task_id}) was rebuilt: " + "; ".join(said))
+    questions = dispatch.questions
+    if questions is not None:
+        questions.numbering = turn.task_id  # the same question ids as before the restart
+    try:
+        results = dispatch.run_turn(task, number, turn.message, calls, turn.finished)
+    finally:
+        if questions is not None:
+            questions.numbering = None
+    have = set(context.ids)
+    for message in (turn.message, *results):
+        if str(message["id"]) not in have:
+            context.append(message)
