@@ -202,14 +202,22 @@ def failure_kind(contract: ToolContract, trapped: bool, stated: str | None) -> F
     return "uncertain"
 
 
-def retry_decision(contract: ToolContract, kind: FailureKind) -> tuple[bool, str]:
+def retry_decision(contract: ToolContract, kind: FailureKind,
+                   stated: bool = False) -> tuple[bool, str]:
     """The retry rule: once, only for a replay-safe or idempotent tool after a definitive
-    failure; never after an uncertain one. Returns the decision and why, in words."""
+    failure; never after an uncertain one. `stated`: the tool's result said the kind (else a
+    trap or a timeout implied it). Returns the decision and why, in words."""
     if kind == "uncertain":
+        if stated:
+            return False, ("not retried: the tool says the failure is uncertain (it may have "
+                           "changed something)")
         return False, (f"not retried: the failure is uncertain ({contract.effect} tool, it may "
                        "have changed something before it stopped)")
     if contract.replay == "unsafe":
         return False, "not retried: the tool's replay is unsafe"
+    if stated:
+        return True, f"retried once: the tool says the failure is definitive and its replay " \
+                     f"is {contract.replay}"
     return True, f"retried once: the failure is definitive and the tool's replay is " \
                  f"{contract.replay}"
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -117,8 +118,8 @@ class Dispatcher:
                 outcome = self._interrupted(call, carried, kind)
             else:
                 outcome = self._run(task, call, handler, carried)
-                if self._retries(task, call, outcome):
-                    outcome = self._run(task, call, handler, carried)
+                if (note := self._retries(task, call, outcome)) is not None:
+                    outcome = _noted(self._run(task, call, handler, carried), note)
         text = outcome.message_text(call.name)
         status: Literal["ok", "error"] = "ok" if outcome.ok else "error"
         input_bytes, output_bytes = len(call.data.encode()), len(text.encode())
@@ -180,18 +181,26 @@ class Dispatcher:
                        f"stopped; its outcome is uncertain and it was not run again (its replay "
                        f"is {replay}). It had asked: {carried.summary()}", kind)
 
-    def _retries(self, task: TaskState, call: ToolCall, outcome: ToolOutcome) -> bool:
+    def _retries(self, task: TaskState, call: ToolCall, outcome: ToolOutcome) -> str | None:
         """The retry rule (docs/tools.md): a trapped or timed-out call, or a failure the tool
         says is `definitive`, runs once more only when its replay is safe or idempotent and
-        the failure is definitive; the transcript says why it did or did not."""
+        the failure is definitive; the transcript says why it did or did not. Returns None,
+        or when the call is to run again, the note its result gets if the retry fails too."""
         stated = outcome.meta(FAILURE_KEY) if not outcome.ok else None
+        if stated not in ("definitive", "uncertain"):
+            stated = None  # any other value is no statement (docs/wit.md)
         contract = self.tools.contracts.get(call.name)
         if contract is None or self._cancel.is_set() or not (outcome.trapped or stated):
-            return False
+            return None
         kind = failure_kind(contract, outcome.trapped, stated)
-        retry, why = retry_decision(contract, kind)
+        retry, why = retry_decision(contract, kind, stated is not None)
         self._report.warn("W-TOOL-RETRY", f"{call.name} ({call.call_id}) failed; {why}")
-        return retry
+        if not retry:
+            return None
+        said = "the tool said its failure was" if stated else "its failure was"
+        return (f"[{call.name} ran twice: the first attempt failed and was retried once ({said} "
+                f"definitive, its replay is {contract.replay}); the retry failed too and is not "
+                "run again — this is the second attempt's result]")
 
     def _gate(self, task: TaskState, call: ToolCall, kind: str
               ) -> tuple[ToolOutcome, str] | None:
@@ -217,3 +226,10 @@ class Dispatcher:
             kind=kind, status="error", duration_ms=0, input=call.input,
             input_bytes=len(call.data.encode()), output=text, output_bytes=len(text.encode())))
         return outcome, text
+
+
+def _noted(outcome: ToolOutcome, note: str) -> ToolOutcome:
+    """A retried call's result: the note is added when it failed again."""
+    if outcome.ok:
+        return outcome
+    return dataclasses.replace(outcome, text=f"{outcome.text}\n\n{note}")

@@ -17,6 +17,14 @@ Built by tests/guests/build.py (`build_guest("py_tool")`); never committed as a 
 * env    -> passed, data = JSON of the environment the guest sees
 * report -> writes input["text"] to input["path"] and returns it as data-path (no data)
 * hog    -> allocates 1 MiB blocks until the memory limit: MemoryError, the guest traps
+* tally  -> appends one line to input["path"] under "." (each run of the op counts itself);
+            passed, data = the number of lines the file now has
+* tally-crash -> appends the line, then an uncaught exception: the guest traps
+* tally-fail  -> appends the line, then returns input.get("status", "failed") ("failed" or
+            "error"), data "failed after N runs", metadata [("failure", input["failure"])]
+            (the failure key docs/wit.md names: "definitive" or "uncertain")
+  Both fail only while the file has at most input["times"] lines, when given; a later run
+  passes as `tally` does (a call that fails once, then works).
 * other  -> error, with a message
 
 Every call prints "tool_py stdout" to stdout and "tool_py stderr" to stderr.
@@ -50,6 +58,14 @@ def _result(
     )
 
 
+def _tally(path: str) -> int:
+    """Appends one line to `path`; the number of lines it now has."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("ran\n")
+    with open(path, encoding="utf-8") as f:
+        return len(f.readlines())
+
+
 def _error(message: str) -> run.ToolResult:
     return _result(run.Status.ERROR, message, summary=message)
 
@@ -73,6 +89,17 @@ class Run(wit_world.exports.Run):
             return run.ToolResult(status=run.Status.PASSED, summary="see data-path", data=None,
                                   data_path=path, truncated=False, metadata=[],
                                   attachments=[])
+        if op in ("tally", "tally-crash", "tally-fail"):
+            count = _tally(str(args["path"]))
+            if "times" in args and count > int(args["times"]):
+                op = "tally"
+            if op == "tally-crash":
+                raise RuntimeError(f"tool_py asked to crash after {count} runs")
+            if op == "tally-fail":
+                status = run.Status.ERROR if args.get("status") == "error" else run.Status.FAILED
+                return _result(status, f"failed after {count} runs", summary="failed",
+                               metadata=[("failure", str(args["failure"]))])
+            return _result(run.Status.PASSED, str(count), summary=f"run {count}")
         if op == "env":
             import os
 
