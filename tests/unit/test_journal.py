@@ -107,3 +107,16 @@ def test_a_hostile_journal_is_read_as_far_as_it_makes_sense(tmp_path: Path) -> N
         b'"sequence":"0","prompt":"p","prompt_sha256":"s"}\n')
     found = read_journal(tmp_path, "ses_dead")
     assert found.turn is None and found.call is None
+
+
+def test_a_retried_call_numbers_its_questions_after_the_first_attempts(tmp_path: Path) -> None:
+    asking = Questions(Journal(tmp_path / JOURNAL), "ctx_1", "ses_1")
+    asking.begin("tsk_1", "c1", "t")
+    first = asking.next("tsk_1", "t", "which?")
+    asking.end()
+    asking.begin("tsk_1", "c1", "t", again=True)
+    second = asking.next("tsk_1", "t", "which?")
+    asking.end()
+    assert first.qid != second.qid and second.sequence == 1
+    asking.begin("tsk_1", "c2", "t", again=True)  # another call is not a retry of c1
+    assert asking.next("tsk_1", "t", "which?").sequence == 0

@@ -119,7 +119,8 @@ class Dispatcher:
             else:
                 outcome = self._run(task, call, handler, carried)
                 if (note := self._retries(task, call, outcome)) is not None:
-                    outcome = _noted(self._run(task, call, handler, carried), note)
+                    outcome = _noted(self._run(task, call, handler, carried, again=True),
+                                     note)
         text = outcome.message_text(call.name)
         status: Literal["ok", "error"] = "ok" if outcome.ok else "error"
         input_bytes, output_bytes = len(call.data.encode()), len(text.encode())
@@ -151,10 +152,12 @@ class Dispatcher:
         return outcome, text
 
     def _run(self, task: TaskState, call: ToolCall, handler: ToolHandler,
-             carried: Interrupted | None = None) -> ToolOutcome:
+             carried: Interrupted | None = None, again: bool = False) -> ToolOutcome:
+        """The call run once (`again`: its retry, whose questions go on numbering after the
+        first attempt's and take no journaled answer)."""
         feed = self._report.call_feed(task.task_id, call.turn, call.call_id)
         if self.questions is not None:
-            self.questions.begin(task.task_id, call.call_id, call.name, carried)
+            self.questions.begin(task.task_id, call.call_id, call.name, carried, again)
         try:
             return handler.call(call, self._cancel, feed)
         except InputTimeout as exc:

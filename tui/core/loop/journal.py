@@ -298,6 +298,7 @@ class Questions:
         self._carried: Interrupted | None = None
         self._sequence = 0
         self.numbering: str | None = None  # a rebuilt turn's task: its calls' ids are its
+        self._last: tuple[str, str, int] | None = None  # the call that ended: task, id, next
 
     def turn(self, task_id: str, turn: int, message: Message) -> None:
         self.journal.turn(self.numbering or task_id, turn, message)
@@ -317,14 +318,20 @@ class Questions:
         return found
 
     def begin(self, task_id: str, call_id: str, tool_name: str,
-              carried: Interrupted | None = None) -> None:
-        """A call starts; a carried call numbers its questions under the interrupted task."""
-        self._carried = carried
-        self._call = (carried.task_id if carried else self.numbering or task_id, call_id,
-                      tool_name)
-        self._sequence = 0
+              carried: Interrupted | None = None, again: bool = False) -> None:
+        """A call starts; a carried call numbers its questions under the interrupted task; a
+        retry (`again`) goes on from its first attempt's numbers, with nothing carried."""
+        numbered = carried.task_id if carried else self.numbering or task_id
+        if again and self._last is not None and self._last[1] == call_id:
+            numbered, self._sequence = self._last[0], self._last[2]
+        else:
+            self._sequence = 0
+        self._carried = None if again else carried
+        self._call = (numbered, call_id, tool_name)
 
     def end(self) -> None:
+        if self._call is not None:
+            self._last = (self._call[0], self._call[1], self._sequence)
         self._call = None
         self._carried = None
 
