@@ -1,10 +1,14 @@
-"""Benchmark: what durable questions cost.
+"""Benchmark: what the journal (durable turns and questions) costs.
 
-1. Per question. `Host.ask` put N questions to an answering responder with the journal
-   (`questions.jsonl`: an `asked` and an `answered` line, each fsynced) and without it, in the
-   same run; the cost per question is the difference. Goal: under 1 ms on this machine's disk.
-2. Resume. Reading the interrupted call from a journal of 10,000 journaled questions (what
-   `launch --resume` does before its first task). Goal: under 200 ms.
+1. Per tool call. A turn's journaling — its `turn` line before the first call and one `call`
+   line per finished call, each fsynced — for turns of one call and of ten calls, against
+   building the same messages without a journal; the cost per call is the difference.
+   Goal: under 1 ms on this machine's disk.
+2. Per question. `Host.ask` put N questions to an answering responder with the journal (an
+   `asked` and an `answered` line, each fsynced) and without it, in the same run.
+3. Resume. Reading the open turn back from a journal of 10,000 journaled calls (what
+   `launch --resume` does before its first task): 10,000 turns of one call, and one turn of
+   10,000 calls. Goal: under 200 ms.
 
 Run: python tests/benchmarks/durable.py   (prints one JSON object)
 """
@@ -22,18 +26,15 @@ sys.path.insert(0, str(REPO))
 
 from tui.core.asking import InputRequest  # noqa: E402
 from tui.core.cancel import CancelToken  # noqa: E402
+from tui.core.chat import assistant_message, tool_message  # noqa: E402
 from tui.core.event_stream import EventStream  # noqa: E402
 from tui.core.loop.host import Host  # noqa: E402
-from tui.core.loop.journal import (  # noqa: E402
-    JOURNAL,
-    QuestionJournal,
-    Questions,
-    read_interrupted,
-)
+from tui.core.loop.journal import JOURNAL, Journal, Questions, read_journal  # noqa: E402
 from tui.core.loop.report import Report  # noqa: E402
 from tui.core.record.reader import RecordReader  # noqa: E402
 
-QUESTIONS = 2_000
+QUESTIONS = 1_000
+CALLS = 1_000
 JOURNALED = 10_000
 
 
@@ -49,7 +50,7 @@ def host(folder: Path, journaled: bool) -> Host:
     report.position.task_id = "tsk_bench"
     made = Host(report, Answering(), CancelToken(), None, "m", RecordReader(), None)
     if journaled:
-        questions = Questions(QuestionJournal(folder / JOURNAL), "ctx_bench", "ses_bench")
+        questions = Questions(Journal(folder / JOURNAL), "ctx_bench", "ses_bench")
         questions.begin("tsk_bench", "call_1", "ask")
         made.questions = questions
     return made
@@ -63,40 +64,74 @@ def per_question(folder: Path, journaled: bool) -> float:
     return (time.perf_counter() - started) / QUESTIONS * 1000
 
 
-def resume_ms(folder: Path) -> float:
-    journal = QuestionJournal(folder / JOURNAL)
-    lines = []
-    for n in range(JOURNALED):
-        qid = f"q_{n:024x}"
-        lines.append(json.dumps({"event": "asked", "id": qid, "task_id": "tsk_1",
-                                 "call_id": f"c{n}", "tool_name": "ask", "sequence": 0,
-                                 "prompt_sha256": "0" * 64, "prompt": f"question {n}?",
-                                 "deadline_ms": None}))
-        lines.append(json.dumps({"event": "answered", "id": qid, "answer": "yes"}))
-    journal.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+def block(n: int) -> dict[str, object]:
+    return {"type": "tool_call", "id": f"c{n}", "name": "read-file",
+            "input": {"path": f"src/module_{n}.py"}}
+
+
+def per_call(folder: Path, journaled: bool, per_turn: int) -> float:
+    """ms per call of turns of `per_turn` calls: the messages built, and journaled or not."""
+    journal = Journal(folder / JOURNAL) if journaled else None
     started = time.perf_counter()
-    found = read_interrupted(folder, "ses_dead")
+    for t in range(CALLS // per_turn):
+        message = assistant_message([{"type": "text", "text": "Reading the files."},
+                                     *(block(t * per_turn + k) for k in range(per_turn))])
+        if journal is not None:
+            journal.turn("tsk_bench", t, message)
+        for k in range(per_turn):
+            cid = f"c{t * per_turn + k}"
+            result = tool_message(cid, False, "def main() -> None:\n    run()\n" * 8, None)
+            if journal is not None:
+                journal.call(cid, "read-file", result)
+    return (time.perf_counter() - started) / CALLS * 1000
+
+
+def resume_ms(folder: Path, turns: int) -> float:
+    """Reading the open turn from a journal of JOURNALED calls in `turns` turns (the last call
+    of the last turn did not finish)."""
+    per_turn = JOURNALED // turns
+    lines = []
+    for t in range(turns):
+        message = assistant_message([block(t * per_turn + k) for k in range(per_turn)])
+        lines.append(json.dumps({"event": "turn", "task_id": "tsk_1", "turn": t,
+                                 "message": message}))
+        for k in range(per_turn):
+            cid = f"c{t * per_turn + k}"
+            if t * per_turn + k < JOURNALED - 1:
+                lines.append(json.dumps({"event": "call", "call_id": cid, "tool_name": "read",
+                                         "message": tool_message(cid, False, "text", None)}))
+    (folder / JOURNAL).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    started = time.perf_counter()
+    found = read_journal(folder, "ses_dead")
     took = (time.perf_counter() - started) * 1000
-    assert found is not None and found.call_id == f"c{JOURNALED - 1}"
+    assert found.call is not None and found.call.call_id == f"c{JOURNALED - 1}"
+    assert found.turn is not None and len(found.turn.finished) == per_turn - 1
     return took
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=REPO) as tmp:  # the project's disk, not a tmpfs
         root = Path(tmp)
-        (root / "none").mkdir()
-        (root / "journal").mkdir()
-        (root / "resume").mkdir()
+        for name in ("none", "journal", "calls1", "calls10", "r1", "r10000"):
+            (root / name).mkdir()
+        bare1 = per_call(root / "none", False, 1)
+        bare10 = per_call(root / "none", False, 10)
+        one = per_call(root / "calls1", True, 1)
+        ten = per_call(root / "calls10", True, 10)
         none = per_question(root / "none", False)
         journaled = per_question(root / "journal", True)
-        resume = resume_ms(root / "resume")
+        many_turns = resume_ms(root / "r1", JOURNALED)
+        one_turn = resume_ms(root / "r10000", 1)
     print(json.dumps({
+        "calls": CALLS,
+        "journal_cost_ms_per_call_turns_of_1": round(one - bare1, 4),
+        "journal_cost_ms_per_call_turns_of_10": round(ten - bare10, 4),
+        "call_ms_without_journal": round(bare1, 4),
+        "ratio": round(ten / bare10, 1) if bare10 else None,
         "questions": QUESTIONS,
-        "ask_ms_without_journal": round(none, 4),
-        "ask_ms_with_journal": round(journaled, 4),
         "journal_cost_ms_per_question": round(journaled - none, 4),
-        "ratio": round(journaled / none, 1) if none else None,
-        "resume_read_ms_10000_questions": round(resume, 2),
+        "resume_read_ms_10000_calls_in_10000_turns": round(many_turns, 2),
+        "resume_read_ms_10000_calls_in_one_turn": round(one_turn, 2),
     }))
 
 
