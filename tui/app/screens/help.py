@@ -20,7 +20,7 @@ HELP = """\
 | `End` | jump to the latest output and follow it again |
 | `t` | in the transcript: show or hide the model's thinking |
 | `Tab` / `Shift+Tab` | move between the transcript and the panes |
-| `1` `2` `3` `4` | show the tool calls, shell, hook faults or background work pane |
+| `1` `2` `3` `4` `5` | show the tool calls, shell, hook faults, background work or tools pane |
 | `x` | in the background pane: stop the highlighted work (`shell_abandoned`, reason stopped) |
 | `p` | narrower than 100 columns: switch between the transcript and the panes |
 | `y` | copy the task's result |

@@ -1,5 +1,5 @@
-"""The supervisor screen: header, transcript, the queue of prompts, the tool / shell /
-hook-fault panes, the prompt and the status bar.
+"""The supervisor screen: header, transcript, the queue of prompts, the tool call / shell /
+hook-fault / background / tools panes, the prompt and the status bar.
 
 Side by side from `NARROW_BELOW` columns up; narrower, the transcript and the panes take the
 whole width one at a time (`p` switches), re-laid out live as the terminal is resized."""
@@ -23,6 +23,7 @@ from tui.app.widgets.prompt import PromptArea
 from tui.app.widgets.shell_pane import ShellPane
 from tui.app.widgets.task_queue import QueueView
 from tui.app.widgets.tool_calls import ToolCallsPane
+from tui.app.widgets.tools_pane import ToolsPane
 from tui.app.widgets.transcript import Transcript
 from tui.core import events as ev
 
@@ -36,6 +37,7 @@ class SupervisorScreen(Screen[None]):
         Binding("2", "show_pane('tab-shell')", "Shell", show=False),
         Binding("3", "show_pane('tab-faults')", "Faults", show=False),
         Binding("4", "show_pane('tab-background')", "Background", show=False),
+        Binding("5", "show_pane('tab-contracts')", "Tools", show=False),
         Binding("p", "switch_view", "Panes / transcript"),
         Binding("end", "jump", "Latest"),
         Binding("i", "focus_prompt", "Prompt"),
@@ -58,6 +60,7 @@ class SupervisorScreen(Screen[None]):
         self.shell = ShellPane()
         self.faults = HookFaultsPane()
         self.work_pane = BackgroundPane()
+        self.tool_list = ToolsPane()
         self.status = Static("", id="status-bar", markup=False)
         self._status_line = ""
         self.jump = Button("↓ new output below — jump to latest (End)", id="jump")
@@ -80,6 +83,8 @@ class SupervisorScreen(Screen[None]):
                     yield self.faults
                 with TabPane("Background", id="tab-background"):
                     yield self.work_pane
+                with TabPane("Tools", id="tab-contracts"):
+                    yield self.tool_list
         yield self.prompt
         yield self.status
         yield Footer()
@@ -133,7 +138,8 @@ class SupervisorScreen(Screen[None]):
         tabs = self.query_one(TabbedContent)
         focus = {"tab-tools": self.tools.rows, "tab-shell": self.shell,
                  "tab-faults": self.faults.rows,
-                 "tab-background": self.work_pane.rows}.get(tabs.active)
+                 "tab-background": self.work_pane.rows,
+                 "tab-contracts": self.tool_list.rows}.get(tabs.active)
         if focus is not None:
             focus.focus()
 
@@ -156,8 +162,9 @@ class SupervisorScreen(Screen[None]):
                     self.header.update(f"{event.capsule_name} {event.capsule_version}  ·  "
                                        f"model {event.model}  ·  {event.session_id}")
                     if event.trace_path:  # a session here: its tools' contracts
-                        self.tools.read_contracts(Path(event.trace_path).parent / "tools" /
-                                                  "contracts.json")
+                        contracts = Path(event.trace_path).parent / "tools" / "contracts.json"
+                        self.tools.read_contracts(contracts)
+                        self.tool_list.read_contracts(contracts)
                     self.work_pane.session(event)
                 case ev.ShellDetached():
                     self.work_pane.detached(event)

@@ -17,6 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
+from tui.app.widgets.contracts_file import read_contracts
 from tui.app.widgets.row_list import RowList
 from tui.core import events as ev
 from tui.core.fence import unfenced
@@ -191,21 +192,11 @@ class ToolCallsPane(Vertical):
     def read_contracts(self, path: Path) -> None:
         """The session's `tools/contracts.json`: each tool's contract and fingerprint, shown
         in a call's detail (docs/tools.md). Missing or unreadable: the detail goes without."""
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        entries = read_contracts(path)
+        if isinstance(entries, str):
             return
-        if not isinstance(data, dict):
-            return
-        for name, value in data.items():
-            if not isinstance(value, dict):
-                continue
-            caps = value.get("capabilities")
-            caps_text = ", ".join(str(c) for c in caps) if isinstance(caps, list) and caps \
-                else "no capabilities"
-            self.contracts[str(name)] = (
-                f"{value.get('effect')}, replay {value.get('replay')}, {caps_text} "
-                f"({value.get('source')}) · fingerprint {str(value.get('fingerprint', ''))[:12]}")
+        for entry in entries:
+            self.contracts[entry.name] = entry.line()
 
     def _show(self, key: str, entry: dict[str, Any]) -> None:
         """The call in full: a shell command as written, the output without its fence (its

@@ -1,0 +1,86 @@
+"""`r` in the browser on a session that died while its tool waited for an answer: the real
+headless launch is SIGKILLed with the question journaled, then `b`, `r` over the supervisor
+starts the follow-up session — the question dialog opens marked "asked before the restart",
+and the answer typed there reaches the tool once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Static
+
+from tests.app.conftest import wait_for
+from tests.conftest import read_jsonl
+from tests.wasm.conftest import answer, call
+from tests.wasm.test_durable_questions import QUESTION, SAFE, ask_tool, killed_while_asking
+from tui.app.app import SupervisorApp
+from tui.app.browser.conversations import ConversationsScreen
+from tui.core.loop.journal import JOURNAL
+
+
+def capsule(tmp_path: Path) -> Path:
+    root = tmp_path / "capsule"
+    root.mkdir()
+    (root / "script.json").write_text(json.dumps([call("ask", QUESTION), answer("never")]),
+                                      encoding="utf-8")
+    (root / "murmur.yaml").write_text(
+        "name: durable-screen\nversion: '1.0.0'\nartifacts:\n"
+        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
+        "    config: {script: script.json}\n" + ask_tool(tmp_path, SAFE)
+        + "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n",
+        encoding="utf-8")
+    return root
+
+
+async def test_r_on_a_killed_session_asks_again_and_the_answer_reaches_the_tool(
+        tmp_path: Path, murmur_home: Path) -> None:
+    root = capsule(tmp_path)
+    dead = killed_while_asking(root, murmur_home)
+    asked = [x for x in read_jsonl(dead / JOURNAL) if x["event"] == "asked"]
+    assert len(asked) == 1
+    # after the resume: the model repeats the call it never saw finish, then ends the task
+    # (a resume that re-runs the interrupted call itself asks the marked question first and
+    # any later ask is answered below: the marked dialog and its answer hold either way)
+    (root / "script.json").write_text(json.dumps([call("ask", QUESTION), answer("done")]),
+                                      encoding="utf-8")
+    app = SupervisorApp(murmur_home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen))
+        screen = app.screen
+        assert isinstance(screen, ConversationsScreen)
+        await wait_for(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
+        await pilot.press("tab", "r")
+        await wait_for(pilot, lambda: app.dialog is not None and bool(app.dialog.query("#asker")),
+                       within=60)
+        dialog = app.dialog
+        assert dialog is not None
+        assert str(dialog.query_one("#asker", Static).render()) == \
+            "ask asks (asked before the restart):"
+        await wait_for(pilot, lambda: dialog.armed)
+        await pilot.press(*"main", "enter")
+        for _ in range(3):  # a further (unmarked) ask, if the model's repeat asks anew
+            await wait_for(pilot, lambda shown=dialog: app.result is not None or (
+                app.dialog is not None and app.dialog is not shown), within=60)
+            if app.result is not None:
+                break
+            again = app.dialog
+            assert again is not None and "before the restart" not in str(
+                again.query_one("#asker", Static).render())
+            await wait_for(pilot, lambda asked=again: asked.armed)
+            await pilot.press(*"again", "enter")
+            dialog = again
+        result = app.result
+        record = app.session.record_path if app.session is not None else None
+        assert result is not None and result.ok
+    later = result.paths.trace.parent
+    assert later != dead
+    journal = read_jsonl(later / JOURNAL)
+    assert [q["id"] for q in journal if q["event"] == "asked"] == [asked[0]["id"]]
+    assert [a["answer"] for a in journal if a["event"] == "answered"][:1] == ["main"]
+    # the tool had the answer: the resumed turn's tool message holds it, once
+    assert record is not None
+    tools = [json.dumps(m) for m in read_jsonl(record) if m["role"] == "tool"]
+    assert sum("main" in text for text in tools) == 1
+    assert (later / "out" / "result.txt").read_text() == "done"
