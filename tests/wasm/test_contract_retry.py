@@ -95,6 +95,7 @@ def test_contracts_and_fingerprints_are_written_at_start(wasm_capsule: WasmCapsu
     assert table["ls"]["source"] == "built-in" and "process.execute" in table["ls"][
         "capabilities"]
     assert len({entry["fingerprint"] for entry in table.values()}) == 3
+    assert [table[n]["kind"] for n in ("spin", "echo", "ls")] == ["wasm", "wasm", "shell"]
 
 
 def test_a_bad_contract_stops_the_launch_naming_the_line(wasm_capsule: WasmCapsule,

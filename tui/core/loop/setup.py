@@ -212,8 +212,11 @@ def write_contracts(table: ToolTable, target: SessionPaths) -> Path:
     """`tools/contracts.json` (0600): every tool's contract and fingerprint, by name."""
     from tui.core.private import write_private
 
-    data = {name: {**table.contracts[name].as_json(), "fingerprint": table.fingerprints[name]}
-            for name in sorted(table.contracts)}
+    data = {}
+    for name in sorted(table.contracts):
+        handler = table.resolve(name)
+        data[name] = {**table.contracts[name].as_json(), "fingerprint": table.fingerprints[name],
+                      "kind": handler.spec.kind if handler is not None else "unknown"}
     path = target.tools / "contracts.json"
     write_private(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
     return path
