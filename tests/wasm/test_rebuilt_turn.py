@@ -106,6 +106,7 @@ def test_a_resume_without_a_task_goes_on_with_the_task_that_died(
                       if x["event_type"] == "task_start")
     start = next(x for x in read_jsonl(later / "trace.jsonl") if x["event_type"] == "task_start")
     assert start["task_id"] == dead_start["task_id"]  # the same task goes on
+    assert [e["text"] for e in events if e["event"] == "TaskStarted"] == ["pick"]
     record = Path(json.loads(out.splitlines()[0])["record_path"])
     messages = read_jsonl(record)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "assistant"]

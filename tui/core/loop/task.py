@@ -98,7 +98,8 @@ def _run(parts: TaskParts, task: TaskState) -> TaskOutcome:
             _compact_on_resume(parts, task.task_id)
     text = parts.text
     context_id = parts.task_context or parts.context_id
-    report.emit(ev.TaskStarted(task_id=task.task_id, context_id=context_id, text=text,
+    shown = text or (_asked_last(context) if parts.rebuild is not None else "")
+    report.emit(ev.TaskStarted(task_id=task.task_id, context_id=context_id, text=shown,
                                source=parts.source, origin=parts.origin,
                                message_parts_bytes=len(text.encode())))
     report.position.task_id = task.task_id
@@ -141,6 +142,17 @@ def _run(parts: TaskParts, task: TaskState) -> TaskOutcome:
     parts.ending.task(task, outcome)
     parts.ending.task_done(task)
     return outcome
+
+
+def _asked_last(context: Context) -> str:
+    """The text of the context's last user message: what a task that goes on after a restart
+    was asked."""
+    for message in reversed(context.messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict)
+                             and b.get("type") == "text") if isinstance(content, list) else ""
+    return ""
 
 
 def _compact_on_resume(parts: TaskParts, task_id: str) -> None:
