@@ -164,3 +164,17 @@ def test_an_attached_session_through_the_fake_door() -> None:
         "SessionStarted", "TaskStarted", "TurnStarted", "TextDelta", "TaskEnded",
         "SessionEnded"]
     assert sink.of(ev.TextDelta)[0].text == "hi"
+
+
+def test_a_question_asked_again_after_a_restart_is_marked_through_the_door() -> None:
+    from tui.core.door.frames import status
+
+    frame = status(T1, "input-required", "Which env?", before_restart=True)
+    assert frame["status"] == {"state": "input-required", "message": "Which env?",
+                               "before_restart": True}
+    assert "before_restart" not in status(T1, "input-required", "Which env?")["status"]
+    target, sink = adapter()
+    feed(target, "status", st("working", "inference turn 1"))
+    feed(target, "status", frame)
+    feed(target, "status", st("input-required", "And now?", context=None))
+    assert [e.before_restart for e in sink.of(ev.InputRequested)] == [True, False]

@@ -138,14 +138,18 @@ class Broadcast:
 
 
 def status(task_id: str, state: str, message: str, *, context_id: str | None = None,
-           final: bool = False, response: str | None = None) -> dict[str, Any]:
-    """A `status` frame's data, keys in Murmur's order."""
+           final: bool = False, response: str | None = None,
+           before_restart: bool = False) -> dict[str, Any]:
+    """A `status` frame's data, keys in Murmur's order (`before_restart` is murmur-tui's own,
+    written only when true: a question asked again after a restart)."""
     data: dict[str, Any] = {"id": task_id}
     if context_id is not None:
         data["context_id"] = context_id
     body: dict[str, Any] = {"state": state, "message": message}
     if response is not None:
         body["response"] = response
+    if before_restart:
+        body["before_restart"] = True
     data["status"] = body
     data["final"] = final
     return data
@@ -233,7 +237,7 @@ class FrameSink:
                 "truncated": event.truncated}})
         elif isinstance(event, ev.InputRequested):
             publish("status", status((event.task_id or ""), "input-required",
-                                     event.prompt))
+                                     event.prompt, before_restart=event.before_restart))
         elif isinstance(event, ev.InputAnswered):
             publish("status", status((event.task_id or ""), "working", "resumed"))
         elif isinstance(event, ev.TaskEnded):

@@ -168,7 +168,8 @@ class RemoteAdapter:
         elif state == "input-required":
             self.waiting[task_id] = message
             self.stream.emit(ev.InputRequested(task_id=task_id, request_id=task_id,
-                                               prompt=message, tool_name="request-input"))
+                                               prompt=message, tool_name="request-input",
+                                               before_restart=status.get("before_restart") is True))
         elif body.get("final") is True:
             self._ended(task_id, task, str(state), message, status.get("response"))
 
