@@ -120,3 +120,13 @@ def test_a_retried_call_numbers_its_questions_after_the_first_attempts(tmp_path:
     assert first.qid != second.qid and second.sequence == 1
     asking.begin("tsk_1", "c2", "t", again=True)  # another call is not a retry of c1
     assert asking.next("tsk_1", "t", "which?").sequence == 0
+
+
+def test_a_journaled_result_that_is_no_chat_message_counts_as_not_finished(
+        tmp_path: Path) -> None:
+    journal = Journal(tmp_path / JOURNAL)
+    journal.turn("tsk_1", 0, calls("c1"))
+    journal.call("c1", "t", {**result("c1"), "content": "not blocks"})
+    found = read_journal(tmp_path, "ses_dead")
+    assert found.turn is not None and not found.turn.finished
+    assert found.call is not None and found.call.call_id == "c1"

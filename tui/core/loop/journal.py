@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.chat import Message
+from tui.core.chat import Message, chat_shape_problem
 from tui.core.private import make_private_dirs
 from tui.core.secrets import redact, redact_value
 from tui.core.strict_json import NotJson, loads_line
@@ -191,7 +191,7 @@ def _rest_of_turn(turn: OpenTurn, raws: list[bytes], journal: Journal) -> Found:
         message, call_id = value.get("message"), value.get("call_id")
         if event == "call" and call_id in names and isinstance(message, dict) and \
                 message.get("role") == "tool" and message.get("tool_call_id") == call_id and \
-                isinstance(message.get("id"), str):
+                isinstance(message.get("id"), str) and chat_shape_problem(message) is None:
             turn.finished.setdefault(str(call_id), message)
     waiting = next((c for c in names if c not in turn.finished), None)
     if waiting is not None:
@@ -255,8 +255,8 @@ def _turn(raw: bytes, session_id: str) -> OpenTurn | None:
         return None
     message, task_id, number = value.get("message"), value.get("task_id"), value.get("turn")
     if not isinstance(message, dict) or message.get("role") != "assistant" or \
-            not isinstance(message.get("id"), str) or \
-            not isinstance(message.get("content"), list) or not isinstance(task_id, str):
+            not isinstance(message.get("id"), str) or chat_shape_problem(message) is not None \
+            or not isinstance(task_id, str):
         return None
     return OpenTurn(session_id, task_id, number if isinstance(number, int) else 0, message,
                     {}, None)
