@@ -111,6 +111,7 @@ class SessionState:
                 self.tokens_out += event.output_tokens or 0
             case ev.ToolCallStarted():
                 self.running_tools.add(event.call_id or event.tool_name)
+                self.turn = max(self.turn, event.turn + 1)  # a rebuilt turn has no TurnStarted
             case ev.ToolCallFinished():
                 self.running_tools.discard(event.call_id or event.tool_name)
             case ev.HookFault():
