@@ -7,6 +7,9 @@ processes `murmur-tui launch --headless --serve` that outlive it. Each is watche
 door (one light thread each); their events reach the screen in batches, at most every
 DRAIN_SECONDS, and only what the list shows is kept.
 
+`r` on a session whose process died without writing its end starts a served session that
+resumes it (`launch CAPSULE --resume SESSION --headless --serve`), followed as a new row.
+
 Enter on a session ends this app with `open_request` set: the command line attaches the
 supervisor screen to it, and comes back here when that screen is left (docs/fleet.md).
 """
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from tui.app.fleet.links import Link, LinkState
-from tui.app.fleet.model import FleetSession
+from tui.app.fleet.model import FleetSession, Question
 from tui.app.fleet.screen import FleetScreen
 from tui.app.gc_policy import GcPolicy
 from tui.app.theming import ThemeHost
@@ -36,6 +39,7 @@ from tui.core.printable import printable
 
 if TYPE_CHECKING:
     from tui.core.running import RunningRecord, Verdict
+    from tui.core.session_index import Entry
 
 DRAIN_SECONDS = 0.05  # events reach the list at most this late (a question: at once)
 REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing else changes
@@ -58,6 +62,7 @@ class Launched:
     capsule: str
     log: Path
     started: float
+    resumes: str = ""  # the session that died, which this process resumes
 
 
 class FleetApp(ThemeHost):
@@ -158,7 +163,9 @@ class FleetApp(ThemeHost):
     def _row(self, record: RunningRecord, url: str) -> FleetSession:
         origin = "launched" if any(item.process.pid == record.pid for item in self.launched) \
             else "found"
-        session = FleetSession(record.session_id, url, origin=origin,
+        resumes = next((item.resumes for item in self.launched
+                        if item.process.pid == record.pid), "")
+        session = FleetSession(record.session_id, url, origin=origin, resumes=resumes,
                                capsule=record.capsule_name, version=record.capsule_version)
         self.sessions[record.session_id] = session
         self._dirty = True
@@ -193,11 +200,15 @@ class FleetApp(ThemeHost):
                 if session.apply(event, now) or not isinstance(event, ev.TextDelta):
                     self._dirty = True
                 if session.question is not None and not had_question:
+                    if session.resumes:
+                        session.question.before_restart = _open_before(
+                            self.home, session.resumes, session.question)
                     asked.append(session)
         for session in asked:
             assert session.question is not None
             self.bell()
-            self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks: "
+            again = " (asked before the restart)" if session.question.before_restart else ""
+            self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks{again}: "
                         f"{session.question.prompt[:300]}", title="Needs you", timeout=10)
         if self._dirty or now - self._last_draw >= REDRAW_SECONDS:
             self._dirty = False
@@ -211,6 +222,9 @@ class FleetApp(ThemeHost):
             self._launch(act.text)
             return
         if session is None:
+            return
+        if act.action == "resume":
+            self._resume(session)
             return
         link = self.links.get(session.session_id)
         if act.action == "open":
@@ -257,14 +271,69 @@ class FleetApp(ThemeHost):
         if not capsule.exists():
             self.notify(f"There is no capsule at {capsule}.", severity="error", timeout=8)
             return
+        self._spawn(capsule, ["--task", task.strip()] if task.strip() else [])
+
+    def _resume(self, session: FleetSession) -> None:
+        """`r`: a session whose process died without writing its end goes on in a new served
+        session; any other row says why nothing is resumed."""
+        entry = self._resumable(session)
+        if isinstance(entry, str):
+            self.notify(entry, severity="warning", timeout=10)
+            return
+        from tui.app.browser.resume import CannotResume, capsule
+
+        try:
+            loaded = capsule(entry, "full")
+        except CannotResume as exc:
+            self.notify(exc.text, severity="error", timeout=15)
+            return
+        self._spawn(loaded.manifest_path, ["--resume", entry.session_id],
+                    resumes=entry.session_id)
+
+    def _resumable(self, session: FleetSession) -> Entry | str:
+        """The index entry of the dead session `session` shows, or why it is not one."""
+        from tui.core.errors import LaunchError
+        from tui.core.running import process_state, read_records
+        from tui.core.session_index import find, index_path
+
+        sid = session.session_id
+        follower = next((s for s in self.sessions.values() if s.resumes == sid), None) or \
+            next((item for item in self.launched if item.resumes == sid), None)
+        if follower is not None:
+            which = follower.session_id if isinstance(follower, FleetSession) \
+                else f"pid {follower.process.pid}"
+            return f"{sid} is already resumed here ({which}): nothing more is resumed."
+        if session.connection != "gone":
+            if session.exit_status is not None:
+                return f"{sid} ended {session.exit_status}: it did not die, so nothing is " \
+                       "resumed (`murmur-tui launch CAPSULE --resume` continues its " \
+                       "conversation in a new session)."
+            return f"{sid} is running: only a session whose process died is resumed."
+        record = next((found.record for found in read_records(self.home)
+                       if found.record is not None and found.record.session_id == sid), None)
+        if record is not None and process_state(record) is None:
+            return f"{sid} cannot be reached, but its process (pid {record.pid}) still " \
+                   "runs: only a session whose process died is resumed."
+        try:
+            entry = find(self.home, sid)
+        except LaunchError:
+            return f"{sid} is not in {index_path(self.home)}: only a murmur-tui session " \
+                   "can be resumed here (a mur session is Murmur's to resume)."
+        if entry.ended_ms is not None:
+            return f"{sid} ended {entry.exit_status or ''}".rstrip() + \
+                ": it wrote its end, so it did not die and nothing is resumed " \
+                "(`murmur-tui launch CAPSULE --resume` continues its conversation)."
+        return entry
+
+    def _spawn(self, capsule: Path, extra: list[str], resumes: str = "") -> None:
+        """`murmur-tui launch CAPSULE --headless --serve EXTRA…` as a child that outlives this
+        screen, its output in a log under `$MURMUR_HOME/tui/fleet`; found by its record."""
         logs = self.home / "tui" / "fleet"
         try:
             logs.mkdir(parents=True, exist_ok=True)
             log = logs / f"launch-{time.strftime('%Y%m%d-%H%M%S')}-{len(self.launched)}.log"
             command = [sys.executable, "-m", "tui", "launch", str(capsule.resolve()),
-                       "--headless", "--serve"]
-            if task.strip():
-                command += ["--task", task.strip()]
+                       "--headless", "--serve", *extra]
             with log.open("wb") as out:
                 process = subprocess.Popen(
                     command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -272,8 +341,9 @@ class FleetApp(ThemeHost):
         except OSError as exc:
             self.notify(f"Cannot launch {capsule}: {exc}", severity="error", timeout=10)
             return
-        self.launched.append(Launched(process, str(capsule), log, time.monotonic()))
-        self.notify(f"Launching {capsule} (pid {process.pid})…", timeout=5)
+        self.launched.append(Launched(process, str(capsule), log, time.monotonic(), resumes))
+        what = f"Resuming {resumes} with" if resumes else "Launching"
+        self.notify(f"{what} {capsule} (pid {process.pid})…", timeout=5)
         self._discover()
 
     def _check_launched(self) -> None:
@@ -310,3 +380,24 @@ def _tail(log: Path) -> str:
     from tui.core.printable import printable
 
     return printable(lines[-1]) if lines else "(no output)"
+
+
+def _open_before(home: Path, dead: str, question: Question) -> bool:
+    """Whether `dead` (the session a row resumes) had asked `question` and had no answer for it
+    when it died: its journal's interrupted call, under the same task, asked the same prompt."""
+    from tui.core.errors import LaunchError
+    from tui.core.loop.journal import prompt_sha, read_journal
+    from tui.core.session_index import find
+    from tui.core.shell.background import session_folder
+
+    try:
+        entry = find(home, dead)
+    except LaunchError:
+        return False
+    call = read_journal(session_folder(Path(entry.workdir), entry.session_id),
+                        entry.session_id).call
+    if call is None or call.task_id != question.task_id:
+        return False
+    sha = prompt_sha(question.prompt)
+    return any(q.answer is None and (q.prompt_sha256 == sha or q.prompt == question.prompt)
+               for q in call.questions)

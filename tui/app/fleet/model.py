@@ -24,6 +24,7 @@ class Question:
     request_id: str
     prompt: str
     asked_at: float
+    before_restart: bool = False  # the session it resumes had asked it when it died
 
 
 @dataclass
@@ -33,6 +34,7 @@ class FleetSession:
     session_id: str
     url: str
     origin: str = "found"  # found (a running record) | launched (from this screen)
+    resumes: str = ""  # the session that died, which this one resumes (`r`)
     capsule: str = ""
     version: str = ""
     model: str = ""

@@ -39,6 +39,7 @@ class FleetScreen(Screen[None]):
         Binding("a", "ask('answer')", "Answer"),
         Binding("t", "ask('task')", "Send task"),
         Binding("n", "ask('launch')", "Launch"),
+        Binding("r", "resume", "Resume"),
         Binding("x", "cancel", "Cancel task"),
         Binding("S", "stop", "Stop session"),
         Binding("escape", "close_input", "Close", show=False),
@@ -49,7 +50,8 @@ class FleetScreen(Screen[None]):
                ("tokens", 8), ("task / question", 200))
 
     class Act(Message):
-        """A key on a session: open, answer, task, cancel, stop — or launch a capsule."""
+        """A key on a session: open, answer, task, cancel, stop, resume — or launch a
+        capsule."""
 
         def __init__(self, action: str, session: FleetSession | None, text: str = "") -> None:
             super().__init__()
@@ -107,7 +109,8 @@ class FleetScreen(Screen[None]):
 
     def _row(self, number: int, session: FleetSession, now: float) -> Row:
         if session.question is not None:
-            what = f"? {first_line(session.question.prompt)}"
+            again = "(asked before the restart) " if session.question.before_restart else ""
+            what = f"? {again}{first_line(session.question.prompt)}"
             style = "yellow"
         else:
             what = first_line(session.task)
@@ -133,8 +136,11 @@ class FleetScreen(Screen[None]):
             return
         head = f"{session.session_id} · {printable(session.capsule)} " \
                f"{printable(session.version)} · {session.url.removeprefix('http://')}"
+        if session.resumes:
+            head += f" · resumes {session.resumes}"
         if session.question is not None:
-            body = f"asks: {first_line(session.question.prompt, 400)}"
+            again = " (asked before the restart)" if session.question.before_restart else ""
+            body = f"asks{again}: {first_line(session.question.prompt, 400)}"
         else:
             body = f"task: {first_line(session.task, 400)}" if session.task else "no task yet"
         self.detail.update(f"{head}\n{body}")
@@ -165,6 +171,15 @@ class FleetScreen(Screen[None]):
         if session is not None:
             self.post_message(self.Act("stop", session))
 
+    def action_resume(self) -> None:
+        if self.input.display:
+            return
+        session = self.selected()
+        if session is None:
+            self.notify("Choose a session first.", timeout=4)
+            return
+        self.post_message(self.Act("resume", session))
+
     def action_ask(self, what: Asking) -> None:
         session = self.selected()
         if what == "answer":
@@ -176,7 +191,8 @@ class FleetScreen(Screen[None]):
                 session = waiting[0]
                 self.rows.select_key(session.session_id)
             assert session.question is not None
-            hint = f"{session.capsule} ({session.session_id}) asks: " \
+            again = " (asked before the restart)" if session.question.before_restart else ""
+            hint = f"{session.capsule} ({session.session_id}) asks{again}: " \
                    f"{first_line(session.question.prompt, 300)}"
             placeholder = "your answer, Enter to send, Esc to close"
         elif what == "task":
