@@ -74,6 +74,7 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
             assert later.question is not None
             assert later.question.before_restart
             assert later.question.task_id == task["id"]  # the dead task goes on
+            assert later.task == "pick one"  # what the dead task was asked
             assert later.group == "needs"
             app.fleet.rows.select_key(later.session_id)
             await wait_for(pilot, lambda: str(app.fleet.detail.render()).startswith(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from tui.app.fleet.links import Link, LinkState
-from tui.app.fleet.model import FleetSession, Question
+from tui.app.fleet.model import FleetSession
 from tui.app.fleet.screen import FleetScreen
 from tui.app.gc_policy import GcPolicy
 from tui.app.theming import ThemeHost
@@ -200,9 +200,6 @@ class FleetApp(ThemeHost):
                 if session.apply(event, now) or not isinstance(event, ev.TextDelta):
                     self._dirty = True
                 if session.question is not None and not had_question:
-                    if session.resumes:
-                        session.question.before_restart = _open_before(
-                            self.home, session.resumes, session.question)
                     asked.append(session)
         for session in asked:
             assert session.question is not None
@@ -380,24 +377,3 @@ def _tail(log: Path) -> str:
     from tui.core.printable import printable
 
     return printable(lines[-1]) if lines else "(no output)"
-
-
-def _open_before(home: Path, dead: str, question: Question) -> bool:
-    """Whether `dead` (the session a row resumes) had asked `question` and had no answer for it
-    when it died: its journal's interrupted call, under the same task, asked the same prompt."""
-    from tui.core.errors import LaunchError
-    from tui.core.loop.journal import prompt_sha, read_journal
-    from tui.core.session_index import find
-    from tui.core.shell.background import session_folder
-
-    try:
-        entry = find(home, dead)
-    except LaunchError:
-        return False
-    call = read_journal(session_folder(Path(entry.workdir), entry.session_id),
-                        entry.session_id).call
-    if call is None or call.task_id != question.task_id:
-        return False
-    sha = prompt_sha(question.prompt)
-    return any(q.answer is None and (q.prompt_sha256 == sha or q.prompt == question.prompt)
-               for q in call.questions)

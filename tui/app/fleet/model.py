@@ -24,7 +24,7 @@ class Question:
     request_id: str
     prompt: str
     asked_at: float
-    before_restart: bool = False  # the session it resumes had asked it when it died
+    before_restart: bool = False  # asked again after a restart (the door's status says so)
 
 
 @dataclass
@@ -63,7 +63,8 @@ class FleetSession:
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
             case ev.InputRequested():
                 self.question = Question(event.task_id, event.request_id, event.prompt,
-                                         now if now is not None else time.monotonic())
+                                         now if now is not None else time.monotonic(),
+                                         before_restart=event.before_restart)
             case ev.InputAnswered():
                 if self.question is not None and self.question.request_id == event.request_id:
                     self.question = None
