@@ -93,6 +93,18 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
     assert all(word in record for word in ("one done", "two done", "three done"))
 
 
+async def esc_esc(pilot: Pilot[int], app: SupervisorApp) -> None:
+    """Esc Esc until the running task's cancel is set: a loaded machine can put more than the
+    Esc window between two key presses (each waits for the screen to be idle)."""
+    for _ in range(5):
+        await pilot.press("escape", "escape")
+        for _ in range(30):
+            if app.cancel.is_set():
+                return
+            await pilot.pause(0.1)
+    raise AssertionError("Esc Esc never canceled the running task")
+
+
 async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         murmur_home: Path, make_capsule: CapsuleFactory) -> None:
     root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")],
@@ -144,7 +156,7 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         # the third session's command waits for its own `go`: Esc Esc once it is on screen
         await wait_for(pilot, lambda: app.state.in_task and app.state.exit_status is None
                        and app.supervisor.tools.total == 3)
-        await pilot.press("escape", "escape")
+        await esc_esc(pilot, app)
         await wait_for(pilot, lambda: app.result is not None and
                        app.result.session_id == third.session_id and
                        app.result.exit_status == "canceled")

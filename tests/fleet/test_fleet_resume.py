@@ -74,8 +74,8 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
             assert later.question is not None
             assert later.question.before_restart
             assert later.question.task_id == task["id"]  # the dead task goes on
-            assert later.task == "pick one"  # what the dead task was asked
-            assert later.group == "needs"
+            # what the dead task was asked, and the row under Needs you
+            await wait_for(pilot, lambda: later.task == "pick one" and later.group == "needs")
             app.fleet.rows.select_key(later.session_id)
             await wait_for(pilot, lambda: str(app.fleet.detail.render()).startswith(
                 later.session_id))
@@ -91,7 +91,8 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
                                               for n in app._notifications))
             app.fleet.rows.select_key(later.session_id)
             await pilot.press("a")
-            assert "(asked before the restart)" in str(app.fleet.hint.render())
+            await wait_for(pilot, lambda: "(asked before the restart)" in str(
+                app.fleet.hint.render()))
             await type_in(pilot, "main")
             await wait_for(pilot, lambda: later.last_task_status == "ok", within=60)
             assert later.question is None and later.task_id == task["id"]

@@ -75,7 +75,7 @@ class SupervisorScreen(Screen[None]):
                 yield self.jump
                 yield self.queue_view
             with TabbedContent(id="panes", initial="tab-tools"):
-                with TabPane("Tool calls", id="tab-tools"):
+                with TabPane("Calls", id="tab-tools"):
                     yield self.tools
                 with TabPane("Shell", id="tab-shell"):
                     yield self.shell
