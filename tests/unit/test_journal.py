@@ -4,7 +4,11 @@ the open turn, its finished calls, the interrupted call and its questions."""
 from __future__ import annotations
 
 import stat
+import tempfile
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tui.core.loop.journal import (
     JOURNAL,
@@ -130,3 +134,50 @@ def test_a_journaled_result_that_is_no_chat_message_counts_as_not_finished(
     found = read_journal(tmp_path, "ses_dead")
     assert found.turn is not None and not found.turn.finished
     assert found.call is not None and found.call.call_id == "c1"
+
+
+def test_no_key_byte_reaches_the_journal(tmp_path: Path) -> None:
+    import base64
+
+    from tui.core import secrets
+
+    key = "sk-journal-" + "k3y" * 12
+    secrets.remember(key)
+    journal = Journal(tmp_path / JOURNAL)
+    journal.turn("tsk_1", 0, {**calls("c1"), "content": [
+        {"type": "text", "text": f"using {key}"},
+        {"type": "tool_call", "id": "c1", "name": "t", "input": {"token": key}}]})
+    journal.call("c1", "t", {**result("c1"), "content": [{"type": "text", "text": key}]})
+    asking = Questions(journal, "ctx_1", "ses_1")
+    asking.begin("tsk_1", "c2", "t")
+    ask = asking.next("tsk_1", "t", f"is {key} right?")
+    asking.asked(ask, "tsk_1", "t", f"is {key} right?", None)
+    asking.answered(ask, key)
+    data = journal.path.read_bytes()
+    assert key.encode() not in data
+    assert base64.b64encode(key.encode())[:20] not in data
+
+
+@settings(max_examples=150, deadline=None)
+@given(cut=st.integers(min_value=0, max_value=10_000))
+def test_a_journal_cut_anywhere_reads_as_a_prefix_of_what_was_written(cut: int) -> None:
+    """A crash can stop the journal at any byte: reading never raises, a result counts only
+    when its whole JSON is there, and the interrupted call is the first without one."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / JOURNAL
+        journal = Journal(path)
+        journal.turn("tsk_1", 0, calls("c1", "c2", "c3"))
+        ends = [path.stat().st_size]
+        for cid in ("c1", "c2"):
+            journal.call(cid, "t", result(cid))
+            ends.append(path.stat().st_size)
+        data = path.read_bytes()
+        path.write_bytes(data[:cut % (len(data) + 1)])
+        kept = path.stat().st_size
+        found = read_journal(Path(folder), "ses_dead")
+        if kept < ends[0] - 1:  # a line is whole once its JSON is, newline or not
+            assert found.turn is None and found.call is None
+            return
+        whole = sum(1 for end in ends[1:] if kept >= end - 1)
+        assert found.turn is not None and list(found.turn.finished) == ["c1", "c2"][:whole]
+        assert found.call is not None and found.call.call_id == ["c1", "c2", "c3"][whole]
