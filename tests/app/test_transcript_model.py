@@ -174,3 +174,11 @@ def test_the_tool_tables_durations_fit_its_column() -> None:
     shown = [short_duration(ms) for ms in (7, 999, 2140, 59_949, 59_999, 128_098, 3_780_000)]
     assert shown == ["7ms", "999ms", "2.1s", "59.9s", "1m00s", "2m08s", "1h03m"]
     assert all(len(text) <= 6 for text in shown)
+
+
+def test_an_answer_taken_from_the_journal_says_it_was_given_before_the_restart() -> None:
+    model = TranscriptModel()
+    turn(model, 0, done=False)
+    model.take(make(ev.InputAnswered, task_id="t", request_id="q_1", answer="main",
+                    journaled=True))
+    assert lines(model) == [(LineKind.NOTE, "  answered before the restart: main")]

@@ -119,6 +119,8 @@ def test_a_journaled_answer_is_delivered_once(
     Journal(dead / JOURNAL).answered(lines(dead, "asked")[0]["id"], "journaled")
     done, later = resume(root, dead, [answer("done")])
     assert not events(done, "InputRequested")  # taken from the journal, not asked
+    said = events(done, "InputAnswered")  # and the transcript says so
+    assert [(e["answer"], e["journaled"]) for e in said] == [("journaled", True)]
     taken = lines(later, "answered")
     assert [(a["answer"], a["taken_from"]) for a in taken] == [("journaled", dead.name)]
     assert "journaled" in events(done, "ToolCallFinished")[0]["output"]

@@ -280,6 +280,7 @@ class InputAnswered(Event):
     task_id: str | None
     request_id: str
     answer: str
+    journaled: bool = False  # answered before a restart: delivered from the journal, not asked
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

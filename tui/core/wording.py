@@ -172,6 +172,8 @@ def answer(event: ev.InputAnswered, form: Form) -> str:
     """The human's answer, with its line breaks (the screen shows at most ANSWER_LINES of it,
     each cut at 200 characters; the headless log all of it)."""
     label = "  you answered: " if form is Form.SCREEN else "  answered: "
+    if event.journaled:
+        label = "  answered before the restart: "
     lines = event.answer.strip("\n").splitlines() or [""]
     if form is Form.SCREEN:
         more = len(lines) - ANSWER_LINES

@@ -238,7 +238,7 @@ class FrameSink:
         elif isinstance(event, ev.InputRequested):
             publish("status", status((event.task_id or ""), "input-required",
                                      event.prompt, before_restart=event.before_restart))
-        elif isinstance(event, ev.InputAnswered):
+        elif isinstance(event, ev.InputAnswered) and not event.journaled:
             publish("status", status((event.task_id or ""), "working", "resumed"))
         elif isinstance(event, ev.TaskEnded):
             state = final_state(event.exit_status)

@@ -66,6 +66,8 @@ class Host:
             answer = questions.take(ask)  # answered before the restart: not asked again
             self.report.log(f"{tool_name} asked {request_id} again after the restart; it took "
                             "the answer journaled before it")
+            self.report.emit(ev.InputAnswered(task_id=task_id, request_id=request_id,
+                                              answer=answer, journaled=True))
             return answer
         before = bool(ask and ask.before_restart)
         self.report.emit(ev.InputRequested(task_id=task_id, request_id=request_id,
