@@ -181,3 +181,14 @@ def test_a_journal_cut_anywhere_reads_as_a_prefix_of_what_was_written(cut: int) 
         whole = sum(1 for end in ends[1:] if kept >= end - 1)
         assert found.turn is not None and list(found.turn.finished) == ["c1", "c2"][:whole]
         assert found.call is not None and found.call.call_id == ["c1", "c2", "c3"][whole]
+
+
+def test_a_journal_that_cannot_be_written_is_said_once_and_the_session_goes_on(
+        tmp_path: Path) -> None:
+    (tmp_path / JOURNAL).mkdir()  # where the file should be: nothing can be written there
+    said: list[str] = []
+    journal = Journal(tmp_path / JOURNAL, said.append)
+    journal.turn("tsk_1", 0, calls("c1"))
+    journal.call("c1", "t", result("c1"))
+    assert journal.broken and len(said) == 1
+    assert str(tmp_path / JOURNAL) in said[0] and "do not survive a crash" in said[0]

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,13 +41,29 @@ def prompt_sha(prompt: str) -> str:
 
 
 class Journal:
-    """One session's `journal.jsonl`: each line is written and synced before it returns."""
+    """One session's `journal.jsonl`: each line is written and synced before it returns. A
+    journal that cannot be written is said once (`failed`) and written no more: the session
+    goes on, without durability."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, failed: Callable[[str], None] | None = None) -> None:
         self.path = path
         self._whole = False  # the file is known to end with a whole line
+        self._failed = failed
+        self.broken = False
 
     def _line(self, value: dict[str, Any]) -> None:
+        if self.broken:
+            return
+        try:
+            self._write(value)
+        except OSError as exc:
+            self.broken = True
+            if self._failed is not None:
+                self._failed(f"cannot write the journal {self.path}: {exc.strerror or exc}; "
+                             "from here on this session's turns and questions do not survive "
+                             "a crash")
+
+    def _write(self, value: dict[str, Any]) -> None:
         value = {"ts_ms": time.time_ns() // 1_000_000, **value}
         data = (json.dumps(redact_value(value), ensure_ascii=False, separators=(",", ":"))
                 + "\n").encode("utf-8", "replace")

@@ -119,8 +119,9 @@ class Session:
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
         self._found = self._journaled()
-        self.questions = Questions(Journal(self.paths.session / JOURNAL), self.context_id,
-                                   self.session_id, self._found.call)
+        journal = Journal(self.paths.session / JOURNAL,
+                          lambda text: self.report.warn_and_log("W-JOURNAL", text))
+        self.questions = Questions(journal, self.context_id, self.session_id, self._found.call)
         self.host.questions = self.dispatch.questions = self.questions
         if self._found.turn is not None and not self.task_text.strip():
             self.no_task = False  # the first task goes on with the turn that session died in
