@@ -82,6 +82,16 @@ def tool_response(command: str, call_id: str = "call_1", tool: str = "bash",
     return {"stop_reason": "tool_call", "content": content}
 
 
+def started_line(stdout: str) -> dict[str, Any]:
+    """The `SessionStarted` line of a `launch --json` run's stdout (warnings may come first)."""
+    for line in stdout.splitlines():
+        if line.startswith("{") and '"SessionStarted"' in line:
+            value = json.loads(line)
+            if value.get("event") == "SessionStarted":
+                return dict(value)
+    raise AssertionError(f"no SessionStarted line in: {stdout[:2000]}")
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, input_text: str | None = None,
             cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run `murmur-tui` as a user would: a real subprocess of this interpreter."""

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import read_jsonl, run_cli
+from tests.conftest import read_jsonl, run_cli, started_line
 from tests.served import killed_once
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call
 from tui.core.loop.journal import JOURNAL, Journal
@@ -54,7 +54,7 @@ def resume(root: Path, dead: Path, responses: list[dict[str, Any]], *answers: st
     done = run_cli("launch", str(root), "--headless", "--json", "--resume", dead.name, *args,
                    timeout=120)
     assert done.returncode == 0, done.stderr
-    started = json.loads(done.stdout.splitlines()[0])
+    started = started_line(done.stdout)
     return done, Path(started["trace_path"]).parent
 
 
@@ -86,7 +86,7 @@ def test_a_safe_call_asks_again_after_the_restart_and_gets_the_answer_once(
     assert (later / "out" / "result.txt").read_text() == "done"
     # the record: the dead turn left nothing; the rebuilt one an assistant and a tool message,
     # then the new task and the model's answer
-    record = Path(json.loads(done.stdout.splitlines()[0])["record_path"])
+    record = Path(started_line(done.stdout)["record_path"])
     roles = [m["role"] for m in read_jsonl(record)]
     assert roles == ["user", "assistant", "tool", "user", "assistant"]
     assert "main" in json.dumps(read_jsonl(record)[2])
@@ -125,10 +125,12 @@ def test_a_journaled_answer_is_delivered_once(
     assert [(a["answer"], a["taken_from"]) for a in taken] == [("journaled", dead.name)]
     assert "journaled" in events(done, "ToolCallFinished")[0]["output"]
     assert [t["by_session"] for t in lines(dead, "taken")] == [later.name]
-    # resumed again, the answer is not delivered a second time: the question is asked
+    # resumed again, the answer is not delivered a second time; had the later session not
+    # taken the turn over, the question would be asked (its `taken` line says so)
     done, third = resume(root, dead, [answer("done")], "fresh")
-    assert [e["before_restart"] for e in events(done, "InputRequested")] == [True]
-    assert [a["answer"] for a in lines(third, "answered")] == ["fresh"]
+    assert not events(done, "InputRequested") and not lines(third, "answered")
+    said = [w["text"] for w in events(done, "Warning") if w["code"] == "W-RESUME"]
+    assert said and f"by {later.name}, which took over the turn" in said[0]
 
 
 def test_a_deadline_that_passed_while_down_ends_the_task_input_timeout(
@@ -143,7 +145,7 @@ def test_a_deadline_that_passed_while_down_ends_the_task_input_timeout(
     done = run_cli("launch", str(root), "--headless", "--json", "--resume", dead.name,
                    "--task", "go on", "--answer", "too late", timeout=120)
     assert done.returncode != 0
-    trace = Path(json.loads(done.stdout.splitlines()[0])["trace_path"])
+    trace = Path(started_line(done.stdout)["trace_path"])
     failed = [x for x in read_jsonl(trace) if x["event_type"] == "task_failed"]
     assert failed and failed[0]["cause"] == "input_timeout"
     assert not lines(trace.parent, "answered")

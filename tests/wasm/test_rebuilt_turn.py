@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import read_jsonl
+from tests.conftest import read_jsonl, started_line
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer
 from tui.core.loop.journal import JOURNAL
 
@@ -89,7 +89,7 @@ def launch(root: Path, home: Path, *args: str, kill_at: str | None = None
         assert killed, f"the session never asked {kill_at}; it said: {err[-2000:]}"
         return next(iter(mine)).parent, out
     assert process.returncode == 0, err[-2000:]
-    return Path(json.loads(out.splitlines()[0])["trace_path"]).parent, out
+    return Path(started_line(out)["trace_path"]).parent, out
 
 
 def test_a_resume_without_a_task_goes_on_with_the_task_that_died(
@@ -107,7 +107,7 @@ def test_a_resume_without_a_task_goes_on_with_the_task_that_died(
     start = next(x for x in read_jsonl(later / "trace.jsonl") if x["event_type"] == "task_start")
     assert start["task_id"] == dead_start["task_id"]  # the same task goes on
     assert [e["text"] for e in events if e["event"] == "TaskStarted"] == ["pick"]
-    record = Path(json.loads(out.splitlines()[0])["record_path"])
+    record = Path(started_line(out)["record_path"])
     messages = read_jsonl(record)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "assistant"]
     assert "a0" in json.dumps(messages[2]) and "second" in json.dumps(messages[3])
@@ -170,9 +170,28 @@ def test_no_unsafe_call_runs_twice_wherever_the_sessions_are_killed(
         for later in sessions[earlier + 1:]:
             again = {q["call_id"] for q in asked(later / JOURNAL)} & done
             assert not again, f"{again} finished in {session.name} and ran in {later.name}"
-    record = read_jsonl(Path(json.loads(out.splitlines()[0])["record_path"]))
+    record = read_jsonl(Path(started_line(out)["record_path"]))
     results = [m["tool_call_id"] for m in record if m["role"] == "tool"]
     assert results == ["c1", "c2", "c3"]
     assert [m["role"] for m in record] == ["user", "assistant", "tool", "tool", "tool",
                                            "assistant"]
     assert (last / "out" / "result.txt").read_text() == "done"
+
+
+def test_a_session_resumed_twice_does_not_run_its_turn_again(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    """The first resume finished the turn (the unsafe c2 ran there, once); resuming the dead
+    session again rebuilds nothing and says which session took the turn over."""
+    artifacts = tool_folder(tmp_path, "check", SAFE) + \
+        f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
+    root = wasm_capsule([turn(("check", "c1"), ("ask", "c2")), answer("never")], artifacts)
+    dead, _ = launch(root, murmur_home, "--task", "pick", kill_at="c1")
+    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    first, _ = launch(root, murmur_home, "--resume", dead.name)
+    assert [q["call_id"] for q in asked(first / JOURNAL)] == ["c1", "c2"]
+    again, out = launch(root, murmur_home, "--resume", dead.name, "--task", "again")
+    assert not asked(again / JOURNAL)  # c2 did not run a second time, nor c1
+    warned = [json.loads(line) for line in out.splitlines() if '"W-RESUME"' in line]
+    assert warned and f"by {first.name}" in warned[0]["text"]
+    record = read_jsonl(Path(started_line(out)["record_path"]))
+    assert [m["tool_call_id"] for m in record if m["role"] == "tool"] == ["c1", "c2"]

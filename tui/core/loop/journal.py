@@ -196,6 +196,24 @@ def read_journal(folder: Path, session_id: str) -> Found:
     return Found(call=_last_question_call(raws, session_id, journal))
 
 
+def holds_turn(folder: Path, message_id: str) -> bool:
+    """`folder`'s journal has a `turn` line for the model's message `message_id` (a later
+    session took that turn over)."""
+    try:
+        if (folder / JOURNAL).stat().st_size > MAX_JOURNAL_BYTES:
+            return False
+        data = (folder / JOURNAL).read_bytes()
+    except OSError:
+        return False
+    marker = json.dumps(message_id, ensure_ascii=False).encode("utf-8", "replace")
+    for raw in data.split(b"\n"):
+        if marker in raw and b'"turn"' in raw:
+            turn = _turn(raw, "")
+            if turn is not None and turn.message.get("id") == message_id:
+                return True
+    return False
+
+
 def _rest_of_turn(turn: OpenTurn, raws: list[bytes], journal: Journal) -> Found:
     names = {str(b["id"]): str(b["name"]) for b in turn.calls()}
     for raw in raws:

@@ -32,7 +32,14 @@ from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
 from tui.core.loop.inbox import TaskCancel
-from tui.core.loop.journal import JOURNAL, Found, Journal, Questions, read_journal
+from tui.core.loop.journal import (
+    JOURNAL,
+    Found,
+    Journal,
+    Questions,
+    holds_turn,
+    read_journal,
+)
 from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
 from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
@@ -118,6 +125,7 @@ class Session:
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
+        self._resume_note: str | None = None
         self._found = self._journaled()
         journal = Journal(self.paths.session / JOURNAL,
                           lambda text: self.report.warn_and_log("W-JOURNAL", text))
@@ -191,14 +199,32 @@ class Session:
                                   tool_stream), report.log)
 
     def _journaled(self) -> Found:
-        """The turn and call the resumed session died in (it wrote no end), from its journal."""
-        entry = self.resume.entry if self.resume is not None else None
-        if entry is None or entry.ended_ms is not None:
-            return Found()
+        """The turn and call the resumed session died in (it wrote no end), from its journal;
+        when it journaled none (it died before its own first turn), the one of the session it
+        resumed in turn. A turn a later resume of the same session took over is not taken
+        again (`W-RESUME` at start says which session has it)."""
         from tui.core.shell.background import session_folder
 
-        return read_journal(session_folder(Path(entry.workdir), entry.session_id),
-                            entry.session_id)
+        entry = self.resume.entry if self.resume is not None else None
+        known = session_index.entries(self.home) if entry is not None else []
+        by_id = {e.session_id: e for e in known}
+        seen: set[str] = set()
+        while entry is not None and entry.ended_ms is None and entry.session_id not in seen \
+                and len(seen) < 16:
+            seen.add(entry.session_id)
+            found = read_journal(session_folder(Path(entry.workdir), entry.session_id),
+                                 entry.session_id)
+            if found.turn is not None or found.call is not None:
+                taker = _taken_over(found, entry.session_id, known)
+                if taker is None:
+                    return found
+                self._resume_note = (f"session {entry.session_id} was resumed before, by "
+                                     f"{taker}, which took over the turn it stopped in: that "
+                                     f"turn is not rebuilt again (resume {taker} to go on "
+                                     "from it)")
+                return Found()
+            entry = by_id.get(entry.resumed_from) if entry.resumed_from else None
+        return Found()
 
     def submit(self, text: str, task_id: str | None = None, context_id: str | None = None
                ) -> str | None:
@@ -291,6 +317,8 @@ class Session:
         """The session's first lines (warnings, session_start) and what its task needs."""
         capsule, inference, report = self.capsule, self.inference, self.report
         setup.first_warnings(capsule, self._home_warning, report, self.tools)
+        if self._resume_note is not None:
+            report.warn_and_log("W-RESUME", self._resume_note)
         if self._write_task_file:
             (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
         manifest_copy = self.paths.accessible / "murmur.yaml"
@@ -402,3 +430,17 @@ class Session:
 
     def _warn_record(self, text: str) -> None:
         self.report.warn_and_log("W-RECORD", text)
+
+
+def _taken_over(found: Found, session_id: str, known: list[session_index.Entry]) -> str | None:
+    """The later session that resumed `session_id` and journaled its open turn, if one did."""
+    from tui.core.shell.background import session_folder
+
+    if found.turn is None:
+        return None
+    message_id = str(found.turn.message["id"])
+    for later in known:
+        if later.resumed_from == session_id and holds_turn(
+                session_folder(Path(later.workdir), later.session_id), message_id):
+            return later.session_id
+    return None
