@@ -182,3 +182,12 @@ def test_an_answer_taken_from_the_journal_says_it_was_given_before_the_restart()
     model.take(make(ev.InputAnswered, task_id="t", request_id="q_1", answer="main",
                     journaled=True))
     assert lines(model) == [(LineKind.NOTE, "  answered before the restart: main")]
+
+
+def test_a_call_restored_from_the_journal_says_it_is_not_run_again() -> None:
+    model = TranscriptModel()
+    turn(model, 0, done=False)
+    model.take(make(ev.ToolCallRestored, task_id="t", turn=0, call_id="c1", tool_name="check",
+                    status="ok", output_bytes=12, from_session="ses_dead"))
+    assert lines(model) == [
+        (LineKind.SUCCESS, "✓ check · finished before the restart, not run again · 12 B")]

@@ -129,6 +129,11 @@ def test_finished_calls_come_from_the_journal_and_are_not_run_again(
     assert [q["call_id"] for q in asked(later / JOURNAL)] == ["c2"]  # c1 did not run again
     finished = [json.loads(line) for line in out.splitlines() if '"ToolCallFinished"' in line]
     assert [e["call_id"] for e in finished] == ["c2"]
+    restored = [json.loads(line) for line in out.splitlines() if '"ToolCallRestored"' in line]
+    assert [(e["call_id"], e["status"], e["from_session"]) for e in restored] == [
+        ("c1", "ok", dead.name)]
+    trace = read_jsonl(later / "trace.jsonl")  # the trace counts only what ran here
+    assert [x["tool_call_id"] for x in trace if x["event_type"] == "tool_call"] == ["c2"]
     sent = [m for m in json.loads(log.read_text().splitlines()[-1])["messages"]]
     tools = [json.dumps(m) for m in sent if m["role"] == "tool"]
     assert len(tools) == 2 and "a0" in tools[0] and "second" in tools[1]

@@ -146,7 +146,7 @@ class TranscriptModel:
                 model = self.turn(event.task_id, event.turn)
                 self._say(model, key, event)
                 self._running[key] = tool_started(event, Form.SCREEN)
-            case ev.ToolCallFinished():
+            case ev.ToolCallFinished() | ev.ToolCallRestored():
                 key = _call_key(event.call_id, event.tool_name, event.turn)
                 self._running.pop(key, None)
                 self._say(self.turn(event.task_id, event.turn), key, event)

@@ -248,6 +248,20 @@ class ToolCallFinished(Event):
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ToolCallRestored(Event):
+    """A call of a rebuilt turn that had finished before the restart: its journaled result
+    is used and it is not run again (no trace line: it ran in `from_session`)."""
+
+    task_id: str
+    turn: int
+    call_id: str
+    tool_name: str
+    status: Literal["ok", "error"]
+    output_bytes: int
+    from_session: str
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ShellExecuted(Event):
     task_id: str
     turn: int

@@ -98,6 +98,15 @@ def tool_finished(event: ev.ToolCallFinished, form: Form) -> str:
             f"{event.output_bytes} bytes")
 
 
+def tool_restored(event: ev.ToolCallRestored, form: Form) -> str:
+    """A rebuilt turn's call that finished before the restart (not run again)."""
+    if form is Form.SCREEN:
+        return (f"{mark(event.status == 'ok')} {event.tool_name} · finished before the restart, "
+                f"not run again · {event.output_bytes} B")
+    return (f"← {event.tool_name} {event.status} · finished before the restart (session "
+            f"{event.from_session}), not run again · {event.output_bytes} bytes")
+
+
 def shell_executed(event: ev.ShellExecuted, form: Form) -> str:
     cut = " · truncated" if event.truncated else ""
     if form is Form.SCREEN:
@@ -256,6 +265,8 @@ def said(event: ev.Event) -> Said | None:
             return Said(LineKind.RUNNING, tool_started(event, Form.SCREEN))
         case ev.ToolCallFinished():
             return Said(_outcome(event.status == "ok"), tool_finished(event, Form.SCREEN))
+        case ev.ToolCallRestored():
+            return Said(_outcome(event.status == "ok"), tool_restored(event, Form.SCREEN))
         case ev.ShellExecuted():
             return Said(_outcome(event.exit_code == 0), shell_executed(event, Form.SCREEN))
         case ev.ShellDetached():
@@ -305,6 +316,8 @@ def log_line(event: ev.Event) -> str | None:
             return tool_started(event, Form.LOG)
         case ev.ToolCallFinished():
             return tool_finished(event, Form.LOG)
+        case ev.ToolCallRestored():
+            return tool_restored(event, Form.LOG)
         case ev.ShellOutput():
             return shell_output(event)
         case ev.ToolProgress():

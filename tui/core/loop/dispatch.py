@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tui.core import events as ev
 from tui.core.asking import InputTimeout
 from tui.core.cancel import CancelToken
-from tui.core.chat import Message, tool_message
+from tui.core.chat import Message, text_of, tool_message
 from tui.core.contracts import FAILURE_KEY, MAX_PAYLOAD_BYTES, failure_kind, retry_decision
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.journal import Interrupted, Questions
@@ -38,12 +38,13 @@ class Dispatcher:
         self.questions: Questions | None = None  # the journal (docs/tools.md)
 
     def run_turn(self, task: TaskState, turn: int, message: Message,
-                 calls: list[dict[str, Any]], done: dict[str, Message] | None = None
-                 ) -> list[Message]:
+                 calls: list[dict[str, Any]], done: dict[str, Message] | None = None,
+                 restored_from: str = "") -> list[Message]:
         """A turn's calls in order, as the tool messages the model reads next. The turn is
         journaled before its first call runs and each result as its call finishes; a call in
-        `done` (a rebuilt turn's finished ones) is not run again: its result is journaled
-        anew. A turn that ends early (canceled, a question timed out) is journaled dropped."""
+        `done` (a rebuilt turn's finished ones, from session `restored_from`) is not run
+        again: its result is journaled anew and reported restored. A turn that ends early
+        (canceled, a question timed out) is journaled dropped."""
         questions = self.questions
         if questions is not None:
             questions.turn(task.task_id, turn, message)
@@ -51,6 +52,8 @@ class Dispatcher:
         try:
             for block in calls:
                 earlier = (done or {}).get(str(block["id"]))
+                if earlier is not None:
+                    self._restored(task, turn, block, earlier, restored_from)
                 result = earlier if earlier is not None else self.call_block(task, turn, block)
                 if questions is not None:
                     questions.finished(str(block["id"]), str(block["name"]), result)
@@ -60,6 +63,14 @@ class Dispatcher:
                 questions.dropped(str(message["id"]), type(exc).__name__)
             raise
         return results
+
+    def _restored(self, task: TaskState, turn: int, block: dict[str, Any], result: Message,
+                  session_id: str) -> None:
+        text = text_of(result.get("content"))
+        self._report.emit(ev.ToolCallRestored(
+            task_id=task.task_id, turn=turn, call_id=str(block["id"]),
+            tool_name=str(block["name"]), status="error" if result.get("is_error") else "ok",
+            output_bytes=len(text.encode()), from_session=session_id))
 
     def call_block(self, task: TaskState, turn: int, block: dict[str, Any]) -> Message:
         """A model's `tool_call` block run, as the tool message the model reads next."""

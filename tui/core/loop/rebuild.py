@@ -58,7 +58,7 @@ def rebuild(turn: OpenTurn, task: TaskState, context: Context, dispatch: Dispatc
         questions.numbering = turn.task_id  # the same question ids as before the restart
     try:
         results = dispatch.run_turn(task, number, turn.message, calls,
-                                    {**turn.finished, **held})
+                                    {**turn.finished, **held}, turn.session_id)
     finally:
         if questions is not None:
             questions.numbering = None
