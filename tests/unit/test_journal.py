@@ -192,3 +192,27 @@ def test_a_journal_that_cannot_be_written_is_said_once_and_the_session_goes_on(
     journal.call("c1", "t", result("c1"))
     assert journal.broken and len(said) == 1
     assert str(tmp_path / JOURNAL) in said[0] and "do not survive a crash" in said[0]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=3), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(fields=st.dictionaries(st.sampled_from(
+    ["event", "task_id", "turn", "message", "call_id", "tool_name", "message_id", "id",
+     "sequence", "prompt", "prompt_sha256", "answer", "deadline_ms"]), JSON_VALUES),
+    event=st.sampled_from(["turn", "call", "dropped", "asked", "answered", "taken"]))
+def test_any_value_in_any_field_of_a_journal_line_is_read_without_failing(
+        fields: dict[str, object], event: str) -> None:
+    """A hostile (or corrupt) journal: whatever JSON a field holds, reading it never raises."""
+    with tempfile.TemporaryDirectory() as folder:
+        journal = Journal(Path(folder) / JOURNAL)
+        journal.turn("tsk_1", 0, calls("c1", "c2"))
+        journal.call("c1", "t", result("c1"))
+        journal._line({**fields, "event": event})
+        found = read_journal(Path(folder), "ses_dead")
+        if found.turn is not None:  # the last good turn: its calls and what finished
+            assert set(found.turn.finished) <= {str(c["id"]) for c in found.turn.calls()}

@@ -186,7 +186,7 @@ def test_no_unsafe_call_runs_twice_wherever_the_sessions_are_killed(
 def test_a_session_resumed_twice_does_not_run_its_turn_again(
         wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
     """The first resume finished the turn (the unsafe c2 ran there, once); resuming the dead
-    session again rebuilds nothing and says which session took the turn over."""
+    session again rebuilds nothing: the record holds the turn whole."""
     artifacts = tool_folder(tmp_path, "check", SAFE) + \
         f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
     root = wasm_capsule([turn(("check", "c1"), ("ask", "c2")), answer("never")], artifacts)
@@ -196,7 +196,99 @@ def test_a_session_resumed_twice_does_not_run_its_turn_again(
     assert [q["call_id"] for q in asked(first / JOURNAL)] == ["c1", "c2"]
     again, out = launch(root, murmur_home, "--resume", dead.name, "--task", "again")
     assert not asked(again / JOURNAL)  # c2 did not run a second time, nor c1
-    warned = [json.loads(line) for line in out.splitlines() if '"W-RESUME"' in line]
-    assert warned and f"by {first.name}" in warned[0]["text"]
+    assert '"W-RESUME-TURN"' not in out
     record = read_jsonl(Path(started_line(out)["record_path"]))
     assert [m["tool_call_id"] for m in record if m["role"] == "tool"] == ["c1", "c2"]
+
+
+SLEEP = "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n"
+
+
+def test_a_session_killed_while_idle_does_not_run_its_finished_task_again(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    """Its last turn is whole in the record: the resume rebuilds nothing and the model is not
+    called for a task that had ended."""
+    log = tmp_path / "requests.jsonl"
+    root = wasm_capsule([turn(("check", "c1")), answer("done")],
+                        tool_folder(tmp_path, "check", SAFE), extra=SLEEP)
+    manifest = (root / "murmur.yaml").read_text().replace(
+        "config: {script: script.json}", f"config: {{script: script.json, requests_log: {log}}}")
+    (root / "murmur.yaml").write_text(manifest)
+    env = dict(os.environ, MURMUR_HOME=str(murmur_home))
+    process = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
+                                "--task", "pick", "--answer", "a0"], env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        done: list[Path] = []
+        while time.monotonic() < deadline and not done:
+            done = [r for r in root.glob("workdir/*/out/result.txt") if r.read_text() == "done"]
+            time.sleep(0.05)
+        assert done, "the first task never finished"
+    finally:
+        process.send_signal(signal.SIGKILL)  # sleeping for its next task
+        process.wait(60)
+    dead = done[0].parent.parent
+    calls_before = len(log.read_text().splitlines())
+    (root / "script.json").write_text(json.dumps([answer("a new task")]), encoding="utf-8")
+    done_again = subprocess.run([sys.executable, "-m", "tui", "launch", str(root), "--headless",
+                                 "--json", "--resume", dead.name], env=env,
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                timeout=120)
+    assert done_again.returncode == 0, done_again.stderr
+    assert '"W-RESUME-TURN"' not in done_again.stdout and "ToolCallRestored" not in \
+        done_again.stdout
+    dead_task = next(x for x in read_jsonl(dead / "trace.jsonl")
+                     if x["event_type"] == "task_start")["task_id"]
+    started = [json.loads(line) for line in done_again.stdout.splitlines()
+               if '"TaskStarted"' in line]
+    assert len(started) == 1 and started[0]["task_id"] != dead_task  # not the ended task
+    requests = log.read_text().splitlines()[calls_before:]
+    sent = json.loads(requests[0])["messages"]  # one model call: a task of its own
+    assert len(requests) == 1 and [m["role"] for m in sent] == [
+        "user", "assistant", "tool", "assistant", "user"]
+
+
+def test_a_resume_chain_through_a_session_killed_as_it_started_runs_no_unsafe_call_twice(
+        wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
+    """S1 dies in its turn; S2 resumes it and is killed before it journals anything (in a slow
+    on-compaction hook); S3 resumes S2, so S1's turn, and dies while the unsafe c3 asks; S4
+    resumes S2 again: S3 has the turn, so nothing is rebuilt and c3 does not run again."""
+    from tests.wasm.test_wasm_session import hook_entry
+
+    unsafe = f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
+    root = wasm_capsule([turn(("check", "c1"), ("ask", "c2"), ("ask", "c3")), answer("never")],
+                        tool_folder(tmp_path, "check", SAFE) + unsafe)
+    plain = (root / "murmur.yaml").read_text()
+    s1, _ = launch(root, murmur_home, "--task", "pick", kill_at="c2")
+    hook = hook_entry("summariser", "all_hook", tmp=tmp_path,
+                      contract="binding: on-compaction\ncommit_policy: replace-context\n")
+    (root / "murmur.yaml").write_text(plain.replace(
+        "config: {script: script.json}", "config: {script: script.json, chars_per_second: 4}"
+    ).replace("inference:", hook.rstrip("\n") + "\ninference:"))
+    (root / "script.json").write_text(json.dumps([answer("s" * 400)]), encoding="utf-8")
+    index = murmur_home / "tui" / "sessions.jsonl"
+    known = index.read_text().count("\n")
+    env = dict(os.environ, MURMUR_HOME=str(murmur_home))
+    process = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
+                                "--resume", s1.name, "--resume-mode", "compact"], env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:  # killed once it is in the index: its compaction hook is still slowly answering
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and index.read_text().count("\n") == known:
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(60)
+    s2 = json.loads(index.read_text().splitlines()[-1])["session_id"]
+    assert not (root / "workdir" / s2 / JOURNAL).exists()
+    (root / "murmur.yaml").write_text(plain)
+    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    s3, _ = launch(root, murmur_home, "--resume", s2, kill_at="c3")
+    assert [q["call_id"] for q in asked(s3 / JOURNAL)] == ["c3"]  # c2 was not run again
+    s4, out = launch(root, murmur_home, "--resume", s2, "--task", "again")
+    assert not asked(s4 / JOURNAL), "an unsafe call ran again"
+    warned = [json.loads(line) for line in out.splitlines() if '"W-RESUME"' in line]
+    assert warned and f"{s3.name} took over" in warned[0]["text"]

@@ -175,19 +175,27 @@ class Found:
 
     turn: OpenTurn | None = None
     call: Interrupted | None = None
+    empty: bool = False  # the session journaled nothing: no file, or no line in it
+    problem: str | None = None  # the journal is there but was not read (why)
 
 
 def read_journal(folder: Path, session_id: str) -> Found:
-    """The open turn and the interrupted call in `folder`'s journal (nothing for a journal that
-    is missing, unreadable or over MAX_JOURNAL_BYTES)."""
+    """The open turn and the interrupted call in `folder`'s journal (nothing, saying why, for a
+    journal that is unreadable or over MAX_JOURNAL_BYTES)."""
     path = folder / JOURNAL
     try:
-        if path.stat().st_size > MAX_JOURNAL_BYTES:
-            return Found()
+        size = path.stat().st_size
+        if size > MAX_JOURNAL_BYTES:
+            return Found(problem=f"{path} is {size} bytes, over the {MAX_JOURNAL_BYTES >> 20} "
+                         "MiB a resume reads")
         data = path.read_bytes()
-    except OSError:
-        return Found()
+    except FileNotFoundError:
+        return Found(empty=True)
+    except OSError as exc:
+        return Found(problem=f"{path} cannot be read: {exc.strerror or exc}")
     raws = [raw for raw in data.split(b"\n") if raw.strip()]
+    if not raws:
+        return Found(empty=True)
     journal = Journal(path)
     for at in range(len(raws) - 1, -1, -1):  # the last turn; the lines after it are its own
         turn = _turn(raws[at], session_id) if b'"turn"' in raws[at] else None
@@ -224,7 +232,8 @@ def _rest_of_turn(turn: OpenTurn, raws: list[bytes], journal: Journal) -> Found:
         if event == "dropped" and value.get("message_id") == turn.message.get("id"):
             return Found()  # it ended without its results, and the session went on
         message, call_id = value.get("message"), value.get("call_id")
-        if event == "call" and call_id in names and isinstance(message, dict) and \
+        if event == "call" and isinstance(call_id, str) and call_id in names and \
+                isinstance(message, dict) and \
                 message.get("role") == "tool" and message.get("tool_call_id") == call_id and \
                 isinstance(message.get("id"), str) and chat_shape_problem(message) is None:
             turn.finished.setdefault(str(call_id), message)

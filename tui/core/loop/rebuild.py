@@ -14,23 +14,32 @@ from tui.core.loop.report import Report
 from tui.core.loop.state import TaskState
 
 
-def present(turn: OpenTurn, context: Context) -> dict[str, Message] | None:
-    """The turn's results the context already holds, by call id; None when it does not hold
-    the turn's message (the record got neither)."""
-    message_id = str(turn.message["id"])
-    if message_id not in context.ids:
+def held_in(turn: OpenTurn, messages: list[Message]) -> dict[str, Message] | None:
+    """The turn's results `messages` (a record's) already hold, by call id; None when they do
+    not hold the turn's message (the record got neither)."""
+    message_id = turn.message["id"]
+    at = next((n for n, m in enumerate(messages) if m.get("id") == message_id), None)
+    if at is None:
         return None
-    after = context.messages[context.ids.index(message_id) + 1:]
     wanted = {str(c["id"]) for c in turn.calls()}
-    return {str(m["tool_call_id"]): m for m in after
-            if m.get("role") == "tool" and m.get("tool_call_id") in wanted}
+    return {str(m["tool_call_id"]): m for m in messages[at + 1:]
+            if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
+            and m["tool_call_id"] in wanted}
+
+
+def present(turn: OpenTurn, context: Context) -> dict[str, Message] | None:
+    return held_in(turn, context.messages)
+
+
+def whole_in(turn: OpenTurn, messages: list[Message]) -> bool:
+    """`messages` hold the turn whole: its message and a result for each of its calls."""
+    held = held_in(turn, messages)
+    return held is not None and all(str(c["id"]) in held for c in turn.calls())
 
 
 def needed(turn: OpenTurn, context: Context) -> bool:
     """The turn is not whole in the context reloaded from the record."""
-    calls = turn.calls()
-    held = present(turn, context)
-    return bool(calls) and (held is None or any(str(c["id"]) not in held for c in calls))
+    return bool(turn.calls()) and not whole_in(turn, context.messages)
 
 
 def rebuild(turn: OpenTurn, task: TaskState, context: Context, dispatch: Dispatcher,
@@ -60,8 +69,8 @@ def rebuild(turn: OpenTurn, task: TaskState, context: Context, dispatch: Dispatc
         results = dispatch.run_turn(task, number, turn.message, calls,
                                     {**turn.finished, **held}, turn.session_id)
     finally:
-        if questions is not None:
-            questions.numbering = None
+        if questions is not None:  # the interrupted call is carried in this turn or not at all
+            questions.numbering, questions.interrupted = None, None
     have = set(context.ids)
     for message in (turn.message, *results):
         if str(message["id"]) not in have and \

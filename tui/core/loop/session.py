@@ -25,7 +25,7 @@ from tui.core.context_lock import ContextInUse, ContextLock, lock_path
 from tui.core.errors import LaunchError
 from tui.core.event_stream import EventSink, EventStream
 from tui.core.inference.driver import Driver
-from tui.core.loop import lifecycle, setup, task
+from tui.core.loop import lifecycle, rebuild, setup, task
 from tui.core.loop.context import Context, sha
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
@@ -36,6 +36,7 @@ from tui.core.loop.journal import (
     JOURNAL,
     Found,
     Journal,
+    OpenTurn,
     Questions,
     holds_turn,
     read_journal,
@@ -200,9 +201,9 @@ class Session:
 
     def _journaled(self) -> Found:
         """The turn and call the resumed session died in (it wrote no end), from its journal;
-        when it journaled none (it died before its own first turn), the one of the session it
-        resumed in turn. A turn a later resume of the same session took over is not taken
-        again (`W-RESUME` at start says which session has it)."""
+        when it journaled nothing (it died as it started), the one of the session it resumed
+        in turn. Nothing when the record holds that turn whole, or when a later resume took it
+        over (`W-RESUME` at start says which session has it), or the journal cannot be read."""
         from tui.core.shell.background import session_folder
 
         entry = self.resume.entry if self.resume is not None else None
@@ -214,16 +215,30 @@ class Session:
             seen.add(entry.session_id)
             found = read_journal(session_folder(Path(entry.workdir), entry.session_id),
                                  entry.session_id)
-            if found.turn is not None or found.call is not None:
-                taker = _taken_over(found, entry.session_id, known)
-                if taker is None:
-                    return found
-                self._resume_note = (f"session {entry.session_id} was resumed before, by "
-                                     f"{taker}, which took over the turn it stopped in: that "
-                                     f"turn is not rebuilt again (resume {taker} to go on "
-                                     "from it)")
+            if found.problem is not None:
+                self._resume_note = f"the turn session {entry.session_id} stopped in is not " \
+                                    f"rebuilt: {found.problem}"
                 return Found()
+            if not found.empty:
+                return self._not_taken(found, entry.session_id, known)
             entry = by_id.get(entry.resumed_from) if entry.resumed_from else None
+        return Found()
+
+    def _not_taken(self, found: Found, session_id: str, known: list[session_index.Entry]
+                   ) -> Found:
+        """`found`, unless the record holds its turn whole or a later session took it over."""
+        turn = found.turn
+        if turn is None:
+            return found
+        if self.record_path is not None and rebuild.whole_in(
+                turn, self.reader.messages(self.record_path)):
+            return Found()  # it ended whole: nothing was running
+        taker = _taken_over(turn, session_id, known)
+        if taker is None:
+            return found
+        self._resume_note = (f"session {session_id} was resumed before, and {taker} took over "
+                             f"the turn it stopped in: that turn is not rebuilt again (resume "
+                             f"{taker} to go on from it)")
         return Found()
 
     def submit(self, text: str, task_id: str | None = None, context_id: str | None = None
@@ -432,15 +447,20 @@ class Session:
         self.report.warn_and_log("W-RECORD", text)
 
 
-def _taken_over(found: Found, session_id: str, known: list[session_index.Entry]) -> str | None:
-    """The later session that resumed `session_id` and journaled its open turn, if one did."""
+def _taken_over(turn: OpenTurn, session_id: str, known: list[session_index.Entry]
+                ) -> str | None:
+    """The later session that resumed `session_id`, or one resumed from those in turn, and
+    journaled its open turn, if one did."""
     from tui.core.shell.background import session_folder
 
-    if found.turn is None:
-        return None
-    message_id = str(found.turn.message["id"])
-    for later in known:
-        if later.resumed_from == session_id and holds_turn(
-                session_folder(Path(later.workdir), later.session_id), message_id):
-            return later.session_id
+    message_id = str(turn.message["id"])
+    roots, later = {session_id}, True
+    while later:  # every session resumed from session_id, however far down
+        found = {e.session_id for e in known if e.resumed_from in roots} - roots
+        later = bool(found)
+        roots |= found
+    for entry in known:
+        if entry.session_id != session_id and entry.session_id in roots and holds_turn(
+                session_folder(Path(entry.workdir), entry.session_id), message_id):
+            return entry.session_id
     return None
