@@ -12,25 +12,15 @@ from textual.widgets import Static
 
 from tests.app.conftest import wait_for
 from tests.conftest import read_jsonl
-from tests.wasm.conftest import answer, call
-from tests.wasm.test_durable_questions import QUESTION, SAFE, ask_tool, killed_while_asking
+from tests.wasm.conftest import answer
+from tests.wasm.test_durable_questions import asking_capsule, killed_while_asking
 from tui.app.app import SupervisorApp
 from tui.app.browser.conversations import ConversationsScreen
 from tui.core.loop.journal import JOURNAL
 
 
 def capsule(tmp_path: Path) -> Path:
-    root = tmp_path / "capsule"
-    root.mkdir()
-    (root / "script.json").write_text(json.dumps([call("ask", QUESTION), answer("never")]),
-                                      encoding="utf-8")
-    (root / "murmur.yaml").write_text(
-        "name: durable-screen\nversion: '1.0.0'\nartifacts:\n"
-        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n" + ask_tool(tmp_path, SAFE)
-        + "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n",
-        encoding="utf-8")
-    return root
+    return asking_capsule(tmp_path, "durable-screen")
 
 
 async def test_r_on_a_killed_session_asks_again_and_the_answer_reaches_the_tool(

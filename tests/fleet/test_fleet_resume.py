@@ -14,24 +14,14 @@ from tests.app.conftest import wait_for
 from tests.conftest import read_jsonl
 from tests.fleet.test_fleet_screen import type_in
 from tests.served import SLEEP, Served, serve
-from tests.wasm.conftest import answer, call
-from tests.wasm.test_durable_questions import QUESTION, SAFE, ask_tool
+from tests.wasm.conftest import answer
+from tests.wasm.test_durable_questions import asking_capsule
 from tui.app.fleet.app import FleetApp
 from tui.core.loop.journal import JOURNAL
 
 
 def capsule(tmp_path: Path) -> Path:
-    root = tmp_path / "capsule"
-    root.mkdir()
-    (root / "script.json").write_text(json.dumps([call("ask", QUESTION), answer("never")]),
-                                      encoding="utf-8")
-    (root / "murmur.yaml").write_text(
-        "name: durable-fleet\nversion: '1.0.0'\nartifacts:\n"
-        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n" + ask_tool(tmp_path, SAFE)
-        + "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n" + SLEEP,
-        encoding="utf-8")
-    return root
+    return asking_capsule(tmp_path, "durable-fleet", SLEEP)
 
 
 def journaled_ask(root: Path) -> list[Path]:

@@ -37,6 +37,22 @@ def ask_tool(tmp_path: Path, contract: str | None) -> str:
     return f"  - name: ask\n    runtime: tool\n    source: {folder}\n"
 
 
+def asking_capsule(tmp_path: Path, name: str, extra: str = "") -> Path:
+    """A capsule of its own whose model calls the replay-safe asking tool once (a screen's or
+    the fleet's durable-resume test)."""
+    root = tmp_path / "capsule"
+    root.mkdir()
+    (root / "script.json").write_text(json.dumps([call("ask", QUESTION), answer("never")]),
+                                      encoding="utf-8")
+    (root / "murmur.yaml").write_text(
+        f"name: {name}\nversion: '1.0.0'\nartifacts:\n"
+        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
+        "    config: {script: script.json}\n" + ask_tool(tmp_path, SAFE)
+        + "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n" + extra,
+        encoding="utf-8")
+    return root
+
+
 def killed_while_asking(root: Path, home: Path) -> Path:
     """Launch headless, wait until the question is journaled, SIGKILL: the dead session's
     folder."""
