@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.app.conftest import wait_for
 from tests.conftest import read_jsonl
-from tests.fleet.test_fleet_screen import type_in
+from tests.fleet.test_fleet_screen import kill_launched, type_in
 from tests.served import SLEEP, Served, serve
 from tests.wasm.conftest import answer
 from tests.wasm.test_durable_questions import asking_capsule
@@ -92,10 +92,7 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
         if process is not None:
             assert await asyncio.to_thread(process.wait, 30) == 0
     finally:
-        for item in app.launched:
-            if item.process.poll() is None:
-                item.process.kill()
-                item.process.wait(10)
+        kill_launched(app)
     # the answer typed in the fleet reached the tool once, in the resumed session's journal
     folders = [p.parent for p in journaled_ask(root) if p.parent.name != dead.session_id]
     assert len(folders) == 1

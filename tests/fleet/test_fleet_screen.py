@@ -41,6 +41,14 @@ async def until_state(door: Served, task_id: str, state: str) -> dict[str, objec
     return await asyncio.to_thread(door.until, task_id, state)
 
 
+def kill_launched(app: FleetApp) -> None:
+    """Whatever the fleet launched and a failed test left running."""
+    for item in app.launched:
+        if item.process.poll() is None:
+            item.process.kill()
+            item.process.wait(10)
+
+
 async def type_in(pilot: Pilot[None], text: str) -> None:
     await pilot.press(*text)
     await pilot.press("enter")
@@ -147,7 +155,4 @@ async def test_a_session_launched_from_the_fleet_asks_and_is_answered_inline(
         if process is not None:
             assert await asyncio.to_thread(process.wait, 30) == 0
     finally:
-        for item in app.launched:
-            if item.process.poll() is None:
-                item.process.kill()
-                item.process.wait(10)
+        kill_launched(app)
