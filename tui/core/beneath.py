@@ -64,7 +64,8 @@ def segments(name: str) -> list[str]:
     return parts
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular file is, in words ("a FIFO (named pipe)")."""
     if stat.S_ISLNK(mode):
         return "a link"
     if stat.S_ISDIR(mode):
@@ -120,7 +121,7 @@ def open_beneath(folder: Path, name: str) -> tuple[int, Path]:
         except OSError as exc:
             raise _why(exc, None, current, last) from None
         if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"it is {_kind(info.st_mode)}")
+            raise Refused(f"it is {kind_of(info.st_mode)}")
         try:
             fd = os.open(last, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC,
                          dir_fd=current)
@@ -131,7 +132,7 @@ def open_beneath(folder: Path, name: str) -> tuple[int, Path]:
     opened = os.fstat(fd)
     if not stat.S_ISREG(opened.st_mode):  # swapped after the check above
         os.close(fd)
-        raise Refused(f"it is {_kind(opened.st_mode)}")
+        raise Refused(f"it is {kind_of(opened.st_mode)}")
     return fd, folder.joinpath(*parts)
 
 
