@@ -7,22 +7,33 @@ claim that its session is live: the pid is alive (a zombie is not), the process 
 started when the record says (`/proc/<pid>/stat` field 22: a reused pid fails here), and the
 agent card at the record's url names the same session. The folder is 0700 and each record 0600.
 
+A record is also read as hostile input: every file is opened without following a link and
+without blocking (tui/core/safe_read.py), a bounded amount is read, the JSON is parsed without
+recursion (tui/core/strict_json.py), and a `url` that is not a plain `host:port` makes the file
+"not a record", named, while the others are still read. A door token is presented only after
+layers 1 and 2 passed, the public card asked for one (and named no other session), and the
+socket listening at the record's address was found among the record's process's own open files
+(tui/core/listening.py); it is then sent to that checked address alone (`Verdict.address`).
+
 No Textual, no Rich; httpx is imported only when a door is probed.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tui.core.beneath import Refused
 from tui.core.errors import MurmurTuiError, Where
 from tui.core.private import FILE_MODE, FOLDER_MODE, make_private_dirs
+from tui.core.safe_read import open_regular
 from tui.core.strict_json import NotJson, loads_line
 
 if TYPE_CHECKING:
@@ -31,11 +42,15 @@ if TYPE_CHECKING:
 RUNNING_DIR = "running"
 MAX_RECORD_BYTES = 64 * 1024  # a record is a few hundred bytes
 MAX_TOKEN_BYTES = 4096
+MAX_URL_CHARS = 300  # `[v6 literal]:port` is under 60; a name is at most 253
+MAX_CREDENTIALS = 64
+OPERATOR = "operator"  # the credential holding every scope: the record's `door_token`
 MAX_CARD_BYTES = 1024 * 1024
 PROBE_TIMEOUT = 2.0  # seconds, per request: `ps` of 50 sessions stays quick when some are silent
 MAX_PROBES = 32  # doors probed at once
 CAPSULE_EXTENSION = "#murmur-capsule-v1"
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_LABEL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
 Liveness = Literal["live", "unreachable", "gone"]
 Door = Literal["1.0", "0.3", "legacy"]
@@ -55,7 +70,8 @@ class RecordError(MurmurTuiError):
 
 @dataclass(frozen=True)
 class RunningRecord:
-    """Murmur's nine fields, plus the operator token of a door that authenticates."""
+    """Murmur's nine fields, plus the tokens of a door that authenticates: the operator's
+    (`door_token`) and each declared credential's (`credentials`, never the operator)."""
 
     session_id: str
     url: str  # host:port the door is bound to
@@ -67,11 +83,13 @@ class RunningRecord:
     outlives_launcher: bool
     started_at: str  # RFC 3339, UTC
     door_token: str | None = field(default=None, repr=False)
+    credentials: Mapping[str, str] = field(default_factory=dict, repr=False, hash=False)
 
     @classmethod
     def for_this_process(cls, session_id: str, url: str, capsule_name: str,
                          capsule_version: str, workdir: Path | str,
-                         outlives_launcher: bool = False) -> RunningRecord:
+                         outlives_launcher: bool = False, door_token: str | None = None,
+                         credentials: Mapping[str, str] | None = None) -> RunningRecord:
         """The record of a session this process serves: its pid, its start time, now."""
         start = process_start_token(os.getpid())
         if start is None:  # pragma: no cover - /proc is always there on Linux
@@ -79,10 +97,12 @@ class RunningRecord:
         return cls(session_id=session_id, url=_bare_address(url), pid=os.getpid(),
                    process_start=start, capsule_name=capsule_name,
                    capsule_version=capsule_version, workdir=Path(workdir),
-                   outlives_launcher=outlives_launcher, started_at=rfc3339_now())
+                   outlives_launcher=outlives_launcher, started_at=rfc3339_now(),
+                   door_token=door_token, credentials=dict(credentials or {}))
 
     def to_json(self) -> dict[str, Any]:
-        """The file's object, in Murmur's key order; `door_token` only when there is one."""
+        """The file's object, in Murmur's key order; `door_token` only when there is one,
+        `credentials` only when it holds one."""
         value: dict[str, Any] = {
             "session_id": self.session_id, "url": self.url, "pid": self.pid,
             "process_start": self.process_start, "capsule_name": self.capsule_name,
@@ -91,6 +111,8 @@ class RunningRecord:
         }
         if self.door_token is not None:
             value["door_token"] = self.door_token
+        if self.credentials:
+            value["credentials"] = dict(self.credentials)
         return value
 
     @classmethod
@@ -114,11 +136,91 @@ class RunningRecord:
         if not safe_session_id(text["session_id"]):
             raise RecordError("`session_id` is not a session id (letters, digits, _ and -)",
                               where=_at(where, "session_id"))
+        try:
+            door_host_port(text["url"])
+        except ValueError as exc:
+            raise RecordError(f"`url` {_shown_url(text['url'])} is not a door address: {exc}",
+                              where=_at(where, "url")) from None
         return cls(session_id=text["session_id"], url=text["url"], pid=pid,
                    process_start=text["process_start"], capsule_name=text["capsule_name"],
                    capsule_version=text["capsule_version"], workdir=Path(text["workdir"]),
                    outlives_launcher=outlives, started_at=text["started_at"],
-                   door_token=token)
+                   door_token=token, credentials=_credentials(value.get("credentials"), where))
+
+
+def _credentials(value: object, where: Where | None) -> dict[str, str]:
+    """A record's `credentials`: an object of credential name to token (absent: none)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RecordError(f"`credentials` is {_kind(value)}, expected an object of credential "
+                          "names to tokens", where=_at(where, "credentials"))
+    if len(value) > MAX_CREDENTIALS:
+        raise RecordError(f"`credentials` names {len(value)} credentials; a record holds at "
+                          f"most {MAX_CREDENTIALS}", where=_at(where, "credentials"))
+    for name, token in value.items():
+        if not isinstance(token, str):
+            raise RecordError(f"`credentials` maps a name to {_kind(token)}, expected a "
+                              "token (a string)", where=_at(where, "credentials"))
+        if not name.isprintable():
+            raise RecordError("`credentials` holds a name with a control character",
+                              where=_at(where, "credentials"))
+    return dict(value)
+
+
+def door_host_port(url: str) -> tuple[str, int]:
+    """The host (an IPv6 literal kept in brackets) and port of a record's `url` — `host:port`,
+    or `http://host:port` as older writers wrote it; ValueError saying why it is not one. The
+    host is an IP literal or a DNS name of letters, digits and hyphens: nothing an HTTP client
+    could read as a path, user, or second address."""
+    if len(url) > MAX_URL_CHARS:
+        raise ValueError(f"it is {len(url)} characters long; a door address is host:port")
+    if not url.isascii() or not url.isprintable() or " " in url:
+        raise ValueError("it holds a character that is not printable ASCII")
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        rest = url
+    elif scheme.lower() != "http":
+        raise ValueError(f"its scheme is {scheme[:20]!r}; a door speaks plain http "
+                         "(host:port)")
+    rest = rest.removesuffix("/")
+    if rest.startswith("["):
+        inner, bracket, port = rest[1:].partition("]")
+        if not bracket or not port.startswith(":"):
+            raise ValueError("an IPv6 address is written [address]:port")
+        try:
+            ipaddress.IPv6Address(inner)
+        except ValueError:
+            raise ValueError(f"[{inner[:60]}] is not an IPv6 address") from None
+        if "%" in inner:
+            raise ValueError("an IPv6 address with a zone is not a door address")
+        host, port = f"[{inner}]", port[1:]
+    else:
+        host, colon, port = rest.rpartition(":")
+        if not colon or not host:
+            raise ValueError("it has no port (host:port)")
+        if not _hostname(host):
+            raise ValueError(f"{host[:60]!r} is neither an IP address nor a host name")
+    if not (port.isdigit() and port.isascii() and 0 < int(port) <= 65535):
+        raise ValueError(f"{port[:20]!r} is not a port (1 to 65535)")
+    return host, int(port)
+
+
+def _hostname(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).version == 4
+    except ValueError:
+        pass
+    labels = host.removesuffix(".").split(".")
+    return len(host) <= 253 and all(
+        0 < len(label) <= 63 and set(label) <= _LABEL and not label.startswith("-")
+        and not label.endswith("-") for label in labels)
+
+
+def _shown_url(url: str) -> str:
+    """A hostile `url`, short and printable, for a message."""
+    shown = ascii(url[:60])
+    return shown if len(url) <= 60 else f"{shown}…"
 
 
 @dataclass(frozen=True)
@@ -140,12 +242,14 @@ class Verdict:
     did not answer for the session: the record is kept) or `gone` (no process, a zombie, or a
     pid now held by a process that started at another time: stale). `reason` says why when not
     live; `door` is the door's generation when its card was read; `card` is the card that
-    named the session."""
+    named the session. `address` is set when the door was found to be the record's process's
+    own socket (`host:port`, an IP literal): the one place its token may be sent."""
 
     state: Liveness
     reason: str | None = None
     door: Door | None = None
     card: dict[str, Any] | None = field(default=None, repr=False)
+    address: str | None = None
 
 
 # -- paths and files ----------------------------------------------------------------------------
@@ -188,26 +292,41 @@ def write_token(home: Path, session_id: str, token: str) -> Path:
     return path
 
 
-def read_token(home: Path, record: RunningRecord) -> str | None:
-    """The record's `door_token`, else its `<session_id>.token` file; None when neither is
-    there (or the file is not a private regular file of this user's)."""
-    if record.door_token:
-        _remember(record.door_token)
-        return record.door_token
-    path = token_path(home, record.session_id)
-    try:
-        data, problem = _read_private(path, MAX_TOKEN_BYTES)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return None
-    if problem is not None or data is None:
-        return None
-    token = data.decode("utf-8", "replace").strip()
-    if not token:
+def read_token(home: Path, record: RunningRecord, credential: str = OPERATOR) -> str | None:
+    """The token of `credential` for the record's door: the operator's is the record's
+    `door_token`, else its `<session_id>.token` file; another's is the record's
+    `credentials[name]`. None when there is none (or the file is not a private regular file of
+    this user's, or the token could not go in an HTTP header)."""
+    if credential != OPERATOR:
+        token = record.credentials.get(credential)
+    elif record.door_token:
+        token = record.door_token
+    else:
+        data, _problem = _read_private(token_path(home, record.session_id), MAX_TOKEN_BYTES)
+        token = data.decode("utf-8", "replace").strip() if data is not None else None
+    if not token or token_problem(token) is not None:
         return None
     _remember(token)
     return token
+
+
+def credential_names(home: Path, record: RunningRecord) -> list[str]:
+    """The credentials a record's session minted and the record holds, operator first."""
+    names = [OPERATOR] if read_token(home, record) is not None else []
+    return names + sorted(name for name in record.credentials
+                          if name != OPERATOR and read_token(home, record, name) is not None)
+
+
+def token_problem(token: str) -> str | None:
+    """Why `token` cannot be a bearer token (None: it can): printable ASCII, no space."""
+    if not token:
+        return "it is empty"
+    if not token.isascii():
+        return "it holds a character that is not ASCII"
+    bad = next((char for char in token if not char.isprintable() or char.isspace()), None)
+    if bad is not None:
+        return f"it holds {'a space' if bad == ' ' else f'the control character {bad!r}'}"
+    return None
 
 
 def read_records(home: Path) -> list[Found]:
@@ -232,12 +351,9 @@ def read_records(home: Path) -> list[Found]:
 
 
 def _read_one(path: Path) -> Found:
-    try:
-        data, problem = _read_private(path, MAX_RECORD_BYTES)
-    except OSError as exc:
-        return Found(path, problem=f"cannot be read: {exc.strerror or exc}")
+    data, problem = _read_private(path, MAX_RECORD_BYTES)
     if problem is not None or data is None:
-        return Found(path, problem=problem)
+        return Found(path, problem=problem or "cannot be read")
     try:
         value = loads_line(data)
     except NotJson as exc:
@@ -253,27 +369,41 @@ def _read_one(path: Path) -> Found:
 
 
 def _read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
-    """A regular file of this user's, mode 0600 or stricter, at most `limit` bytes, read
-    without following a symbolic link: (its bytes, None), or (None, the problem)."""
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        return None, "is a symbolic link; a running record is a regular file (not followed)"
-    if not stat.S_ISREG(info.st_mode):
-        return None, "is not a regular file"
-    if info.st_uid != os.getuid():
-        return None, f"belongs to another user (uid {info.st_uid}); not read"
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
-        return None, (f"can be read or written by other users (mode {mode:04o}); running "
-                      f"records are 0600: chmod 600 {path}")
-    if info.st_size > limit:
-        return None, f"is {info.st_size} bytes; a running record is at most {limit} bytes"
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
+    """A regular file of this user's, mode 0600 or stricter, at most `limit` bytes, opened
+    without following a link and without blocking (safe_read), every check made on what was
+    opened: (its bytes, None), or (None, the problem)."""
+    try:
+        fd = open_regular(path)
+    except Refused as exc:
+        why = str(exc)
+        if why == "it is a link":
+            return None, "is a symbolic link; a running record is a regular file (not followed)"
+        if why.startswith("it is "):
+            return None, f"{why.replace('it is ', 'is ', 1)}, not a regular file (not read)"
+        return None, f"cannot be read: {why}"
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid():
+            return None, f"belongs to another user (uid {info.st_uid}); not read"
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & 0o077:
+            return None, (f"can be read or written by other users (mode {mode:04o}); running "
+                          f"records are 0600: chmod 600 {path}")
+        if info.st_size > limit:
+            return None, f"is {info.st_size} bytes; a running record is at most {limit} bytes"
+        data = bytearray()
+        while len(data) <= limit:
+            piece = os.read(fd, limit + 1 - len(data))
+            if not piece:
+                break
+            data += piece
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
     if len(data) > limit:
         return None, f"is more than {limit} bytes; a running record is at most that"
-    return data, None
+    return bytes(data), None
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -344,9 +474,11 @@ def process_state(record: RunningRecord) -> Verdict | None:
 
 # -- layer 3: the door ---------------------------------------------------------------------------
 def verify(record: RunningRecord, timeout: float = PROBE_TIMEOUT, *,
-           token: str | None = None, client: httpx.Client | None = None) -> Verdict:
-    """All three layers. `token` (default: the record's `door_token`) reads the extended card
-    of a door that authenticates. Never raises for what a door does."""
+           token: str | None = None, client: httpx.Client | None = None,
+           credential: str = OPERATOR) -> Verdict:
+    """All three layers. `token` (default: the record's `door_token`), the token of
+    `credential`, reads the extended card of a door that authenticates, once the door is
+    found to be the record's process's. Never raises for what a door or a record holds."""
     local = process_state(record)
     if local is not None:
         return local
@@ -355,17 +487,19 @@ def verify(record: RunningRecord, timeout: float = PROBE_TIMEOUT, *,
         import httpx
 
         with httpx.Client(timeout=timeout, trust_env=False) as own:
-            return _probe(record, own, token)
-    return _probe(record, client, token)
+            return _probe(record, own, token, credential)
+    return _probe(record, client, token, credential)
 
 
 def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT, *,
-               tokens: Sequence[str | None] | None = None) -> list[Verdict]:
+               tokens: Sequence[str | None] | None = None,
+               credential: str = OPERATOR) -> list[Verdict]:
     """`verify` of every record, the doors probed concurrently (at most MAX_PROBES at once),
-    in the records' order."""
+    in the records' order. `tokens`, when given, are exactly the tokens presented (None: none),
+    else each record's `door_token`."""
     if not records:
         return []
-    chosen = list(tokens) if tokens is not None else [None] * len(records)
+    chosen = list(tokens) if tokens is not None else [r.door_token for r in records]
     verdicts: list[Verdict | None] = [process_state(record) for record in records]
     pending = [index for index, verdict in enumerate(verdicts) if verdict is None]
     if pending:
@@ -375,8 +509,8 @@ def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT,
         with httpx.Client(timeout=timeout, trust_env=False, limits=limits) as client, \
                 ThreadPoolExecutor(max_workers=min(MAX_PROBES, len(pending))) as pool:
             results = pool.map(
-                lambda index: _probe(records[index], client,
-                                     chosen[index] or records[index].door_token), pending)
+                lambda index: _probe(records[index], client, chosen[index], credential),
+                pending)
             for index, verdict in zip(pending, results, strict=True):
                 verdicts[index] = verdict
     return [verdict for verdict in verdicts if verdict is not None]
@@ -385,6 +519,12 @@ def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT,
 def door_address(url: str) -> str:
     """`http://host:port` for a record's url (`host:port`, or a url with a scheme)."""
     return f"http://{_bare_address(url)}"
+
+
+def door_url(record: RunningRecord, verdict: Verdict) -> str:
+    """Where to speak to a verified record's door: the address checked to be its process's
+    socket when there is one (the only place its token goes), else the record's."""
+    return f"http://{verdict.address}" if verdict.address else door_address(record.url)
 
 
 def door_generation(card: dict[str, Any]) -> Door:
@@ -417,22 +557,37 @@ def card_session_id(card: dict[str, Any]) -> str | None:
     return session if isinstance(session, str) else None
 
 
-def _probe(record: RunningRecord, client: httpx.Client, token: str | None) -> Verdict:
+def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
+           credential: str = OPERATOR) -> Verdict:
+    """Layer 3, in the order that keeps a token safe: the public card (no token); then, only
+    for a door that asks for one and names no other session, the socket check; then the
+    extended card, with the token, at the checked address alone."""
     import httpx
 
-    address = _bare_address(record.url)
-    base = door_address(record.url)
+    try:
+        host, port = door_host_port(record.url)
+    except ValueError as exc:
+        return Verdict("unreachable", f"its url is not a door address: {exc}")
+    address = f"{host}:{port}"
+    base = f"http://{address}"
     try:
         card = _get_json(client, f"{base}/.well-known/agent-card.json", address)
         if not isinstance(card, dict):
             return Verdict("unreachable", f"the agent card from {address} is not a JSON object")
         door = door_generation(card)
         session = card_session_id(card)
+        held: str | None = None
         if session is None and _extended(card):
             if not token:
-                return Verdict("unreachable", f"the door at {address} authenticates and no "
-                               "token is known for this session", door)
-            extended = _extended_card(client, base, address, door, token)
+                known = "no token" if credential == OPERATOR else \
+                    f"no token of credential '{credential}'"
+                return Verdict("unreachable", f"the door at {address} authenticates and "
+                               f"{known} is known for this session", door)
+            checked = _held(record, host, port)
+            if isinstance(checked, Verdict):
+                return Verdict(checked.state, checked.reason, door)
+            held = checked
+            extended = _extended_card(client, held, address, door, token)
             if isinstance(extended, Verdict):
                 return extended
             card, session = extended, card_session_id(extended)
@@ -440,6 +595,8 @@ def _probe(record: RunningRecord, client: httpx.Client, token: str | None) -> Ve
         return Verdict("unreachable", f"{address} did not answer within the probe's timeout")
     except httpx.HTTPError as exc:
         return Verdict("unreachable", f"nothing answered at {address}: {_why(exc)}")
+    except (httpx.InvalidURL, ValueError) as exc:  # an address httpx will not take after all
+        return Verdict("unreachable", f"{address} cannot be reached: {_why(exc)}")
     except _ProbeRefused as exc:
         return Verdict("unreachable", str(exc))
     if session is None:
@@ -447,7 +604,19 @@ def _probe(record: RunningRecord, client: httpx.Client, token: str | None) -> Ve
     if session != record.session_id:
         return Verdict("unreachable", f"the capsule at {address} answers for session "
                                       f"{session}", door)
-    return Verdict("live", None, door, card)
+    return Verdict("live", None, door, card, held)
+
+
+def _held(record: RunningRecord, host: str, port: int) -> str | Verdict:
+    """The address (an IP literal) at which the record's process holds the listening socket,
+    or why its token will not be sent there."""
+    from tui.core.listening import NotHeld, held_by
+
+    try:
+        return held_by(record.pid, host, port)
+    except NotHeld as exc:
+        return Verdict("unreachable", f"the door at {host}:{port} could not be tied to the "
+                                      f"session's process ({exc}); its token was not sent")
 
 
 class _ProbeRefused(Exception):
@@ -459,40 +628,42 @@ def _extended(card: dict[str, Any]) -> bool:
     return isinstance(capabilities, dict) and capabilities.get("extendedAgentCard") is True
 
 
-def _extended_card(client: httpx.Client, base: str, address: str, door: Door, token: str
+def _extended_card(client: httpx.Client, held: str, address: str, door: Door, token: str
                    ) -> dict[str, Any] | Verdict:
-    """The extended card: `GetExtendedAgentCard` with `A2A-Version: 1.0` on the newest door,
+    """The extended card from the checked address `held` (the record's `address` in the Host
+    header): `GetExtendedAgentCard` with `A2A-Version: 1.0` on the newest door,
     `agent/getAuthenticatedExtendedCard` on a 0.3 door."""
     method = "agent/getAuthenticatedExtendedCard" if door == "0.3" else "GetExtendedAgentCard"
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = {"Authorization": f"Bearer {token}", "Host": address}
     if door != "0.3":
         headers["A2A-Version"] = "1.0"
-    reply = _post_json(client, base, address, {"jsonrpc": "2.0", "id": 1, "method": method},
-                       headers)
+    reply = _post_json(client, f"http://{held}", address,
+                       {"jsonrpc": "2.0", "id": 1, "method": method}, headers)
     result = reply.get("result") if isinstance(reply, dict) else None
     if not isinstance(result, dict):
         return Verdict("unreachable", f"the door at {address} gave no extended card", door)
     return result
 
 
-def rpc(client: httpx.Client, record: RunningRecord, method: str,
-        params: dict[str, Any] | None, door: Door | None, token: str | None) -> Any:
-    """One JSON-RPC call to a record's door, with the header and token its generation expects;
-    the reply's `result`, or None for an error reply or a failed call."""
+def rpc(client: httpx.Client, record: RunningRecord, verdict: Verdict, method: str,
+        params: dict[str, Any] | None, token: str | None) -> Any:
+    """One JSON-RPC call to a verified record's door, with the header its generation expects;
+    the token goes only to the address checked to be the session's socket (`verdict.address`).
+    The reply's `result`, or None for an error reply or a failed call."""
     import httpx
 
-    headers: dict[str, str] = {}
-    if token:
+    address = _bare_address(record.url)
+    headers: dict[str, str] = {"Host": address}
+    if token and verdict.address:
         headers["Authorization"] = f"Bearer {token}"
-    if door == "1.0":
+    if verdict.door == "1.0":
         headers["A2A-Version"] = "1.0"
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
     if params is not None:
         body["params"] = params
-    address = _bare_address(record.url)
     try:
-        reply = _post_json(client, door_address(record.url), address, body, headers)
-    except (httpx.HTTPError, _ProbeRefused):
+        reply = _post_json(client, door_url(record, verdict), address, body, headers)
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError, _ProbeRefused):
         return None
     return reply.get("result") if isinstance(reply, dict) else None
 
