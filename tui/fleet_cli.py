@@ -84,8 +84,9 @@ def resolve(home: Path, target: str, token_file: Path | None,
     if token is None:
         token = read_token(home, record, name)
         if token is None and credential is not None:
-            raise AttachError(_no_credential(record.session_id, name,
-                                             credential_names(home, record)), code="E-RUN-049")
+            names = credential_names(home, record)
+            raise AttachError(_no_credential(record.session_id, name, names),
+                              code="E-RUN-049" if names else "E-RUN-048")
     verdict = verify(record, 3.0, token=token, credential=name)
     if verdict.state != "live":
         raise AttachError(f"session {record.session_id} is {verdict.state}: {verdict.reason}")

@@ -102,6 +102,7 @@ def test_attach_with_a_credential_the_session_did_not_mint_names_those_it_has(
             "watcher [E-RUN-049]") in missing.stderr
     none = run_cli("attach", public.session_id, "--credential", "watcher", timeout=60)
     assert none.returncode == 2 and "minted no credential 'watcher'" in none.stderr
+    assert "no network.authentication" in none.stderr and "[E-RUN-048]" in none.stderr
     both = run_cli("attach", door.session_id, "--credential", "watcher", "--token-file",
                    "/dev/null", timeout=60)
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
