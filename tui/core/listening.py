@@ -20,7 +20,8 @@ import ipaddress
 import os
 import socket
 import sys
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's `st` column
@@ -32,6 +33,33 @@ class NotHeld(Exception):
     """Why the address cannot be tied to the process, in words for a person."""
 
 
+@dataclass
+class Tables:
+    """The kernel's listening TCP sockets, read once per network namespace for one round of
+    checks (`ps` of fifty sessions reads them once, not fifty times: each read walks every
+    socket on the machine). A round is short — the doors it checks were listening before it
+    began."""
+
+    read: dict[str, dict[int, list[_Listener]]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def on_port(self, namespace: str, net: Path, port: int) -> list[_Listener]:
+        with self.lock:
+            listeners = self.read.get(namespace)
+            if listeners is None:
+                listeners = _listeners([_read_table(net / "tcp"), _read_table(net / "tcp6")])
+                self.read[namespace] = listeners
+        return listeners.get(port, [])
+
+
+def _read_table(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(MAX_PROC_NET_BYTES)
+    except OSError:
+        return b""  # no IPv6 on this machine
+
+
 @dataclass(frozen=True)
 class _Listener:
     address: ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -39,15 +67,17 @@ class _Listener:
     inode: int
 
 
-def held_by(pid: int, host: str, port: int) -> str:
+def held_by(pid: int, host: str, port: int, tables: Tables | None = None) -> str:
     """The `host:port` (an IP literal; IPv6 in brackets) at which a connection reaches a
     socket process `pid` listens on, for a record's `host` (an IP literal, `[v6]`, or
-    `localhost`) and `port`; NotHeld with why not."""
+    `localhost`) and `port`; NotHeld with why not. `tables` shares the kernel's socket tables
+    between the checks of one round."""
     candidates = _candidates(host)
-    if _namespace(None) != _namespace(pid):
+    namespace = _namespace(pid)
+    if _namespace(None) != namespace:
         raise NotHeld(f"pid {pid} listens in another network namespace")
     owned = _socket_inodes(pid)
-    listeners = _listeners(Path(f"/proc/{pid}/net"))
+    listeners = (tables or Tables()).on_port(namespace, Path(f"/proc/{pid}/net"), port)
     for address in candidates:
         winners = _reached(listeners, address, port)
         if winners and all(item.inode in owned for item in winners):
@@ -95,23 +125,23 @@ def _socket_inodes(pid: int) -> set[int]:
     return inodes
 
 
-def _listeners(net: Path) -> list[_Listener]:
-    found: list[_Listener] = []
-    for name in ("tcp", "tcp6"):
-        try:
-            with open(net / name, "rb") as handle:
-                text = handle.read(MAX_PROC_NET_BYTES).decode("ascii", "replace")
-        except OSError:
-            continue  # no IPv6 on this machine
-        for line in text.splitlines()[1:]:
-            fields = line.split()
+def _listeners(tables: list[bytes]) -> dict[int, list[_Listener]]:
+    """The listening sockets in /proc/net/tcp{,6}'s text, by port. A busy machine lists
+    thousands of connected sockets: a line is split only when it may be a listening one."""
+    found: dict[int, list[_Listener]] = {}
+    for data in tables:
+        for line in data.split(b"\n")[1:]:
+            if b" 0A " not in line:
+                continue
+            fields = line.decode("ascii", "replace").split()
             if len(fields) < 10 or fields[3] != _LISTEN:
                 continue
             address, _, port = fields[1].partition(":")
             try:
-                found.append(_Listener(_address(address), int(port, 16), int(fields[9])))
+                listener = _Listener(_address(address), int(port, 16), int(fields[9]))
             except ValueError:
                 continue
+            found.setdefault(listener.port, []).append(listener)
     return found
 
 

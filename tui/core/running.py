@@ -39,6 +39,8 @@ from tui.core.strict_json import NotJson, loads_line
 if TYPE_CHECKING:
     import httpx
 
+    from tui.core.listening import Tables
+
 RUNNING_DIR = "running"
 MAX_RECORD_BYTES = 64 * 1024  # a record is a few hundred bytes
 MAX_TOKEN_BYTES = 4096
@@ -505,12 +507,15 @@ def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT,
     if pending:
         import httpx
 
+        from tui.core.listening import Tables
+
+        tables = Tables()  # the kernel's socket tables, read once for the whole round
         limits = httpx.Limits(max_connections=MAX_PROBES, max_keepalive_connections=0)
         with httpx.Client(timeout=timeout, trust_env=False, limits=limits) as client, \
                 ThreadPoolExecutor(max_workers=min(MAX_PROBES, len(pending))) as pool:
             results = pool.map(
-                lambda index: _probe(records[index], client, chosen[index], credential),
-                pending)
+                lambda index: _probe(records[index], client, chosen[index], credential,
+                                     tables), pending)
             for index, verdict in zip(pending, results, strict=True):
                 verdicts[index] = verdict
     return [verdict for verdict in verdicts if verdict is not None]
@@ -558,7 +563,7 @@ def card_session_id(card: dict[str, Any]) -> str | None:
 
 
 def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
-           credential: str = OPERATOR) -> Verdict:
+           credential: str = OPERATOR, tables: Tables | None = None) -> Verdict:
     """Layer 3, in the order that keeps a token safe: the public card (no token); then, only
     for a door that asks for one and names no other session, the socket check; then the
     extended card, with the token, at the checked address alone."""
@@ -583,7 +588,7 @@ def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
                     f"no token of credential '{credential}'"
                 return Verdict("unreachable", f"the door at {address} authenticates and "
                                f"{known} is known for this session", door)
-            checked = _held(record, host, port)
+            checked = _held(record, host, port, tables)
             if isinstance(checked, Verdict):
                 return Verdict(checked.state, checked.reason, door)
             held = checked
@@ -607,13 +612,14 @@ def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
     return Verdict("live", None, door, card, held)
 
 
-def _held(record: RunningRecord, host: str, port: int) -> str | Verdict:
+def _held(record: RunningRecord, host: str, port: int, tables: Tables | None
+          ) -> str | Verdict:
     """The address (an IP literal) at which the record's process holds the listening socket,
     or why its token will not be sent there."""
     from tui.core.listening import NotHeld, held_by
 
     try:
-        return held_by(record.pid, host, port)
+        return held_by(record.pid, host, port, tables)
     except NotHeld as exc:
         return Verdict("unreachable", f"the door at {host}:{port} could not be tied to the "
                                       f"session's process ({exc}); its token was not sent")
