@@ -60,14 +60,8 @@ def resolve(home: Path, target: str, token_file: Path | None,
             raise AttachError("--credential reads a token from a session's running record: "
                               "name the session (from `murmur-tui ps`), not a URL")
         return "", _checked_url(target), None, token if token else _env_token()
-    from tui.core.running import (
-        OPERATOR,
-        credential_names,
-        door_url,
-        read_records,
-        read_token,
-        verify,
-    )
+    from tui.core.door_probe import door_url, verify
+    from tui.core.running import OPERATOR, credential_names, read_records, read_token
 
     records = [found.record for found in read_records(home) if found.record is not None]
     exact = [r for r in records if r.session_id == target]
@@ -137,7 +131,7 @@ def _checked_url(target: str) -> str:
 
 
 def _env_token() -> str | None:
-    from tui.core.running import token_problem
+    from tui.core.door_address import token_problem
 
     token = os.environ.get(TOKEN_ENV)
     if token is None:
@@ -155,7 +149,7 @@ def _token_from(path: Path | None) -> str | None:
     if path is None:
         return None
     from tui.core.beneath import Refused
-    from tui.core.running import token_problem
+    from tui.core.door_address import token_problem
     from tui.core.safe_read import read_bounded
 
     shown = f"--token-file {path}"

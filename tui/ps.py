@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tui.core import running
+from tui.core import door_probe, running
 from tui.core.beneath import Refused
 from tui.core.printable import printable
 from tui.core.remote.door import first_user_text
@@ -96,7 +96,7 @@ class Listing:
     problems: list[str]
 
 
-def gather(home: Path, timeout: float = running.PROBE_TIMEOUT,
+def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
            credential: str = running.OPERATOR) -> Listing:
     """Every record, verified (doors probed concurrently), with its state; the files that are
     not records as one sentence each. `credential` names the token presented to each door
@@ -104,7 +104,7 @@ def gather(home: Path, timeout: float = running.PROBE_TIMEOUT,
     found = running.read_records(home)
     records = [item.record for item in found if item.record is not None]
     tokens = [running.read_token(home, record, credential) for record in records]
-    verdicts = running.verify_all(records, timeout, tokens=tokens, credential=credential)
+    verdicts = door_probe.verify_all(records, timeout, tokens=tokens, credential=credential)
     rows = [Row(record, verdict) for record, verdict in zip(records, verdicts, strict=True)]
     if rows:
         from concurrent.futures import ThreadPoolExecutor
@@ -112,7 +112,7 @@ def gather(home: Path, timeout: float = running.PROBE_TIMEOUT,
         import httpx
 
         with httpx.Client(timeout=timeout, trust_env=False) as client, \
-                ThreadPoolExecutor(max_workers=min(running.MAX_PROBES, len(rows))) as pool:
+                ThreadPoolExecutor(max_workers=min(door_probe.MAX_PROBES, len(rows))) as pool:
             list(pool.map(lambda pair: _fill(pair[0], client, pair[1]),
                           zip(rows, tokens, strict=True)))
     return Listing(rows, running.describe(found))
@@ -137,12 +137,12 @@ def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
         row.state = "working"
         if row.verdict.state == "live":
             method = "GetTask" if row.verdict.door == "1.0" else "tasks/get"
-            task = _task(running.rpc(client, row.record, row.verdict, method,
+            task = _task(door_probe.rpc(client, row.record, row.verdict, method,
                                      {"id": facts.task_id}, token))
         if facts.task_source == "task_md":
             row.task = _task_md(row)
     elif row.verdict.state == "live" and row.verdict.door in ("0.3", "legacy"):
-        task = _task(running.rpc(client, row.record, row.verdict, "tasks/get", None, token))
+        task = _task(door_probe.rpc(client, row.record, row.verdict, "tasks/get", None, token))
         row.state = "working" if task is not None else "unknown"
     if task is None:
         return
@@ -307,7 +307,7 @@ def table(rows: Sequence[Row]) -> list[str]:
 
 
 def run(home: Path, *, as_json: bool = False, show_all: bool = False, prune: bool = False,
-        timeout: float = running.PROBE_TIMEOUT, out: TextIO | None = None,
+        timeout: float = door_probe.PROBE_TIMEOUT, out: TextIO | None = None,
         err: TextIO | None = None, credential: str = running.OPERATOR) -> int:
     """The command: the table (or one JSON array) on `out`; files that are not records, session
     files not read, stale counts and pruned records on `err`. 0 when the records were read;

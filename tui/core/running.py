@@ -2,57 +2,44 @@
 as Murmur writes and reads them (`crates/capsule-runtime/src/running.rs`; docs/fleet.md,
 "Finding running sessions").
 
-A record is a hint, never a fact. `verify` puts Murmur's three layers between a record and the
-claim that its session is live: the pid is alive (a zombie is not), the process holding it
-started when the record says (`/proc/<pid>/stat` field 22: a reused pid fails here), and the
-agent card at the record's url names the same session. The folder is 0700 and each record 0600.
+A record is a hint, never a fact. Murmur's three layers stand between a record and the claim
+that its session is live: the pid is alive (a zombie is not), the process holding it started
+when the record says (`/proc/<pid>/stat` field 22: a reused pid fails here) — both here,
+`process_state` — and the agent card at the record's url names the same session
+(tui/core/door_probe.py, `verify`). The folder is 0700 and each record 0600.
 
 A record is also read as hostile input: every file is opened without following a link and
 without blocking (tui/core/safe_read.py), a bounded amount is read, the JSON is parsed without
-recursion (tui/core/strict_json.py), and a `url` that is not a plain `host:port` makes the file
-"not a record", named, while the others are still read. A door token is presented only after
-layers 1 and 2 passed, the public card asked for one (and named no other session), and the
-socket listening at the record's address was found among the record's process's own open files
-(tui/core/listening.py); it is then sent to that checked address alone (`Verdict.address`).
+recursion (tui/core/strict_json.py), and a `url` that is not a plain `host:port`
+(tui/core/door_address.py) makes the file "not a record", named, while the others are still
+read.
 
-No Textual, no Rich; httpx is imported only when a door is probed.
+No Textual, no Rich, no httpx.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from tui.core.beneath import Refused
+from tui.core.door_address import door_host_port, shown_url, token_problem
 from tui.core.errors import MurmurTuiError, Where
 from tui.core.private import FILE_MODE, FOLDER_MODE, make_private_dirs
 from tui.core.safe_read import open_regular
 from tui.core.strict_json import NotJson, loads_line
 
-if TYPE_CHECKING:
-    import httpx
-
-    from tui.core.listening import Tables
-
 RUNNING_DIR = "running"
 MAX_RECORD_BYTES = 64 * 1024  # a record is a few hundred bytes
 MAX_TOKEN_BYTES = 4096
-MAX_URL_CHARS = 300  # `[v6 literal]:port` is under 60; a name is at most 253
 MAX_CREDENTIALS = 64
 OPERATOR = "operator"  # the credential holding every scope: the record's `door_token`
-MAX_CARD_BYTES = 1024 * 1024
-PROBE_TIMEOUT = 2.0  # seconds, per request: `ps` of 50 sessions stays quick when some are silent
-MAX_PROBES = 32  # doors probed at once
-CAPSULE_EXTENSION = "#murmur-capsule-v1"
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-_LABEL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
 Liveness = Literal["live", "unreachable", "gone"]
 Door = Literal["1.0", "0.3", "legacy"]
@@ -96,7 +83,7 @@ class RunningRecord:
         start = process_start_token(os.getpid())
         if start is None:  # pragma: no cover - /proc is always there on Linux
             raise RecordError("this process's start time cannot be read from /proc")
-        return cls(session_id=session_id, url=_bare_address(url), pid=os.getpid(),
+        return cls(session_id=session_id, url=bare_address(url), pid=os.getpid(),
                    process_start=start, capsule_name=capsule_name,
                    capsule_version=capsule_version, workdir=Path(workdir),
                    outlives_launcher=outlives_launcher, started_at=rfc3339_now(),
@@ -141,7 +128,7 @@ class RunningRecord:
         try:
             door_host_port(text["url"])
         except ValueError as exc:
-            raise RecordError(f"`url` {_shown_url(text['url'])} is not a door address: {exc}",
+            raise RecordError(f"`url` {shown_url(text['url'])} is not a door address: {exc}",
                               where=_at(where, "url")) from None
         return cls(session_id=text["session_id"], url=text["url"], pid=pid,
                    process_start=text["process_start"], capsule_name=text["capsule_name"],
@@ -168,61 +155,6 @@ def _credentials(value: object, where: Where | None) -> dict[str, str]:
             raise RecordError("`credentials` holds a name with a control character",
                               where=_at(where, "credentials"))
     return dict(value)
-
-
-def door_host_port(url: str) -> tuple[str, int]:
-    """The host (an IPv6 literal kept in brackets) and port of a record's `url` — `host:port`,
-    or `http://host:port` as older writers wrote it; ValueError saying why it is not one. The
-    host is an IP literal or a DNS name of letters, digits and hyphens: nothing an HTTP client
-    could read as a path, user, or second address."""
-    if len(url) > MAX_URL_CHARS:
-        raise ValueError(f"it is {len(url)} characters long; a door address is host:port")
-    if not url.isascii() or not url.isprintable() or " " in url:
-        raise ValueError("it holds a character that is not printable ASCII")
-    scheme, separator, rest = url.partition("://")
-    if not separator:
-        rest = url
-    elif scheme.lower() != "http":
-        raise ValueError(f"its scheme is {scheme[:20]!r}; a door speaks plain http "
-                         "(host:port)")
-    rest = rest.removesuffix("/")
-    if rest.startswith("["):
-        inner, bracket, port = rest[1:].partition("]")
-        if not bracket or not port.startswith(":"):
-            raise ValueError("an IPv6 address is written [address]:port")
-        try:
-            ipaddress.IPv6Address(inner)
-        except ValueError:
-            raise ValueError(f"[{inner[:60]}] is not an IPv6 address") from None
-        if "%" in inner:
-            raise ValueError("an IPv6 address with a zone is not a door address")
-        host, port = f"[{inner}]", port[1:]
-    else:
-        host, colon, port = rest.rpartition(":")
-        if not colon or not host:
-            raise ValueError("it has no port (host:port)")
-        if not _hostname(host):
-            raise ValueError(f"{host[:60]!r} is neither an IP address nor a host name")
-    if not (port.isdigit() and port.isascii() and 0 < int(port) <= 65535):
-        raise ValueError(f"{port[:20]!r} is not a port (1 to 65535)")
-    return host, int(port)
-
-
-def _hostname(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).version == 4
-    except ValueError:
-        pass
-    labels = host.removesuffix(".").split(".")
-    return len(host) <= 253 and all(
-        0 < len(label) <= 63 and set(label) <= _LABEL and not label.startswith("-")
-        and not label.endswith("-") for label in labels)
-
-
-def _shown_url(url: str) -> str:
-    """A hostile `url`, short and printable, for a message."""
-    shown = ascii(url[:60])
-    return shown if len(url) <= 60 else f"{shown}…"
 
 
 @dataclass(frozen=True)
@@ -317,18 +249,6 @@ def credential_names(home: Path, record: RunningRecord) -> list[str]:
     names = [OPERATOR] if read_token(home, record) is not None else []
     return names + sorted(name for name in record.credentials
                           if name != OPERATOR and read_token(home, record, name) is not None)
-
-
-def token_problem(token: str) -> str | None:
-    """Why `token` cannot be a bearer token (None: it can): printable ASCII, no space."""
-    if not token:
-        return "it is empty"
-    if not token.isascii():
-        return "it holds a character that is not ASCII"
-    bad = next((char for char in token if not char.isprintable() or char.isspace()), None)
-    if bad is not None:
-        return f"it holds {'a space' if bad == ' ' else f'the control character {bad!r}'}"
-    return None
 
 
 def read_records(home: Path) -> list[Found]:
@@ -474,256 +394,6 @@ def process_state(record: RunningRecord) -> Verdict | None:
     return None
 
 
-# -- layer 3: the door ---------------------------------------------------------------------------
-def verify(record: RunningRecord, timeout: float = PROBE_TIMEOUT, *,
-           token: str | None = None, client: httpx.Client | None = None,
-           credential: str = OPERATOR) -> Verdict:
-    """All three layers. `token` (default: the record's `door_token`), the token of
-    `credential`, reads the extended card of a door that authenticates, once the door is
-    found to be the record's process's. Never raises for what a door or a record holds."""
-    local = process_state(record)
-    if local is not None:
-        return local
-    token = token or record.door_token
-    if client is None:
-        import httpx
-
-        with httpx.Client(timeout=timeout, trust_env=False) as own:
-            return _probe(record, own, token, credential)
-    return _probe(record, client, token, credential)
-
-
-def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT, *,
-               tokens: Sequence[str | None] | None = None,
-               credential: str = OPERATOR) -> list[Verdict]:
-    """`verify` of every record, the doors probed concurrently (at most MAX_PROBES at once),
-    in the records' order. `tokens`, when given, are exactly the tokens presented (None: none),
-    else each record's `door_token`."""
-    if not records:
-        return []
-    chosen = list(tokens) if tokens is not None else [r.door_token for r in records]
-    verdicts: list[Verdict | None] = [process_state(record) for record in records]
-    pending = [index for index, verdict in enumerate(verdicts) if verdict is None]
-    if pending:
-        import httpx
-
-        from tui.core.listening import Tables
-
-        tables = Tables()  # the kernel's socket tables, read once for the whole round
-        limits = httpx.Limits(max_connections=MAX_PROBES, max_keepalive_connections=0)
-        with httpx.Client(timeout=timeout, trust_env=False, limits=limits) as client, \
-                ThreadPoolExecutor(max_workers=min(MAX_PROBES, len(pending))) as pool:
-            results = pool.map(
-                lambda index: _probe(records[index], client, chosen[index], credential,
-                                     tables), pending)
-            for index, verdict in zip(pending, results, strict=True):
-                verdicts[index] = verdict
-    return [verdict for verdict in verdicts if verdict is not None]
-
-
-def door_address(url: str) -> str:
-    """`http://host:port` for a record's url (`host:port`, or a url with a scheme)."""
-    return f"http://{_bare_address(url)}"
-
-
-def door_url(record: RunningRecord, verdict: Verdict) -> str:
-    """Where to speak to a verified record's door: the address checked to be its process's
-    socket when there is one (the only place its token goes), else the record's."""
-    return f"http://{verdict.address}" if verdict.address else door_address(record.url)
-
-
-def door_generation(card: dict[str, Any]) -> Door:
-    """`1.0` (newest), `0.3`, or `legacy` (a card without supportedInterfaces: v0.4.0 and
-    earlier)."""
-    interfaces = card.get("supportedInterfaces")
-    if isinstance(interfaces, list) and interfaces and isinstance(interfaces[0], dict):
-        version = interfaces[0].get("protocolVersion")
-        if version == "0.3":
-            return "0.3"
-        return "1.0"
-    return "legacy"
-
-
-def card_session_id(card: dict[str, Any]) -> str | None:
-    """The session a card names: its capsule extension's `params.sessionId` (found by uri),
-    else the previous card's top-level `session_id`."""
-    capabilities = card.get("capabilities")
-    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
-    if isinstance(extensions, list):
-        for extension in extensions:
-            if not isinstance(extension, dict):
-                continue
-            uri = extension.get("uri")
-            params = extension.get("params")
-            if isinstance(uri, str) and uri.endswith(CAPSULE_EXTENSION) and \
-                    isinstance(params, dict) and isinstance(params.get("sessionId"), str):
-                return str(params["sessionId"])
-    session = card.get("session_id")
-    return session if isinstance(session, str) else None
-
-
-def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
-           credential: str = OPERATOR, tables: Tables | None = None) -> Verdict:
-    """Layer 3, in the order that keeps a token safe: the public card (no token); then, only
-    for a door that asks for one and names no other session, the socket check; then the
-    extended card, with the token, at the checked address alone."""
-    import httpx
-
-    try:
-        host, port = door_host_port(record.url)
-    except ValueError as exc:
-        return Verdict("unreachable", f"its url is not a door address: {exc}")
-    address = f"{host}:{port}"
-    base = f"http://{address}"
-    try:
-        card = _get_json(client, f"{base}/.well-known/agent-card.json", address)
-        if not isinstance(card, dict):
-            return Verdict("unreachable", f"the agent card from {address} is not a JSON object")
-        door = door_generation(card)
-        session = card_session_id(card)
-        held: str | None = None
-        if session is None and _extended(card):
-            if not token:
-                known = "no token" if credential == OPERATOR else \
-                    f"no token of credential '{credential}'"
-                return Verdict("unreachable", f"the door at {address} authenticates and "
-                               f"{known} is known for this session", door)
-            checked = _held(record, host, port, tables)
-            if isinstance(checked, Verdict):
-                return Verdict(checked.state, checked.reason, door)
-            held = checked
-            extended = _extended_card(client, held, address, door, token)
-            if isinstance(extended, Verdict):
-                return extended
-            card, session = extended, card_session_id(extended)
-    except httpx.TimeoutException:
-        return Verdict("unreachable", f"{address} did not answer within the probe's timeout")
-    except httpx.HTTPError as exc:
-        return Verdict("unreachable", f"nothing answered at {address}: {_why(exc)}")
-    except (httpx.InvalidURL, ValueError) as exc:  # an address httpx will not take after all
-        return Verdict("unreachable", f"{address} cannot be reached: {_why(exc)}")
-    except _ProbeRefused as exc:
-        return Verdict("unreachable", str(exc))
-    if session is None:
-        return Verdict("unreachable", f"the agent card from {address} names no session", door)
-    if session != record.session_id:
-        return Verdict("unreachable", f"the capsule at {address} answers for session "
-                                      f"{session}", door)
-    return Verdict("live", None, door, card, held)
-
-
-def _held(record: RunningRecord, host: str, port: int, tables: Tables | None
-          ) -> str | Verdict:
-    """The address (an IP literal) at which the record's process holds the listening socket,
-    or why its token will not be sent there."""
-    from tui.core.listening import NotHeld, held_by
-
-    try:
-        return held_by(record.pid, host, port, tables)
-    except NotHeld as exc:
-        return Verdict("unreachable", f"the door at {host}:{port} could not be tied to the "
-                                      f"session's process ({exc}); its token was not sent")
-
-
-class _ProbeRefused(Exception):
-    pass
-
-
-def _extended(card: dict[str, Any]) -> bool:
-    capabilities = card.get("capabilities")
-    return isinstance(capabilities, dict) and capabilities.get("extendedAgentCard") is True
-
-
-def _extended_card(client: httpx.Client, held: str, address: str, door: Door, token: str
-                   ) -> dict[str, Any] | Verdict:
-    """The extended card from the checked address `held` (the record's `address` in the Host
-    header): `GetExtendedAgentCard` with `A2A-Version: 1.0` on the newest door,
-    `agent/getAuthenticatedExtendedCard` on a 0.3 door."""
-    method = "agent/getAuthenticatedExtendedCard" if door == "0.3" else "GetExtendedAgentCard"
-    headers = {"Authorization": f"Bearer {token}", "Host": address}
-    if door != "0.3":
-        headers["A2A-Version"] = "1.0"
-    reply = _post_json(client, f"http://{held}", address,
-                       {"jsonrpc": "2.0", "id": 1, "method": method}, headers)
-    result = reply.get("result") if isinstance(reply, dict) else None
-    if not isinstance(result, dict):
-        return Verdict("unreachable", f"the door at {address} gave no extended card", door)
-    return result
-
-
-def rpc(client: httpx.Client, record: RunningRecord, verdict: Verdict, method: str,
-        params: dict[str, Any] | None, token: str | None) -> Any:
-    """One JSON-RPC call to a verified record's door, with the header its generation expects;
-    the token goes only to the address checked to be the session's socket (`verdict.address`).
-    The reply's `result`, or None for an error reply or a failed call."""
-    import httpx
-
-    address = _bare_address(record.url)
-    headers: dict[str, str] = {"Host": address}
-    if token and verdict.address:
-        headers["Authorization"] = f"Bearer {token}"
-    if verdict.door == "1.0":
-        headers["A2A-Version"] = "1.0"
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
-    if params is not None:
-        body["params"] = params
-    try:
-        reply = _post_json(client, door_url(record, verdict), address, body, headers)
-    except (httpx.HTTPError, httpx.InvalidURL, ValueError, _ProbeRefused):
-        return None
-    return reply.get("result") if isinstance(reply, dict) else None
-
-
-def _get_json(client: httpx.Client, url: str, address: str) -> Any:
-    with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
-        return _json_body(response, address, "the agent-card request")
-
-
-def _post_json(client: httpx.Client, base: str, address: str, body: dict[str, Any],
-               headers: dict[str, str]) -> Any:
-    import json
-
-    with client.stream("POST", f"{base}/", content=json.dumps(body).encode(),
-                       headers={"Content-Type": "application/json", **headers}) as response:
-        return _json_body(response, address, f"`{body['method']}`")
-
-
-def _json_body(response: httpx.Response, address: str, what: str) -> Any:
-    if response.status_code in (401, 403):
-        raise _ProbeRefused(f"{address} refused {what} with {response.status_code}"
-                            f"{_refusal(response)}")
-    if response.status_code != 200:
-        raise _ProbeRefused(f"{address} answered {what} with {response.status_code}")
-    data = bytearray()
-    for chunk in response.iter_bytes():
-        data += chunk
-        if len(data) > MAX_CARD_BYTES:
-            raise _ProbeRefused(f"{address} answered {what} with more than "
-                                f"{MAX_CARD_BYTES} bytes")
-    try:
-        return loads_line(bytes(data))
-    except NotJson as exc:
-        raise _ProbeRefused(f"the answer from {address} to {what} is not JSON ({exc})"
-                            ) from None
-
-
-def _refusal(response: httpx.Response) -> str:
-    """` (invalid_token)`: the `error` of Murmur's refusal body, when it has one."""
-    import httpx
-
-    try:
-        value = loads_line(response.read()[:4096])
-    except (NotJson, httpx.HTTPError):
-        return ""
-    error = value.get("error") if isinstance(value, dict) else None
-    return f" ({error})" if isinstance(error, str) and error.isidentifier() else ""
-
-
-def _why(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:200]
-
-
 # -- small helpers -----------------------------------------------------------------------------
 def rfc3339_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -751,7 +421,7 @@ def has_controlling_terminal() -> bool:
         return False
 
 
-def _bare_address(url: str) -> str:
+def bare_address(url: str) -> str:
     for scheme in ("http://", "https://"):
         if url.startswith(scheme):
             url = url[len(scheme):]
