@@ -134,7 +134,7 @@ def _env_token() -> str | None:
     from tui.core.door_address import token_problem
 
     token = os.environ.get(TOKEN_ENV)
-    if token is None:
+    if not token:  # unset or empty: no token
         return None
     problem = token_problem(token)
     if problem is not None:

@@ -132,3 +132,21 @@ def test_ps_with_a_credential_presents_that_token_alone(murmur_home: Path, tmp_p
     assert set(seen) == {None, "Bearer tok-watcher-5521"}  # never the operator's
     for result in (as_watcher, as_auditor):
         assert "tok-" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("credentials", "said"), [
+    (7, "`credentials` is a number, expected an object"),
+    ({"watcher": 3}, "`credentials` maps a name to a number"),
+    ({"watch\u001b[2Jer": "tok"}, "a name with a control character"),
+    ({f"c{i}": "tok" for i in range(65)}, "names 65 credentials"),
+])
+def test_a_record_whose_credentials_are_not_names_to_tokens_is_named(
+        murmur_home: Path, tmp_path: Path, credentials: object, said: str) -> None:
+    session = ids.session_id()
+    good = record(murmur_home, session, "127.0.0.1:1", tmp_path)
+    path = murmur_home / "running" / f"{session}.json"
+    path.write_text(json.dumps({**good.to_json(), "credentials": credentials}))
+    result = run_cli("ps", timeout=60)
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert f"not a running record: {path}: " in result.stderr and said in result.stderr
+    assert "\x1b" not in result.stderr
