@@ -136,7 +136,8 @@ def test_a_hostile_journal_is_read_as_far_as_it_makes_sense(tmp_path: Path) -> N
                    "tool_name": "x", "sequence": "0", "prompt": "p", "prompt_sha256": "s"})
     found = read(tmp_path)
     assert found.turn is None and found.call is None and found.whole
-    assert found.warning is not None and "line 2 was not written by murmur-tui" in found.warning
+    assert found.warning is not None and "line 2 is not used: it was not written by murmur-tui" \
+        in found.warning
 
 
 def test_a_retried_call_numbers_its_questions_after_the_first_attempts(tmp_path: Path) -> None:

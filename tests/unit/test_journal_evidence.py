@@ -92,8 +92,8 @@ def test_forged_lines_and_lines_of_another_session_are_skipped_and_said_once(
     assert not found.whole  # murmur-tui's answer line is not there: what followed may have run
     assert [c.call_id for c in found.carried()] == ["c2", "c3"]
     assert found.warning is not None and found.warning.count(str(tmp_path / JOURNAL)) == 1
-    assert "line 4 was not written by murmur-tui for session ses_dead" in found.warning
-    assert "4 lines skipped in all" in found.warning
+    assert "line 4 is not used: it was not written by murmur-tui for session ses_dead (it " \
+        "does not verify), 4 lines skipped in all" in found.warning
     # the genuine answer line, put back after them, still counts: forged lines break nothing
     write_lines(tmp_path, [*genuine[:-1], forged_call, lines_of(other)[0], genuine[-1]])
     again = read(tmp_path)
@@ -108,15 +108,16 @@ def test_a_repeated_line_is_not_used_and_a_moved_one_leaves_the_journal_not_whol
     write_lines(tmp_path, [*genuine, genuine[0]])  # the turn line again, at the end
     found = read(tmp_path)
     assert found.whole and found.turn is not None and list(found.turn.finished) == ["c1"]
-    assert found.warning is not None and "line 5 is a line murmur-tui wrote, out of its place" \
-        in found.warning
+    assert found.warning is not None and "line 5 and every line after it are not used: it " \
+        "is a line murmur-tui wrote, out of its place" in found.warning
     write_lines(tmp_path, [genuine[0], genuine[2], genuine[1], genuine[3]])
     moved = read(tmp_path)
     assert not moved.whole and moved.turn is not None and not moved.turn.finished
     assert [c.call_id for c in moved.carried()] == ["c1", "c2", "c3"]  # each may have run
     assert all(not c.answers for c in moved.carried())  # no journaled answer is delivered
-    assert moved.warning is not None and "line 2 is a line murmur-tui wrote, out of its " \
-        "place (repeated or moved) and every line after it is not used" in moved.warning
+    assert moved.warning is not None and "line 2 and every line after it are not used: it " \
+        "is a line murmur-tui wrote, out of its place (repeated or moved), 3 lines skipped in " \
+        "all" in moved.warning
     assert "murmur-tui wrote 4 lines to it and only 1 are there in order" in moved.warning
 
 
@@ -159,7 +160,7 @@ def test_a_line_written_after_a_cut_one_continues_the_chain(tmp_path: Path) -> N
     later.taken(asked.questions[0].qid, "ses_later")
     found = read(tmp_path)
     assert found.whole and found.call is not None and found.call.questions[0].taken
-    assert found.warning is not None and "line 5 was not written by murmur-tui" in found.warning
+    assert found.warning is not None and "line 5 is not used: it was not written" in found.warning
 
 
 def test_a_later_session_whose_journal_cannot_show_it_did_not_take_the_turn_over_may_have(
@@ -222,7 +223,8 @@ def test_a_100000_deep_line_and_a_cut_line_are_skipped_without_failing(tmp_path:
     write_lines(tmp_path, [*lines_of(tmp_path), deep])
     found = read(tmp_path)
     assert found.call is not None and found.call.call_id == "c2"
-    assert found.warning is not None and "line 5 was not written" in found.warning
+    assert found.warning is not None and "line 5 is not used: it was not written" \
+        in found.warning
     write_lines(tmp_path, [*lines_of(tmp_path)[:4], sealed])
     found = read(tmp_path)  # the line is the session's, but no JSON a resume can use
     assert found.whole and found.call is not None and found.call.call_id == "c2"

@@ -209,7 +209,7 @@ def verify(data: bytes, path: Path, seal: Seal) -> Verified:
     raws = data.split(b"\n")
     cut_at = len(raws) if raws[-1] else 0  # the last line, when no newline ends it
     found = Verified()
-    first: str | None = None
+    first: tuple[int, str] | None = None  # the first line skipped, and why
     skipped, broken_at = 0, 0
     for number, raw in enumerate(raws, 1):
         if not raw or raw.isspace():
@@ -222,23 +222,25 @@ def verify(data: bytes, path: Path, seal: Seal) -> Verified:
             if number == cut_at and _unfinished(raw):
                 continue  # the line the crash cut: it never finished, nothing to warn of
             skipped += 1
-            first = first or f"line {number} was not written by murmur-tui for session " \
-                              f"{seal.session_id} (it does not verify)"
+            first = first or (number, f"it was not written by murmur-tui for session "
+                                      f"{seal.session_id} (it does not verify)")
             continue
         seq, prev, body, mac = opened
         if seq != seal.seq + 1 or prev != seal.prev:
             skipped += 1
             broken_at = number
-            first = first or f"line {number} is a line murmur-tui wrote, out of its place " \
-                              "(repeated or moved)"
+            first = first or (number, "it is a line murmur-tui wrote, out of its place "
+                                      "(repeated or moved)")
             continue
         found.lines.append((number, body))
         seal.seq, seal.prev = seq, mac
     said: list[str] = []
     if first is not None:
-        after = " and every line after it" if broken_at else ""
-        others = f" ({skipped} lines skipped in all)" if skipped > 1 else ""
-        said.append(f"{first}{after} is not used{others}")
+        number, why = first
+        which = f"line {number} and every line after it are" if broken_at == number else \
+            f"line {number} is"
+        others = f", {skipped} lines skipped in all" if skipped > 1 else ""
+        said.append(f"{which} not used: {why}{others}")
     if seal.seq < seal.written:
         found.whole = False
         said.append(f"murmur-tui wrote {seal.written} lines to it and only {seal.seq} are "
