@@ -237,3 +237,15 @@ def test_an_appender_refuses_a_folder_and_starts_after_a_cut_line_on_a_new_one(
     assert fresh.stat().st_mode & 0o777 == 0o600
     assert fresh.parent.stat().st_mode & 0o777 == 0o700
     assert fresh.parent.parent.stat().st_mode & 0o777 == 0o700
+
+
+# -- the sessions index (what `--resume` looks a session up in) -----------------------------
+@pytest.mark.parametrize("kind", ["fifo", "zero-link"])
+def test_a_sessions_index_that_is_not_a_file_holds_no_session(
+        tmp_path: Path, fifos: list[Path], kind: str) -> None:
+    from tui.core.session_index import entries, index_path
+
+    path = index_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    plant(path, kind, fifos)
+    assert within(lambda: entries(tmp_path)) == []
