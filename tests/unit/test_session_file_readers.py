@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import pytest
 
+from tui.core import events as ev
 from tui.core.errors import LaunchError
 from tui.core.private import NotAFile, append_private, open_append
 from tui.core.shell.background import Background, report_lost, unaccounted
@@ -215,8 +216,14 @@ def test_an_appender_refuses_what_is_not_a_file_and_writes_nothing_through_it(
     with pytest.raises(NotAFile) as info:
         within(lambda: append_private(path, "line\n"))
     assert info.value.strerror == words and info.value.filename == str(path)
-    notes = Background(0, path)  # the background record's writer: the note is dropped
-    within(lambda: notes._note({"event": "lost", "work_id": "wrk_a"}))
+    notes = Background(0, path)  # the background record's writer: the note is dropped, said
+    heard: list[ev.Event] = []
+    notes.attach(heard.append, None)
+    for _ in range(2):
+        within(lambda: notes._note({"event": "lost", "work_id": "wrk_a"}))
+    assert [(w.code, w.text) for w in heard if isinstance(w, ev.Warning)] == [(
+        "W-BACKGROUND", f"{path} cannot be written: {words}; a resume after a crash cannot "
+        "report this session's background work")]
     assert path.is_symlink() or path.is_fifo()
 
 

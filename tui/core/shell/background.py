@@ -24,7 +24,6 @@ screen (`W-SHELL-LOG`, naming the path and why).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import threading
@@ -114,6 +113,7 @@ class Background:
         self._work: dict[str, Work] = {}
         self._closed = False
         self._watchers: list[Callable[[Work], None]] = []
+        self._record_failed = False
 
     # -- wiring -------------------------------------------------------------------------------
     def attach(self, emit: Emit, deliver: Deliver | None) -> None:
@@ -247,9 +247,14 @@ class Background:
     def _note(self, line: dict[str, Any]) -> None:
         if self.record is None:
             return
-        # on failure the trace keeps the demotion; only a later resume's report is lost
-        with contextlib.suppress(OSError):
+        try:
             append_private(self.record, redact(json.dumps(line, ensure_ascii=False)) + "\n")
+        except OSError as exc:  # the trace keeps the demotion; a later resume's report is lost
+            if not self._record_failed:
+                self._record_failed = True
+                self.emit(ev.Warning(code="W-BACKGROUND", text=(
+                    f"{self.record} cannot be written: {exc.strerror or exc}; a resume after a "
+                    "crash cannot report this session's background work")))
 
 
 def _size(path: Path) -> int:
