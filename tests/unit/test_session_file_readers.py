@@ -22,7 +22,7 @@ from tui.core import events as ev
 from tui.core.errors import LaunchError
 from tui.core.private import NotAFile, append_private, open_append
 from tui.core.shell.background import Background, report_lost, unaccounted
-from tui.core.task_file import MAX_TASK_BYTES, read_task_file
+from tui.core.task_file import MAX_TASK_BYTES, read_task_at
 from tui.core.trace.reader import TraceFormatError, first_event, read_trace
 
 T = TypeVar("T")
@@ -189,7 +189,7 @@ def test_a_task_file_that_is_not_a_file_stops_the_launch_naming_it(
     path = tmp_path / "task.md"
     plant(path, kind, fifos)
     with pytest.raises(LaunchError) as info:
-        within(lambda: read_task_file(path))
+        within(lambda: read_task_at(path))
     assert str(info.value) == f"{path}: not read as the task: {words}"
 
 
@@ -198,12 +198,12 @@ def test_a_task_file_is_text_whatever_it_holds_and_over_its_cap_is_refused(
     path = tmp_path / "task.md"
     for text in (DEEP, b'{"cut": "sho'):  # a task is text: JSON-looking or not, it is read
         path.write_bytes(text)
-        assert within(lambda: read_task_file(path)) == text.decode()
+        assert within(lambda: read_task_at(path)) == text.decode()
     with path.open("wb") as handle:
         handle.truncate(MAX_TASK_BYTES + 1)
     with pytest.raises(LaunchError, match=r"task.md: not read as the task: it is over 4 MiB"):
-        within(lambda: read_task_file(path))
-    assert read_task_file(tmp_path / "absent.md") is None
+        within(lambda: read_task_at(path))
+    assert read_task_at(tmp_path / "absent.md") is None
 
 
 # -- appenders ----------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ def forget_task(accessible: Path) -> None:
         (accessible / TASK_FILE).unlink()
 
 
-def read_task_file(path: Path) -> str | None:
+def read_task_at(path: Path) -> str | None:
     """The text of the task file at `path`; None when there is none. LaunchError naming the
     file when what is there is not a regular file of UTF-8 text within `MAX_TASK_BYTES`."""
     try:

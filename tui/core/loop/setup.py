@@ -23,7 +23,7 @@ from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
 from tui.core.secrets import redact
 from tui.core.session_index import Resume
-from tui.core.task_file import TASK_FILE, read_task_file
+from tui.core.task_file import TASK_FILE, read_task_at
 from tui.core.tools import SkillHandler, ToolSpec, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths
@@ -60,7 +60,7 @@ def read_task(task: str | None, task_file: Path | None, accessible: Path,
         except (OSError, UnicodeDecodeError) as exc:
             raise LaunchError(f"--task-file {task_file}: cannot be read ({exc})") from None
     for candidate in (accessible / TASK_FILE, accessible / "input.txt", capsule_root / TASK_FILE):
-        text = read_task_file(candidate)  # no link, no FIFO, bounded (task_file.py)
+        text = read_task_at(candidate)  # no link, no FIFO, bounded (task_file.py)
         if text is not None:
             return text
     return None
