@@ -28,14 +28,14 @@ def echo_forms() -> dict[str, str]:
             "b64url-x": base64.urlsafe_b64encode(b"x" + data).decode()}
 
 
-def searched_forms() -> dict[str, str]:
-    """What must not appear anywhere: each form, or its middle (base64 of the key inside a
-    longer text keeps only the characters that depend on the key's bytes alone)."""
-    forms = {"raw": KEY, "url": quote(KEY, safe=""), "hex": KEY.encode().hex(),
-             "HEX": KEY.encode().hex().upper(), "json": json.dumps(KEY)[1:-1]}
+def searched_forms(secret: str = KEY) -> dict[str, str]:
+    """What must not appear anywhere: each form of `secret`, or its middle (base64 of the key
+    inside a longer text keeps only the characters that depend on the key's bytes alone)."""
+    forms = {"raw": secret, "url": quote(secret, safe=""), "hex": secret.encode().hex(),
+             "HEX": secret.encode().hex().upper(), "json": json.dumps(secret)[1:-1]}
     for prefix in (b"", b"x", b"xy", b"Bearer "):
         for name, encode in (("b64", base64.b64encode), ("b64url", base64.urlsafe_b64encode)):
-            encoded = encode(prefix + KEY.encode()).decode()
+            encoded = encode(prefix + secret.encode()).decode()
             forms[f"{name}+{len(prefix)}"] = encoded[(len(prefix) + 2) // 3 * 4 + 4:-8]
     return forms
 

@@ -6,6 +6,7 @@ period whatever the machine's load."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -219,3 +220,68 @@ def test_work_of_a_killed_session_is_reported_lost_once_on_resume(
     assert [t.origin for t in again.of(ev.TaskStarted)] == ["user"]
     assert len([line for line in read_jsonl(old / "trace.jsonl")
                 if line["event_type"] == "shell_lost"]) == 1
+
+
+def test_a_logs_folder_that_is_a_link_is_said_to_the_model_and_on_the_screen(
+        make_capsule: CapsuleFactory, tmp_path: Path, murmur_home: Path) -> None:
+    workdir, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    workdir.mkdir()
+    elsewhere.mkdir()
+    (workdir / "logs").symlink_to(elsewhere)  # what the model's shell could do
+    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("started it"),
+                         text_response("it finished")], extra=lifecycle(0.2, True))
+    holder: dict[str, Session] = {}
+
+    def on(event: ev.Event) -> None:
+        if isinstance(event, ev.ShellDetached):
+            (workdir / "go").write_text("")
+        if isinstance(event, ev.TaskStarted) and event.origin == "completion":
+            holder["s"].inbox.close()
+
+    sink = Watch(on)
+    session = holder["s"] = Session(load_capsule(root), LaunchOptions(
+        task="run it", workdir=workdir), sinks=[sink])
+    assert session.run().exit_status == "ok"
+    detached = sink.of(ev.ShellDetached)[0]
+    log = workdir / detached.output_path
+    why = f"{workdir / 'logs'}: a symbolic link, not a folder: no log is written through it"
+    call = sink.of(ev.ToolCallFinished)[0]
+    assert f"Its output is NOT kept: {why}" in call.output  # the model is told
+    assert "Its output goes to" not in call.output
+    warned = [w.text for w in sink.of(ev.Warning) if w.code == "W-SHELL-LOG"]
+    assert warned == [f"background work {detached.work_id}: its output is not kept in "
+                      f"{log}: {why}"]  # the screen is told, once
+    completion = sink.of(ev.TaskStarted)[1]
+    assert f"Full output: not kept ({why})" in completion.text
+    assert not list(elsewhere.iterdir())  # nothing was written through the link
+
+
+def test_the_background_record_is_redacted_and_private(
+        make_capsule: CapsuleFactory, murmur_home: Path) -> None:
+    from tui.core.secrets import remember
+
+    key = "sk-background-" + "7q" * 16
+    remember(key)  # as a provider key resolved for the session is
+    root = make_capsule([tool_response(f"{WAIT_FOR_GO}; echo {key}"), text_response("started"),
+                         text_response("done")], extra=lifecycle(0.2, True))
+    holder: dict[str, Session] = {}
+
+    def on(event: ev.Event) -> None:
+        if isinstance(event, ev.ShellDetached):
+            (holder["s"].paths.accessible / "go").write_text("")
+        if isinstance(event, ev.TaskStarted) and event.origin == "completion":
+            holder["s"].inbox.close()
+
+    old = os.umask(0o022)
+    try:
+        session = holder["s"] = Session(load_capsule(root), LaunchOptions(task="run it"),
+                                        sinks=[Watch(on)])
+        assert session.run().exit_status == "ok"
+    finally:
+        os.umask(old)
+    record = session.paths.session / "background.jsonl"
+    text = record.read_text()
+    assert key not in text and "[redacted]" in text
+    assert [json.loads(line)["event"] for line in text.splitlines()] == ["detached", "completed"]
+    assert record.stat().st_mode & 0o777 == 0o600
+    assert record.parent.stat().st_mode & 0o777 == 0o700

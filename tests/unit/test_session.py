@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import threading
 from pathlib import Path
 from typing import Any
@@ -324,9 +325,17 @@ def test_a_failed_trace_write_ends_the_session_and_says_why(
     root = make_capsule([tool_response("echo x"), text_response("never")])
     sink = Collect()
     session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[sink])
+    # every write to the trace fails as on a full disk: it is already as large as this
+    # process may make a file (RLIMIT_FSIZE; Python ignores SIGXFSZ, so a write is EFBIG)
+    limit = 1 << 20
     session.paths.session.mkdir(parents=True)
-    session.paths.trace.symlink_to("/dev/full")  # every write fails: no space left
-    result = session.run()
+    session.paths.trace.write_bytes(b"\n" * limit)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        result = session.run()
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert result.exit_status == "failed"
     assert "E-RUN-007" in result.paths.result.read_text()
     assert "cannot write trace" in result.paths.bootstrap_log.read_text()

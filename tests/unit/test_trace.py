@@ -138,13 +138,22 @@ def test_a_malformed_line_before_the_last_names_file_and_line(tmp_path: Path,
     assert info.value.code == "E-TRC-001"
 
 
-def test_only_an_unfinished_object_at_the_very_end_is_a_cut(tmp_path: Path) -> None:
+def test_only_an_unfinished_object_is_a_cut_wherever_a_later_writer_went_on(
+        tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     path.write_bytes(b'{"event_type":"a"}\n{"event_type":"b"}')  # whole, just no newline
     assert [line["event_type"] for line in read_trace(path)] == ["a", "b"]
-    path.write_bytes(b'{"event_type":"a"}\n{"event_type":"b",\n')  # a newline ended it
-    with pytest.raises(TraceFormatError, match=r"trace.jsonl:2: not JSON"):
-        read_trace(path)
+    # a resume closed the cut line off with a newline and appended its own
+    path.write_bytes(b'{"event_type":"a"}\n{"event_type":"b",\n{"event_type":"c"}\n')
+    trace = read_trace(path)
+    assert [line["event_type"] for line in trace] == ["a", "c"]
+    assert (trace.cut_lines, trace.cut_line, trace.numbers) == ([2], None, [1, 3])
+    path.write_bytes(b'{"event_type":"a"}\n{"event_type":"b",\n')  # the cut line is the last
+    assert read_trace(path).cut_line == 2
+    for broken in (b"{broken", b'{"event_type":"b",,', b'{"a":1}x', b'{"a":"\\q'):
+        path.write_bytes(b'{"event_type":"a"}\n' + broken + b'\n{"event_type":"c"}\n')
+        with pytest.raises(TraceFormatError, match=r"trace.jsonl:2: not JSON"):
+            read_trace(path)
     path.write_bytes(b'{"event_type":"a"}\n[1,2]')
     with pytest.raises(TraceFormatError, match=r"trace.jsonl:2: not a JSON object"):
         read_trace(path)

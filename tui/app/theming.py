@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tui.app.browser.host import BrowserHost
 from tui.app.themes import DEFAULT_THEME, ThemeError, load_all, load_theme, user_theme_dir
+from tui.core.private import make_private_dirs
 
 
 class ThemeHost(BrowserHost):
@@ -17,7 +18,7 @@ class ThemeHost(BrowserHost):
         self.theme_files: dict[Path, str] = {}
 
     def _register_themes(self) -> None:
-        user_theme_dir(self.home).mkdir(parents=True, exist_ok=True)
+        make_private_dirs(user_theme_dir(self.home))
         found, problems = load_all(self.home)
         for item in found:
             self.register_theme(item.theme)

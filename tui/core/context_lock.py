@@ -10,9 +10,11 @@ context is refused before anything runs, with a message naming the session that 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -37,8 +39,16 @@ class ContextLock:
 
     def acquire(self, session_id: str, context_id: str) -> None:
         """Hold the lock, or raise ContextInUse naming who holds it."""
-        make_private_dirs(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        try:  # a link planted at its name is not followed, a FIFO not taken for the file
+            make_private_dirs(self.path.parent)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+                         | os.O_NONBLOCK, FILE_MODE)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise OSError(errno.EINVAL, "not a regular file")
+        except OSError as exc:
+            raise LaunchError(f"{self.path}: the conversation's lock cannot be taken: "
+                              f"{exc.strerror or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

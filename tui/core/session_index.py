@@ -15,8 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+from tui.core.beneath import Refused
 from tui.core.errors import LaunchError
 from tui.core.private import append_private
+from tui.core.safe_read import read_bounded
 from tui.core.secrets import redact
 from tui.core.strict_json import NotJson, loads_line
 
@@ -68,13 +70,9 @@ def now_ms() -> int:
 
 def entries(home: Path) -> list[Entry]:
     """Every session, newest first (by start)."""
-    path = index_path(home)
-    try:
-        with path.open("rb") as f:
-            size = f.seek(0, 2)
-            f.seek(max(0, size - MAX_INDEX_BYTES))
-            data = f.read()
-    except OSError:
+    try:  # its last MAX_INDEX_BYTES; a link, FIFO or device there is no index
+        data = read_bounded(index_path(home), MAX_INDEX_BYTES, tail=True).data
+    except Refused:
         return []
     found: dict[str, Entry] = {}
     for raw in data.split(b"\n"):

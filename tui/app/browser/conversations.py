@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input, Static
 
 from tui.app.browser.requests import ContinueConversation, OpenConversation, OpenSearch
 from tui.app.widgets.row_list import Row, RowList
+from tui.core.private import make_private_dirs
 from tui.core.record.backward import count_messages
 from tui.core.record.catalog import Conversation, read_preview, scan
 from tui.core.record.indexed import Sessions, by_conversation, human_duration
@@ -148,7 +149,7 @@ class ConversationsScreen(Screen[None]):
         from watchfiles import watch
 
         root = conversations_root(self.home)
-        root.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(root)
         for _ in watch(root, debounce=300, step=100, stop_event=self._stop_watching,
                        raise_interrupt=False):
             self.app.call_from_thread(self._load)

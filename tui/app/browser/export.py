@@ -11,22 +11,20 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from tui.core.printable import printable
+from tui.core.private import replacing
 from tui.core.record.catalog import Conversation
 from tui.core.record.export import export_jsonl, export_markdown
 
 
 def export(conversation: Conversation, target: Path) -> int:
     """Markdown, or JSON lines when the name ends in .jsonl / .json; returns the message
-    count. Written to a temporary file first, so a failed export leaves nothing half-done."""
+    count. Written to a temporary file first (mode 0600: a conversation is private), so a
+    failed export leaves nothing half-done."""
     target = target.expanduser()
-    temporary = target.with_name(f".{target.name}.partial")
-    with temporary.open("w", encoding="utf-8") as out:
+    with replacing(target) as fd, open(fd, "w", encoding="utf-8", closefd=False) as out:
         if target.suffix in (".jsonl", ".json"):
-            count = export_jsonl(conversation.path, out)
-        else:
-            count = export_markdown(conversation, out)
-    temporary.replace(target)
-    return count
+            return export_jsonl(conversation.path, out)
+        return export_markdown(conversation, out)
 
 
 class ExportScreen(ModalScreen[None]):

@@ -36,6 +36,7 @@ from tui.app.theming import ThemeHost
 from tui.core import events as ev
 from tui.core.errors import MurmurTuiError
 from tui.core.printable import printable
+from tui.core.private import create_private
 
 if TYPE_CHECKING:
     from tui.core.running import RunningRecord, Verdict
@@ -333,11 +334,10 @@ class FleetApp(ThemeHost):
         screen, its output in a log under `$MURMUR_HOME/tui/fleet`; found by its record."""
         logs = self.home / "tui" / "fleet"
         try:
-            logs.mkdir(parents=True, exist_ok=True)
             log = logs / f"launch-{time.strftime('%Y%m%d-%H%M%S')}-{len(self.launched)}.log"
             command = [sys.executable, "-m", "tui", "launch", str(capsule.resolve()),
                        "--headless", "--serve", *extra]
-            with log.open("wb") as out:
+            with os.fdopen(create_private(log), "wb") as out:  # 0600 in a 0700 folder
                 process = subprocess.Popen(
                     command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True, env={**os.environ, "MURMUR_HOME": str(self.home)})

@@ -1,6 +1,11 @@
 """The door's task table, kept from the session's events: every task the session has held, its
 context, its state in A2A v1.0 spelling, its result, and the question it waits on — what
-`GetTask`, `SendMessage` and `CancelTask` answer (agent-card.md "Tasks and messages")."""
+`GetTask`, `SendMessage` and `CancelTask` answer (agent-card.md "Tasks and messages").
+
+A task's text is kept as it was sent (the session runs it), but everything the door says about
+a task — its text and history, status message, result and prompt artifacts — passes the one
+redaction first: a key or a door token in a task comes back `[redacted]` to whoever may read
+it (a `watcher` credential reaches `GetTask`)."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import Any
 
 from tui.core import events as ev
 from tui.core.door.frames import final_message, final_state
+from tui.core.secrets import redact_value
 
 STATES = {"submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
           "input-required": "TASK_STATE_INPUT_REQUIRED", "completed": "TASK_STATE_COMPLETED",
@@ -36,7 +42,11 @@ class DoorTask:
         return self.state in TERMINAL
 
     def wire(self) -> dict[str, Any]:
-        """The A2A v1.0 `Task` (ProtoJSON)."""
+        """The A2A v1.0 `Task` (ProtoJSON), redacted: what the door answers with."""
+        body: dict[str, Any] = redact_value(self._wire())
+        return body
+
+    def _wire(self) -> dict[str, Any]:
         body: dict[str, Any] = {"id": self.task_id, "contextId": self.context_id}
         status: dict[str, Any] = {"state": STATES[self.state]}
         if self.terminal and self.message:

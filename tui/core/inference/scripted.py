@@ -21,6 +21,8 @@ from tui.core.errors import LaunchError
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
 from tui.core.manifest.located_yaml import read, read_text
 from tui.core.manifest.problems import YamlError
+from tui.core.private import append_private
+from tui.core.secrets import redact
 
 CHUNK_CHARS = 8  # characters per streamed chunk
 CHARS_PER_SECOND = 0.0  # 0: as fast as the screen takes them
@@ -80,8 +82,7 @@ class ScriptedDriver:
                     f"responses and this is call {index + 1}; the script ran out")
             self._next += 1
             if self.requests_log is not None:  # what the driver was sent, one line a call
-                with self.requests_log.open("a", encoding="utf-8") as handle:
-                    handle.write(compact_json(request) + "\n")
+                append_private(self.requests_log, redact(compact_json(request)) + "\n")
         response = self._responses[index]
         for block in response.get("content", []):
             kind = block.get("type")

@@ -15,7 +15,7 @@ from tui.core.errors import LaunchError
 from tui.core.loop.report import Report
 from tui.core.loop.state import Reopen
 from tui.core.manifest.model import Capsule
-from tui.core.private import append_private
+from tui.core.private import append_private, write_private
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
@@ -95,9 +95,8 @@ class HookPoints:
                     self._fault(Fault(hook.name, "on-stage", None,
                                       f"write-manifests: {name!r} is not a tool name", True))
                     continue
-                folder = self._paths.tools / name
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / "murmur.yaml").write_text(str(manifest.content), encoding="utf-8")
+                write_private(self._paths.tools / name / "murmur.yaml",
+                              redact(str(manifest.content)))
 
     def session_start(self, name: str, version: str, session_id: str, model: str,
                       capabilities: tuple[str, ...]) -> None:

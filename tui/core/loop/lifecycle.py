@@ -7,7 +7,6 @@ session's exit status is the first task that did not end `ok` (else `ok`)."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from tui.core.loop.report import Report
 from tui.core.loop.state import TaskOutcome
 from tui.core.manifest.model import Lifecycle
 from tui.core.session_index import Entry
+from tui.core.task_file import forget_task, write_task
 
 if TYPE_CHECKING:  # the shell loads only for a capsule that allows one
     from tui.core.shell.background import Background
@@ -96,7 +96,8 @@ def report_lost(inbox: Inbox, report: Report, resumed: Entry, session_id: str) -
 
     task_id = ids.task_id()
     folder = session_folder(Path(resumed.workdir), resumed.session_id)
-    lost = write_lost(folder, resumed.session_id, session_id, task_id)
+    lost = write_lost(folder, resumed.session_id, session_id, task_id,
+                      lambda text: report.warn_and_log("W-RESUME", text))
     for work in lost:
         report.emit(ev.ShellLost(work_id=work["work_id"], binary=str(work.get("binary", "")),
                                  command=str(work.get("command", "")),
@@ -113,7 +114,7 @@ def _next_parts(previous: task.TaskParts, pending: Pending) -> task.TaskParts:
     """What the next task runs with: its text written to `task.md` (as an A2A message rewrites
     it), the context kept when threaded or a new one when stateless."""
     accessible = previous.paths.accessible
-    (accessible / "task.md").write_text(pending.text, encoding="utf-8")
+    write_task(accessible, pending.text)
     context = previous.context
     turns = previous.turns
     if previous.capsule.lifecycle.conversation != "threaded":
@@ -127,8 +128,7 @@ def _next_parts(previous: task.TaskParts, pending: Pending) -> task.TaskParts:
 
 
 def _forget_task_file(accessible: Path) -> None:
-    with contextlib.suppress(OSError):
-        (accessible / "task.md").unlink()
+    forget_task(accessible)
 
 
 def inbox_for(settings: Lifecycle, more_tasks: tuple[str, ...]) -> Inbox:

@@ -32,6 +32,7 @@ class Report:
         self.stream = stream
         self.bootstrap_log = bootstrap_log
         self.position = position or Position()
+        self._log_failed = False
 
     def emit(self, event: E) -> E:
         return self.stream.emit(event)
@@ -40,9 +41,17 @@ class Report:
         self.stream.emit(ev.Warning(code=code, text=text))
 
     def log(self, line: str) -> None:
-        """One line in `logs/bootstrap.log`, stamped and redacted."""
+        """One line in `logs/bootstrap.log`, stamped and redacted. A log that cannot be
+        written (a full disk; a link or FIFO put at its name) is said once, as a warning, and
+        never stops the session."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        append_private(self.bootstrap_log, redact(f"{stamp} {line}\n"))
+        try:
+            append_private(self.bootstrap_log, redact(f"{stamp} {line}\n"))
+        except OSError as exc:
+            if not self._log_failed:
+                self._log_failed = True
+                self.warn("W-LOG", f"{self.bootstrap_log} cannot be written: "
+                                   f"{exc.strerror or exc}; the session goes on without it")
 
     def warn_and_log(self, code: str, text: str) -> None:
         self.log(text)

@@ -45,6 +45,7 @@ from tui.core.record.attachments import AttachmentStore
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter, record_path
 from tui.core.segments import check_segment
+from tui.core.task_file import write_task
 from tui.core.trace.writer import TraceWriteError, TraceWriter
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import session_paths, write_manifest_copy, write_result
@@ -334,7 +335,7 @@ class Session:
         for note in self._resume_notes:
             report.warn_and_log("W-RESUME", note)
         if self._write_task_file:
-            (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
+            write_task(self.paths.accessible, self.task_text)
         manifest_copy = self.paths.accessible / "murmur.yaml"
         if not manifest_copy.exists():
             write_manifest_copy(capsule, manifest_copy)

@@ -21,7 +21,9 @@ from tui.core.loop.context import sha
 from tui.core.loop.report import Report
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
+from tui.core.secrets import redact
 from tui.core.session_index import Resume
+from tui.core.task_file import TASK_FILE, read_task_at
 from tui.core.tools import SkillHandler, ToolSpec, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths
@@ -57,13 +59,10 @@ def read_task(task: str | None, task_file: Path | None, accessible: Path,
             return task_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise LaunchError(f"--task-file {task_file}: cannot be read ({exc})") from None
-    for candidate in (accessible / "task.md", accessible / "input.txt", capsule_root / "task.md"):
-        try:
-            return candidate.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            continue
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LaunchError(f"{candidate}: cannot be read ({exc})") from None
+    for candidate in (accessible / TASK_FILE, accessible / "input.txt", capsule_root / TASK_FILE):
+        text = read_task_at(candidate)  # no link, no FIFO, bounded (task_file.py)
+        if text is not None:
+            return text
     return None
 
 
@@ -225,13 +224,12 @@ def write_contracts(table: ToolTable, target: SessionPaths) -> Path:
 def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
     """Murmur's synthetic `tools/<binary>/murmur.yaml` for every allowed shell binary, and
     every tool's contract (`tools/contracts.json`)."""
+    from tui.core.private import write_private
     from tui.core.shell.tool import synthetic_manifest
 
     write_contracts(table, target)
-    for binary in table.shell:
-        folder = target.tools / binary
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "murmur.yaml").write_text(synthetic_manifest(binary), encoding="utf-8")
+    for binary in table.shell:  # tools/<binary>/ 0700, its murmur.yaml 0600
+        write_private(target.tools / binary / "murmur.yaml", synthetic_manifest(binary))
 
 
 def http_driver(capsule: Capsule, entry: Artifact, home: Path,
@@ -289,8 +287,10 @@ def write_murmur_md(capsule: Capsule, session_id: str, specs: list[ToolSpec],
         model=capsule.inference.model if capsule.inference else "",
         context_max_tokens=capsule.context.max_tokens, compaction_hook=compaction_hook,
         tools=tools, shell_allow=capsule.capabilities.shell_allow)
+    from tui.core.private import write_private
+
     try:
-        (target / "MURMUR.md").write_text(text, encoding="utf-8")
+        write_private(target / "MURMUR.md", redact(text))
     except OSError as exc:
         warn("W-WORKDIR", f"MURMUR.md could not be written: {exc}")
 

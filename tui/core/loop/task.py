@@ -4,6 +4,7 @@ them, and the task's end."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from tui.core.manifest.model import Capsule, Compaction
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter
 from tui.core.secrets import redact
+from tui.core.task_file import TASK_FILE, write_task
 from tui.core.trace.writer import TraceWriteError
 from tui.core.wasm.errors import GuestFailure
 from tui.core.workdir import SessionPaths
@@ -231,8 +233,8 @@ def _run_script(parts: TaskParts) -> TaskOutcome:
     script = parts.script
     assert script is not None
     accessible = parts.paths.accessible
-    if not parts.task_file_written and not (accessible / "task.md").exists():
-        (accessible / "task.md").write_text(parts.text, encoding="utf-8")
+    if not parts.task_file_written and not os.path.lexists(accessible / TASK_FILE):
+        write_task(accessible, parts.text)
     try:
         script.run(parts.host, parts.cancel)
     except GuestFailure as failure:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tui.core import beneath
+from tui.core.private import write_private
 
 MAGIC: dict[str, tuple[bytes, ...]] = {
     "image/png": (b"\x89PNG\r\n\x1a\n",),
@@ -113,11 +113,7 @@ class AttachmentStore:
         digest = hashlib.sha256(data).hexdigest()
         target = self.folder / digest
         if not target.exists():
-            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            temporary = self.folder / f".{digest}.tmp"
-            temporary.write_bytes(data)
-            os.chmod(temporary, 0o600)
-            os.replace(temporary, target)
+            write_private(target, data)  # 0600 in a 0700 folder, never through a link
         return digest
 
     def payload_block(self, block: dict[str, Any]) -> dict[str, Any]:

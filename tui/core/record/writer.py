@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tui.core.chat import Message, compact_json
-from tui.core.private import make_private_dirs
+from tui.core.private import open_append
 from tui.core.secrets import redact
 from tui.core.segments import segment_problem
 
@@ -94,23 +94,11 @@ class RecordWriter:
     def _open(self) -> int:
         if self._fd is not None:
             return self._fd
-        make_private_dirs(self.path.parent, self.home)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            size = os.fstat(fd).st_size
-            if size and _last_byte(self.path, size) != b"\n":
-                _write_all(fd, b"\n")  # close off a partial line left by a crash
-        except OSError:
-            os.close(fd)
-            raise
+        # a link or FIFO planted at the record's name is refused, never written through; a
+        # partial line left by a crash is closed off with a newline first
+        fd = open_append(self.path, self.home)
         self._fd = fd
         return fd
-
-
-def _last_byte(path: Path, size: int) -> bytes:
-    with path.open("rb") as handle:
-        handle.seek(size - 1)
-        return handle.read(1)
 
 
 def _write_all(fd: int, data: bytes) -> None:

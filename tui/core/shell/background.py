@@ -10,7 +10,16 @@ supervisor). Stopping one from the screen kills it and records `shell_abandoned`
 
 Every demotion is also one line of `background.jsonl` in the session folder (written and
 flushed before the call returns), and every end another: a session killed outright leaves
-work with no end there, which a `--resume` reports as lost (`shell_lost`).
+work with no end there, which a `--resume` reports as lost (`shell_lost`). Each line passes the
+one redaction (a key in a command is `[redacted]` there too); the file is 0600 in a 0700
+folder, and is never written through a link nor into anything but a regular file.
+
+The session's shell can write the session folder, so a resume trusts nothing at these names:
+`background.jsonl` is read as `safe_read` reads (no link followed, never blocking, a regular
+file, at most `MAX_RECORD_BYTES`), each line parsed as `strict_json` parses it, and a line
+that is not a note is skipped with a warning naming file and line. A demotion whose log
+cannot be kept (`logs/` is a link, say) is said to the model in the call's result and on the
+screen (`W-SHELL-LOG`, naming the path and why).
 """
 
 from __future__ import annotations
@@ -26,10 +35,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tui.core import events as ev
+from tui.core.beneath import Refused
 from tui.core.ids import mint
+from tui.core.private import append_private, open_append, write_all
+from tui.core.safe_read import read_bounded
+from tui.core.secrets import redact
+from tui.core.strict_json import NotJson, loads_line
+from tui.core.trace.reader import TraceFormatError, first_event
 
+RECORD_FILE = "background.jsonl"
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # ~50,000 demotions; what is past it is not read
 WorkState = Literal["running", "done", "abandoned", "lost"]
 Emit = Callable[[ev.Event], object]
+Warn = Callable[[str], None]
 # (text, task_id, announce) -> True when the completion task was queued; `announce` (the
 # shell_completed event) runs first, so its line comes before the task's task_start
 Deliver = Callable[[str, str, Callable[[], None]], bool]
@@ -51,6 +69,8 @@ class Work:
     output_bytes: int = 0
     reason: str | None = None  # why it was abandoned ("stopped": the person stopped it)
     running_ms_at_end: int | None = None  # how long it had run when the session gave up
+    log_problem: str | None = None  # why its output is not (or no longer) kept in its log
+    log_warned: bool = False
     kill: Callable[[str], None] = field(default=lambda reason: None, repr=False)
     ended: threading.Event = field(default_factory=threading.Event, repr=False)
 
@@ -72,9 +92,12 @@ def stop(work_id: str) -> bool:
 
 def completion_text(work: Work) -> str:
     """The task a finished command's result arrives as: its handle, exit code and log."""
+    output = f"Full output: {work.output_path} ({work.output_bytes} bytes)"
+    if work.log_problem is not None:
+        output = (f"Full output: not kept ({work.log_problem}); {work.output_path} is "
+                  f"incomplete or absent")
     return (f"Background shell command {work.work_id} finished.\n$ {work.command}\n"
-            f"Exit code: {work.exit_code}\nDuration: {work.duration_ms} ms\n"
-            f"Full output: {work.output_path} ({work.output_bytes} bytes)")
+            f"Exit code: {work.exit_code}\nDuration: {work.duration_ms} ms\n{output}")
 
 
 class Background:
@@ -90,6 +113,7 @@ class Background:
         self._work: dict[str, Work] = {}
         self._closed = False
         self._watchers: list[Callable[[Work], None]] = []
+        self._record_failed = False
 
     # -- wiring -------------------------------------------------------------------------------
     def attach(self, emit: Emit, deliver: Deliver | None) -> None:
@@ -135,6 +159,7 @@ class Background:
             task_id=task_id, turn=turn, call_id=call_id, work_id=work.work_id,
             binary=work.binary, command=work.command,
             grace_ms=int(self.grace_seconds * 1000), output_path=work.output_path))
+        self._log_missing(work)
         self._changed(work)
 
     def finished(self, work: Work, exit_code: int, duration_ms: int) -> None:
@@ -142,6 +167,7 @@ class Background:
         session's end."""
         work.exit_code, work.duration_ms = exit_code, duration_ms
         work.output_bytes = _size(work.log_path)
+        self._log_missing(work)
         task_id = mint("tsk")
 
         def announce() -> None:
@@ -209,15 +235,26 @@ class Background:
         for watcher in list(self._watchers):
             watcher(work)
 
+    def _log_missing(self, work: Work) -> None:
+        """Say on the screen (once) that a command's output is not kept in its log."""
+        if work.log_problem is None or work.log_warned:
+            return
+        work.log_warned = True
+        self.emit(ev.Warning(code="W-SHELL-LOG", text=(
+            f"background work {work.work_id}: its output is not kept in {work.log_path}: "
+            f"{work.log_problem}")))
+
     def _note(self, line: dict[str, Any]) -> None:
         if self.record is None:
             return
         try:
-            with open(self.record, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-                handle.flush()
-        except OSError:
-            pass  # the trace keeps the demotion; only a later resume's report is lost
+            append_private(self.record, redact(json.dumps(line, ensure_ascii=False)) + "\n")
+        except OSError as exc:  # the trace keeps the demotion; a later resume's report is lost
+            if not self._record_failed:
+                self._record_failed = True
+                self.emit(ev.Warning(code="W-BACKGROUND", text=(
+                    f"{self.record} cannot be written: {exc.strerror or exc}; a resume after a "
+                    "crash cannot report this session's background work")))
 
 
 def _size(path: Path) -> int:
@@ -235,37 +272,60 @@ def session_folder(workdir: Path, session_id: str) -> Path:
     return nested if nested.is_dir() else workdir
 
 
-def unaccounted(folder: Path) -> list[dict[str, Any]]:
+def unaccounted(folder: Path, warn: Warn | None = None) -> list[dict[str, Any]]:
     """The demotions in `folder`'s `background.jsonl` that no end (completed, abandoned or an
-    earlier report of its loss) follows — the session died with them running."""
+    earlier report of its loss) follows — the session died with them running. What cannot be
+    read is skipped; `warn` hears why, naming file and line."""
+    path = folder / RECORD_FILE
+    say = warn or (lambda text: None)
     try:
-        text = (folder / "background.jsonl").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        read = read_bounded(path, MAX_RECORD_BYTES)
+    except Refused as exc:
+        if str(exc) != "no such file":
+            say(f"{path}: not read: {exc}; background work it noted is not reported lost")
         return []
+    if read.truncated:
+        say(f"{path}: only its first {MAX_RECORD_BYTES // (1024 * 1024)} MiB were read "
+            f"(it holds {read.size} bytes)")
     detached: dict[str, dict[str, Any]] = {}
-    for raw in text.splitlines():
+    raws = read.data.split(b"\n")
+    skipped: list[tuple[int, str]] = []
+    for number, raw in enumerate(raws, start=1):
+        if not raw.strip():
+            continue
         try:
-            line = json.loads(raw)
-        except ValueError:
-            continue  # a line cut by the kill: nothing to report for it
+            line = loads_line(raw)
+        except NotJson as exc:
+            cut = number == len(raws) and not read.truncated
+            skipped.append((number, "cut short (the session was killed while writing it)"
+                            if cut else f"not JSON ({exc})"))
+            continue
         if not isinstance(line, dict) or not isinstance(line.get("work_id"), str):
+            skipped.append((number, "not a note of background work"))
             continue
         if line.get("event") == "detached":
             detached[line["work_id"]] = line
         else:
             detached.pop(line["work_id"], None)
+    if skipped:
+        number, why = skipped[0]
+        more = f" ({len(skipped)} lines skipped in all)" if len(skipped) > 1 else ""
+        say(f"{path}:{number}: {why}; skipped{more}")
     return list(detached.values())
 
 
-def report_lost(folder: Path, session_id: str, reconciled_by: str, task_id: str
-                ) -> list[dict[str, Any]]:
+def report_lost(folder: Path, session_id: str, reconciled_by: str, task_id: str,
+                warn: Warn | None = None) -> list[dict[str, Any]]:
     """Append Murmur's `shell_lost` line for each unaccounted demotion to the trace of the
     session that started it (`session_id`, in `folder`), and note it reported so a second
-    resume does not report it again. Returns the lost work."""
-    lost = unaccounted(folder)
+    resume does not report it again. Returns the lost work; `warn` hears what could not be
+    read or written."""
+    say = warn or (lambda text: None)
+    lost = unaccounted(folder, say)
     if not lost:
         return []
-    parent = _session_node(folder / "trace.jsonl")
+    trace = folder / "trace.jsonl"
+    parent = _session_node(trace, say)
     lines = []
     for work in lost:
         line: dict[str, Any] = {"event_type": "shell_lost", "event_id": mint("evt")}
@@ -276,13 +336,16 @@ def report_lost(folder: Path, session_id: str, reconciled_by: str, task_id: str
             "work_id": work["work_id"], "binary": work.get("binary", ""),
             "command": work.get("command", ""), "detached_at_ms": work.get("detached_at_ms", 0),
             "reconciled_by_session": reconciled_by, "reconciled_task_id": task_id})
-        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-    try:
-        with open(folder / "trace.jsonl", "a", encoding="utf-8") as handle:
-            handle.writelines(lines)
-    except OSError:
-        pass  # the report task still names them
-    notes = Background(0, folder / "background.jsonl")
+        lines.append(redact(json.dumps(line, ensure_ascii=False, separators=(",", ":"))) + "\n")
+    try:  # after a cut last line, on a line of its own: the trace stays readable
+        fd = open_append(trace)
+        try:
+            write_all(fd, "".join(lines).encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        say(f"{trace}: the shell_lost lines could not be written: {exc.strerror or exc}")
+    notes = Background(0, folder / RECORD_FILE)
     for work in lost:
         notes._note({"event": "lost", "work_id": work["work_id"],
                      "reconciled_by_session": reconciled_by})
@@ -297,12 +360,13 @@ def lost_text(lost: list[dict[str, Any]], session_id: str) -> str:
             f"{'them' if len(lost) != 1 else 'it'} survives:\n{rows}")
 
 
-def _session_node(trace: Path) -> str | None:
+def _session_node(trace: Path, say: Warn) -> str | None:
+    """The event id of the trace's `session_start` line (its first), if it is one."""
     try:
-        with open(trace, encoding="utf-8") as handle:
-            first = json.loads(handle.readline())
-    except (OSError, ValueError):
+        first = first_event(trace)
+    except TraceFormatError as exc:
+        say(f"{exc}; the shell_lost lines have no parent")
         return None
-    node = first.get("event_id") if isinstance(first, dict) else None
+    node = first.get("event_id")
     return node if isinstance(node, str) and first.get("event_type") == "session_start" \
         else None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from tui.core.private import make_private_dirs
 from tui.core.secrets import ByteStreamRedactor, redact
 
 CAP_BYTES = 16 * 1024
@@ -228,7 +229,7 @@ class OutputCapture:
 def _private_folder(path: Path) -> int:
     """The logs folder, made if missing and restricted to 0700; a descriptor to it, opened
     without following a link in its last component."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path)
     if path.is_symlink():
         raise OSError(errno.ELOOP, "a symbolic link, not a folder: no log is written through it")
     folder = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)

@@ -28,6 +28,7 @@ from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError
 from tui.core.hardening import make_undumpable
 from tui.core.manifest.model import INTERPRETERS
+from tui.core.private import make_private_dirs
 from tui.core.secrets import credential_shaped, redact
 from tui.core.shell.background import Background, Work
 from tui.core.shell.live import LiveLines, OutputStream
@@ -154,7 +155,7 @@ class ShellTool:
         resolved = self.resolve(binary)
         if not self._home_made:
             try:
-                self.home.mkdir(parents=True, exist_ok=True)
+                make_private_dirs(self.home)
             except OSError as exc:
                 raise ShellRefused(f"cannot make {self.home}: {exc.strerror or exc}") from None
             self._home_made = True
@@ -203,16 +204,18 @@ class ShellTool:
         capture.log_as(name)
         output_path = f"logs/{name}"
         work = Work(work_id, resolved, command, self.logs_dir / name, output_path,
-                    group.started, kill=group.kill)
+                    group.started, kill=group.kill, log_problem=capture.log_error)
         background.detached(work, *call)
         threading.Thread(target=self._follow, args=(background, work, group, capture),
                          name=f"shell {work_id}", daemon=True).start()
         grace = background.grace_seconds
         text = (f"$ {command}\nStill running after {grace:g} s "
-                f"(lifecycle.shell_grace_secs): moved to the background as {work_id}.\n"
-                f"Its output goes to {output_path}.")
+                f"(lifecycle.shell_grace_secs): moved to the background as {work_id}.\n")
         if capture.log_error is not None:
-            text += f" (The output cannot be written: {capture.log_error}.)"
+            text += (f"Its output is NOT kept: {capture.log_error}. No log is written to "
+                     f"{output_path}.")
+        else:
+            text += f"Its output goes to {output_path}."
         if background.delivers:
             text += " Its result arrives as a new task when it ends."
         else:
@@ -239,6 +242,8 @@ class ShellTool:
         if capture.capped:
             notes.append(capture.cap_note())
         capture.finish(notes)
+        if capture.log_error is not None and work.log_problem is None:
+            work.log_problem = capture.log_error  # the log broke on the way (a full disk)
         background.finished(work, exit_code, int((time.monotonic() - group.started) * 1000))
 
     def _result(self, resolved: str, command: str, exit_code: int, capture: OutputCapture,

@@ -66,6 +66,7 @@ class TraceSummary:
     tasks: list[TaskSummary]  # in the order they started
     tools: list[ToolSummary]  # most calls first, then by name
     cut_line: int | None = None  # the last line, cut short by a writer that died, skipped
+    cut_lines: list[int] = field(default_factory=list)  # every line cut short, skipped
 
     @property
     def finished(self) -> bool:
@@ -149,7 +150,8 @@ class _Summing:
         task.exit_status = line.text("exit_status")
         task.duration_ms = line.count("duration_ms")
 
-    def summary(self, cut_line: int | None) -> TraceSummary:
+    def summary(self, cut_line: int | None, cut_lines: list[int] | None = None
+                ) -> TraceSummary:
         start = self.start
         if start is None:
             where = Where(self.path, 1) if self.tasks or self.end else Where(self.path)
@@ -167,7 +169,7 @@ class _Summing:
             capsule=capsule if isinstance(capsule, str) else "",
             model=model if isinstance(model, str) else "",
             exit_status=exit_status, duration_ms=duration, tasks=list(self.tasks.values()),
-            tools=tools, cut_line=cut_line,
+            tools=tools, cut_line=cut_line, cut_lines=list(cut_lines or []),
         )
 
 
@@ -195,4 +197,4 @@ def summarise_lines(path: Path, lines: TraceLines) -> TraceSummary:
     summing = _Summing(path)
     for number, value in zip(lines.numbers, lines.events, strict=True):
         summing.add(TraceLine(path, number, value))
-    return summing.summary(lines.cut_line)
+    return summing.summary(lines.cut_line, lines.cut_lines)

@@ -1,6 +1,8 @@
 """Which `trace.jsonl` a `murmur-tui trace [WORKDIR|FILE]` argument names.
 
-A file is itself. A folder holding `trace.jsonl` is a session workdir. A folder holding session
+A file is itself. A folder holding `trace.jsonl` is a session workdir (whatever is at that name:
+a FIFO or a link there is found, and the reader refuses it naming what it is, rather than an
+older session being shown in its place). A folder holding session
 folders (`ses_…/trace.jsonl`, as `<capsule>/workdir/` does, or `.murmur/ses_…/` as a
 `--workdir` folder does) names its newest session: session ids are time-ordered (UUIDv7), so
 the newest is the greatest. Without an argument, the newest session under `./workdir/`.
@@ -23,11 +25,20 @@ class TraceNotFound(MurmurTuiError):
     default_code = "E-TRC-002"
 
 
+def _there(path: Path) -> bool:
+    """Whether anything is at `path` (a link or a FIFO too; nothing is opened)."""
+    try:
+        path.lstat()
+    except OSError:
+        return False
+    return True
+
+
 def newest_session(folder: Path) -> Path | None:
     """The trace of the newest session folder directly under `folder`, if any."""
     try:
         names = [entry.name for entry in folder.iterdir()
-                 if _SESSION.fullmatch(entry.name) and (entry / TRACE_FILE).is_file()]
+                 if _SESSION.fullmatch(entry.name) and _there(entry / TRACE_FILE)]
     except OSError:
         return None
     return folder / max(names) / TRACE_FILE if names else None
@@ -43,10 +54,10 @@ def locate(argument: Path | None, cwd: Path) -> Path:
                                 "(or run from a capsule folder whose workdir/ holds sessions)",
                                 where=Where(default))
         return found
-    if argument.is_file():
+    if _there(argument) and not argument.is_dir():
         return argument
     if argument.is_dir():
-        if (argument / TRACE_FILE).is_file():
+        if _there(argument / TRACE_FILE):
             return argument / TRACE_FILE
         found = newest_session(argument) or newest_session(argument / ".murmur")
         if found is not None:

@@ -75,9 +75,15 @@ def render(details: TraceDetails) -> str:
 
 def _lines(d: TraceDetails) -> Iterator[str]:
     s = d.summary
+    inside = [number for number in s.cut_lines if number != s.cut_line]
+    if inside:
+        numbers = ", ".join(str(number) for number in inside)
+        yield (f"trace line{'s' if len(inside) > 1 else ''} {numbers} cut short (a session was "
+               f"stopped mid-line and a later one wrote on), skipped; {d.lines_read} lines read")
     if s.cut_line is not None:
         yield (f"trace ends in a cut line (the session was stopped); {d.lines_read} lines "
                "read")
+    if s.cut_lines:
         yield ""
     yield header("Session")
     yield f"session:    {s.session_id}"
@@ -231,6 +237,7 @@ def to_json(details: TraceDetails) -> dict[str, Any]:
     value: dict[str, Any] = {
         "trace": str(details.summary.path),
         "cut_line": details.summary.cut_line,
+        "cut_lines": details.summary.cut_lines,
         "lines_read": details.lines_read,
         "summary": summary,
         "redundant_calls": [asdict(row) for row in details.redundant],

@@ -3,9 +3,10 @@
 Every line starts with the envelope `event_type`, `event_id`, `parent_id`, `session_id`,
 `timestamp`; what follows is `lines.py`. The tree: session_start -> task_start -> inference (the
 turn node) -> that turn's tool_call / shell lines; task_failed / task_end parent to the task,
-session_end to the session. A line is written and flushed as its event happens (file mode 0600;
-every line through the one redaction, `secrets.py`); a failed write raises `TraceWriteError`,
-which ends the session.
+session_end to the session. A line is written and flushed as its event happens (file mode 0600,
+folders 0700, opened as `private.open_append` opens a file: never through a link, a line never
+glued to a cut one; every line through the one redaction, `secrets.py`); a failed write raises
+`TraceWriteError`, which ends the session.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from tui.core import events as ev
 from tui.core import ids
 from tui.core.errors import MurmurTuiError, Where
+from tui.core.private import open_append
 from tui.core.secrets import redact
 from tui.core.trace import lines
 
@@ -41,12 +43,11 @@ class TraceWriter:
     def __init__(self, path: Path, capture: str = "meta") -> None:
         self.path = path
         self.capture = capture
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:  # never through a link or into a FIFO; a cut last line is closed off first
+            self._fd = open_append(path)
         except OSError as exc:
-            raise TraceWriteError(f"cannot open trace {path}: {exc}", where=Where(path)
-                                  ) from exc
+            raise TraceWriteError(f"cannot open trace {path}: {exc.strerror or exc}",
+                                  where=Where(path)) from exc
         self._guard = threading.Lock()
         self._ids_written: list[str] = []  # the message_ids of the last inference line
         self._ids_json = ""  # ... as JSON array items, reused while the context only grows

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from tui.core.artifacts import (
 from tui.core.errors import MurmurTuiError
 from tui.core.lock import LOCK_FILE, Lock, LockError, Pin, lock_path, read_lock, sha256_hex
 from tui.core.manifest.model import Artifact, Capsule
-from tui.core.private import make_private_dirs
+from tui.core.private import make_private_dirs, write_private
 from tui.core.segments import segment_problem
 from tui.core.tools import ToolHandler, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
@@ -187,15 +186,7 @@ class SessionArtifacts:
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    os.replace(temporary, path)
+    write_private(path, data)
 
 
 def _schema(value: Any) -> str | None:

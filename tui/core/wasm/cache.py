@@ -23,6 +23,7 @@ from pathlib import Path
 import wasmtime
 from wasmtime.component import Component
 
+from tui.core.private import make_private_dirs
 from tui.core.wasm.errors import ComponentLoadError
 
 WASMTIME_VERSION = importlib.metadata.version("wasmtime")
@@ -99,7 +100,7 @@ class CompileCache:
     def _store(self, compiled: Path, stamp: Path, blob: bytes) -> None:
         """Write the compiled code and its stamp atomically; a failure only costs speed."""
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.folder)
             _atomic_write(compiled, blob)
             _atomic_write(stamp, json.dumps({"size": len(blob), "crc32": zlib.crc32(blob),
                                              "wasmtime": WASMTIME_VERSION,

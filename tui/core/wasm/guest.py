@@ -30,6 +30,7 @@ from wasmtime.component import Func, Instance
 
 from tui.core.manifest.model import Limits
 from tui.core.net_policy import Rule
+from tui.core.private import open_append
 from tui.core.secrets import ByteStreamRedactor
 from tui.core.wasm import calls, conversion, http_gate
 from tui.core.wasm.cache import LoadedComponent
@@ -73,11 +74,8 @@ class _Log:
         if not data:
             return
         try:
-            if self._fd is None:
-                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
-                                   | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
-                                   0o600)
+            if self._fd is None:  # 0600 in a 0700 folder; never through a link or a FIFO
+                self._fd = open_append(self.path)
                 os.fchmod(self._fd, 0o600)
             os.write(self._fd, data)
         except OSError:

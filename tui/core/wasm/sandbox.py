@@ -23,6 +23,7 @@ from tui.core import net_policy
 from tui.core.chat import compact_json
 from tui.core.manifest.model import Artifact, Capsule
 from tui.core.net_policy import Rule
+from tui.core.private import make_private_dirs
 from tui.core.secrets import credential_shaped
 from tui.core.wasm.guest import Sandbox
 
@@ -59,7 +60,7 @@ def sandbox(capsule: Capsule, entry: Artifact, *, workdir: Path, logs: Path,
         preopen = workdir
     elif entry.runtime == "hook" and own and own.filesystem_scope:
         preopen = workdir / own.filesystem_scope
-        preopen.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(preopen)
     return Sandbox(
         log_path=logs / f"{entry.name}.log",
         memory_bytes=limits.memory_bytes,
