@@ -3,10 +3,12 @@ the open turn, its finished calls, the interrupted call and its questions."""
 
 from __future__ import annotations
 
+import os
 import stat
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -222,6 +224,22 @@ def test_a_journal_that_cannot_be_written_is_said_once_and_the_session_goes_on(
     journal.call("c1", "t", result("c1"))
     assert journal.broken and len(said) == 1
     assert str(tmp_path / JOURNAL) in said[0] and "do not survive a crash" in said[0]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "link"])
+def test_a_fifo_or_a_link_at_the_journal_is_never_written_through_and_the_session_goes_on(
+        tmp_path: Path, planted: str) -> None:
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("theirs\n")
+    if planted == "fifo":
+        os.mkfifo(tmp_path / JOURNAL)
+    else:
+        (tmp_path / JOURNAL).symlink_to(target)
+    said: list[str] = []
+    journal = Journal(tmp_path / JOURNAL, Seal(tmp_path / "home", "ses_x"), said.append)
+    journal.turn("tsk_1", 0, calls("c1"))  # a FIFO would block this write: it must not
+    assert journal.broken and len(said) == 1 and str(tmp_path / JOURNAL) in said[0]
+    assert target.read_text() == "theirs\n"
 
 
 JSON_VALUES = st.recursive(

@@ -27,7 +27,7 @@ from typing import Any
 
 from tui.core.chat import Message
 from tui.core.loop.journal_seal import Seal
-from tui.core.private import make_private_dirs
+from tui.core.private import open_append, write_all
 from tui.core.secrets import redact, redact_value
 
 JOURNAL = "journal.jsonl"
@@ -58,7 +58,6 @@ class Journal:
                  failed: Callable[[str], None] | None = None) -> None:
         self.path = path
         self.seal = seal
-        self._whole = False  # the file is known to end with a whole line
         self._failed = failed
         self.broken = False
 
@@ -78,17 +77,11 @@ class Journal:
         value = {"ts_ms": time.time_ns() // 1_000_000, **value}
         sealed, mac = self.seal.line(redact_value(value))
         data = sealed + b"\n"
-        make_private_dirs(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # no link followed, never blocking on a FIFO, a regular file only, and a line a crash
+        # cut is closed off before this one is written
+        fd = open_append(self.path)
         try:
-            if not self._whole:  # a crash may have cut the last line: never write onto it
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    data = b"\n" + data
-                self._whole = True
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
             os.fdatasync(fd)  # the data and its length: what a reader after a crash needs
         finally:
             os.close(fd)
