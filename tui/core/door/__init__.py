@@ -90,7 +90,8 @@ class Door:
     def start(self) -> str:
         from tui.core.door.server import DoorServer
 
-        self._server = DoorServer(self, self.broadcast, self.tokens, self.public_card)
+        self._server = DoorServer(self, self.broadcast, self.tokens, self.public_card,
+                                  log=self._log)
         try:
             host, port = self._server.bind(self.host, self.port)
         except OSError as exc:
@@ -100,6 +101,14 @@ class Door:
         self.url = f"http://{shown}:{port}"
         self._server.start()
         return self.url
+
+    def _log(self, line: str) -> None:
+        """The door's rare lines about trouble go to the session's bootstrap log (the screen
+        has no stderr to spare); without a session, the server writes them on stderr."""
+        report = getattr(self.session, "report", None)
+        if report is None:
+            raise LookupError("no session log")
+        report.log(line)
 
     def close(self) -> None:
         self.broadcast.close()

@@ -1,0 +1,145 @@
+"""What keeps the door up under load: its limits, the connections it holds, and the one line it
+says about trouble.
+
+A connection is counted from accept to close, in one of four phases: `reading` (its request has
+not fully arrived), `answering`, `streaming` (an SSE stream: served work a caller asked for)
+and `closing` (answered; what the peer still sends is read and dropped). One still reading or
+closing `SLOW_AFTER` seconds after it came is *slow*: it costs the door nothing to give up.
+
+- **Per peer**: a peer holds at most `per_peer` slow connections. When a new one comes, its
+  oldest slow ones beyond that are closed. A burst of quick requests is never cut (none is
+  slow), and on a loopback door — where every local program is the same peer — a program that
+  trickles cannot shut the others out.
+- **In total**: at most `connections` at once. A new one past it takes the place of the oldest
+  slow connection of anyone; when none is slow, it is answered 503 (`accept.BUSY`).
+
+So a flood of silent or trickling peers cannot keep a quick request out for long: it takes the
+place of the oldest idler, and every request is bounded by the deadline anyway.
+
+Everything here runs on the door's event loop thread; nothing needs a lock.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+CONNECTIONS = 256  # connections open at once, all peers together
+PER_PEER = 64  # slow ones from one peer address
+SLOW_AFTER = 1.0  # seconds after which a connection still reading its request is slow
+READ_TIMEOUT = 30.0  # seconds a request may go without sending a byte
+DEADLINE = 30.0  # seconds for a request's whole head and body
+WRITE_TIMEOUT = 60.0  # seconds a stream may wait for its peer to take what it was sent
+ACCEPT_PAUSE = 0.1  # seconds accepting pauses when the process is out of descriptors (doubled
+ACCEPT_PAUSE_MAX = 2.0  # on each failure in a row, up to this)
+LINGER = 1.0  # seconds an answered connection's unread body is read and dropped before closing
+NOTE_EVERY = 60.0  # seconds between two lines about the same kind of trouble
+
+
+@dataclass(frozen=True)
+class Limits:
+    connections: int = CONNECTIONS
+    per_peer: int = PER_PEER
+    slow_after: float = SLOW_AFTER
+    read_timeout: float = READ_TIMEOUT
+    deadline: float = DEADLINE
+    write_timeout: float = WRITE_TIMEOUT
+    accept_pause: float = ACCEPT_PAUSE
+    linger: float = LINGER
+
+    def within_descriptors(self) -> Limits:
+        """These limits, with the total held to half the process's descriptor limit: the
+        session keeps descriptors for its own files, pipes and sockets however many peers
+        connect."""
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY:
+            return self
+        most = max(1, soft // 2)
+        return replace(self, connections=min(self.connections, most),
+                       per_peer=min(self.per_peer, most))
+
+
+@dataclass(eq=False)
+class Held:
+    """One counted connection."""
+
+    peer: str
+    since: float
+    close: Callable[[], None]
+    phase: str = "reading"  # reading | answering | streaming | closing
+
+    @property
+    def idle(self) -> bool:
+        return self.phase in ("reading", "closing")
+
+
+class Guard:
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits
+        self._clock = clock
+        self._held: dict[Held, None] = {}  # insertion order: the oldest first
+        self.evicted = 0
+        self.refused = 0
+
+    @property
+    def open(self) -> int:
+        return len(self._held)
+
+    def holds(self, held: Held) -> bool:
+        return held in self._held
+
+    def admit(self, peer: str, close: Callable[[], None]) -> Held | None:
+        """Count a new connection from `peer` (None: refuse it, no place can be made). To
+        make room, slow connections are closed (`close` is called on each)."""
+        now = self._clock()
+        slow = [held for held in self._held
+                if held.idle and now - held.since >= self.limits.slow_after]
+        mine = [held for held in slow if held.peer == peer]
+        for held in mine[:max(0, len(mine) - self.limits.per_peer + 1)]:
+            self._evict(held)
+        if len(self._held) >= self.limits.connections:
+            victim = next((held for held in slow if held in self._held), None)
+            if victim is None:
+                self.refused += 1
+                return None
+            self._evict(victim)
+        held = Held(peer, now, close)
+        self._held[held] = None
+        return held
+
+    def release(self, held: Held) -> None:
+        """The connection is gone (idempotent)."""
+        self._held.pop(held, None)
+
+    def _evict(self, held: Held) -> None:
+        self.release(held)
+        self.evicted += 1
+        held.close()
+
+
+class Notes:
+    """At most one line per kind of trouble per `every` seconds, however often it happens;
+    the next line says how many were not written."""
+
+    def __init__(self, write: Callable[[str], None], every: float = NOTE_EVERY,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._write = write
+        self._every = every
+        self._clock = clock
+        self._last: dict[str, float] = {}
+        self._quiet: Counter[str] = Counter()
+
+    def note(self, kind: str, line: str) -> None:
+        now = self._clock()
+        last = self._last.get(kind)
+        if last is not None and now - last < self._every:
+            self._quiet[kind] += 1
+            return
+        self._last[kind] = now
+        quiet = self._quiet.pop(kind, 0)
+        if quiet:
+            line += f" ({quiet} more like it not shown)"
+        self._write(line)
