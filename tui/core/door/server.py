@@ -29,19 +29,19 @@ import h11
 
 from tui.core.door.accept import Listener
 from tui.core.door.auth import Credential, Refusal, Tokens, refusal_headers
-from tui.core.door.frames import HEARTBEAT, Broadcast, Frame, Subscriber
+from tui.core.door.frames import Broadcast
 from tui.core.door.guard import Guard, Held, Limits, Notes
 from tui.core.door.reading import MAX_BODY, MAX_HEADERS, Reader, Trouble, last_event_id
 from tui.core.door.rpc import (
     INTERNAL,
     VERSION,
     DoorSession,
-    Reply,
     dispatch,
     error,
     parse,
     version_problem,
 )
+from tui.core.door.stream import SseStream
 
 __all__ = ["MAX_BODY", "DoorServer", "Limits"]
 
@@ -306,79 +306,21 @@ class DoorServer:
             await self._refuse(conn, writer, reply)
         elif reply.stream is not None:
             ex.held.phase = "streaming"  # no longer a request: the deadline is behind it
-            await self._stream(conn, writer, reply)
+            this = asyncio.current_task()
+            if this is not None:
+                self._streams.add(this)
+            try:
+                await SseStream(conn, writer, self.heartbeat, self.limits.write_timeout
+                                ).run(self.broadcast, reply)
+            finally:
+                if this is not None:
+                    self._streams.discard(this)
         else:
             await self._send(conn, writer, 200, reply.body or {})
 
     async def _refuse(self, conn: h11.Connection, writer: asyncio.StreamWriter,
                       refusal: Refusal) -> None:
         await self._send(conn, writer, refusal.status, refusal.body(), refusal_headers(refusal))
-
-    async def _stream(self, conn: h11.Connection, writer: asyncio.StreamWriter, reply: Reply
-                      ) -> None:
-        loop = asyncio.get_running_loop()
-        wake = asyncio.Event()
-
-        def woken() -> None:
-            with contextlib.suppress(RuntimeError):  # the loop has closed
-                loop.call_soon_threadsafe(wake.set)
-
-        subscriber = Subscriber(woken)
-        this = asyncio.current_task()
-        if this is not None:
-            self._streams.add(this)
-        ends_on = reply.task_id if reply.stream == "task" else None
-        replay = self.broadcast.subscribe(subscriber, reply.last_event_id)
-        writer.write(conn.send(h11.Response(status_code=200, headers=[
-            ("content-type", "text/event-stream"), ("cache-control", "no-cache"),
-            ("connection", "keep-alive")])) or b"")
-        try:
-            done = await self._write(conn, writer, [*reply.prelude, *replay], ends_on)
-            if reply.start is not None and not done:
-                done = await self._write(conn, writer, reply.start(), ends_on)
-            next_beat = loop.time() + self.heartbeat
-            while not done:
-                timeout = max(0.0, next_beat - loop.time())
-                try:
-                    await asyncio.wait_for(wake.wait(), timeout)
-                except TimeoutError:
-                    writer.write(conn.send(h11.Data(data=HEARTBEAT)) or b"")
-                    await self._drain(writer)
-                    next_beat += self.heartbeat
-                    continue
-                wake.clear()
-                done = await self._write(conn, writer, subscriber.drain(), ends_on)
-                if subscriber.closed and not done:
-                    # what came between the drain and the close: a task stream still ends on
-                    # its task's final status when that is among it, never after it
-                    done = await self._write(conn, writer, subscriber.drain(), ends_on) or True
-            writer.write(conn.send(h11.EndOfMessage()) or b"")
-            await self._drain(writer)
-        except (ConnectionError, TimeoutError, h11.LocalProtocolError):
-            pass
-        finally:
-            self.broadcast.unsubscribe(subscriber)
-            if this is not None:
-                self._streams.discard(this)
-
-    async def _write(self, conn: h11.Connection, writer: asyncio.StreamWriter,
-                     frames: list[Frame], ends_on: str | None) -> bool:
-        """Write `frames`; True once the stream is over (a task stream's final status, or
-        `capsule-closed`)."""
-        done = False
-        for frame in frames:
-            writer.write(conn.send(h11.Data(data=frame.sse())) or b"")
-            if frame.event == "capsule-closed" or (
-                    ends_on is not None and frame.final and frame.data.get("id") == ends_on):
-                done = True
-                break
-        await self._drain(writer)
-        return done
-
-    async def _drain(self, writer: asyncio.StreamWriter) -> None:
-        """A stream whose peer takes nothing for `Limits.write_timeout` is let go
-        (TimeoutError): it would hold its place and its unsent frames for good."""
-        await asyncio.wait_for(writer.drain(), self.limits.write_timeout)
 
 
 class _Exchange:
