@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import socket
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from tests.door.test_server_http import Served, read_all, read_until, start, wat
 from tests.door.wire import WAIT, answer, build, connect, exchange, rpc_body
 from tests.served import SLEEP, V1
 from tui.core.door import Door
+from tui.core.door.guard import Guard
 from tui.core.door.server import DoorServer, Limits
 from tui.core.manifest.reader import parse_capsule
 from tui.core.questions import QuestionBoard
@@ -125,7 +127,7 @@ def test_a_peer_holds_at_most_its_share_of_slow_connections_and_others_are_untou
         served.server.close()
 
 
-def test_past_the_total_a_slow_connection_makes_way_and_with_none_slow_it_is_503(
+def test_past_the_total_an_idle_connection_makes_way_and_with_none_idle_it_is_503(
         tmp_path: Path, sockets: list[socket.socket]) -> None:
     served = start(tmp_path, limits=Limits(connections=4, slow_after=0.0))
     try:
@@ -149,6 +151,42 @@ def test_past_the_total_a_slow_connection_makes_way_and_with_none_slow_it_is_503
             assert b"capsule-closed" in read_all(sock)
     finally:
         served.server.close()
+
+
+def test_a_burst_of_requests_from_one_peer_is_never_cut(
+        tmp_path: Path, sockets: list[socket.socket]) -> None:
+    served = start(tmp_path, limits=Limits(per_peer=2))
+    try:
+        card = build(b"", [], b"GET", b"/.well-known/agent-card.json")
+        for _ in range(20):  # each sends its request as it connects: none is slow
+            sock = connect(served.url)
+            sock.sendall(card)
+            sockets.append(sock)
+        assert [answer(read_all(sock))[0] for sock in sockets] == [200] * 20
+    finally:
+        served.server.close()
+
+
+def test_a_connection_whose_request_has_arrived_is_never_the_one_closed_to_make_room() -> None:
+    guard = Guard(Limits(connections=2, slow_after=0.0))
+    arrived, arrived_peer = socket.socketpair()
+    silent, silent_peer = socket.socketpair()
+    closed: list[str] = []
+    try:
+        arrived_peer.sendall(b"GET / HTTP/1.1\r\n\r\n")  # in the kernel, not yet read
+        assert guard.admit("a", lambda: closed.append("arrived"), arrived) is not None
+        assert guard.admit("b", lambda: closed.append("silent"), silent) is not None
+        assert guard.admit("c", lambda: closed.append("third")) is not None
+        assert closed == ["silent"]  # the idle one made way, the arrived request did not
+        fourth = guard.admit("d", lambda: closed.append("fourth"))
+        assert fourth is not None and closed == ["silent", "third"]
+        # with only served work and arrived requests held, there is no place to make: 503
+        fourth.phase = "streaming"
+        assert guard.admit("e", lambda: closed.append("fifth")) is None
+        assert guard.refused == 1 and closed == ["silent", "third"]
+    finally:
+        for sock in (arrived, arrived_peer, silent, silent_peer):
+            sock.close()
 
 
 def test_an_error_while_answering_is_answered_internal_error_and_said_once(
@@ -211,13 +249,21 @@ def test_150_half_open_connections_under_a_low_descriptor_limit_leave_one_line_a
             sock.setblocking(False)
             sock.connect_ex((host, int(port)))
             sockets.append(sock)
-        # the door takes what it can: wait until it has said so or has them all in hand
-        said, expected = b"", b"out of file descriptors" if limit == 14 else b"door:"
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline and expected not in said:
-            said = stderr.read_bytes() + b"".join(
-                log.read_bytes() for log in root.rglob("bootstrap.log"))
-            time.sleep(0.05)
+        if limit == 14:  # the door runs out of descriptors: wait until it has said so
+            said, deadline = b"", time.monotonic() + WAIT
+            while b"out of file descriptors" not in said:
+                assert time.monotonic() < deadline, said
+                said = stderr.read_bytes() + b"".join(
+                    log.read_bytes() for log in root.rglob("bootstrap.log"))
+                time.sleep(0.05)
+        else:  # it holds 32 (half of 64) and closes the oldest idle ones to take the rest
+            closed: set[socket.socket] = set()
+            deadline = time.monotonic() + WAIT
+            while len(closed) < 150 - 32:
+                assert time.monotonic() < deadline, len(closed)
+                readable, _, _ = select.select([s for s in sockets if s not in closed], [],
+                                               [], 0.1)
+                closed.update(s for s in readable if s.recv(1) == b"")
         for sock in sockets:
             sock.close()
         client = httpx.Client(base_url=url, timeout=WAIT)

@@ -8,6 +8,11 @@ descriptors is back-pressure: accepting pauses (`Limits.accept_pause`, doubled o
 in a row up to `ACCEPT_PAUSE_MAX`), waiting peers stay in the kernel's backlog, and one line
 says so (`Notes`). Every accepted socket is counted by the `Guard` before anything is read
 from it; one over the caps is answered 503 at once.
+
+An accepted socket costs the door nothing more until its first bytes arrive: it waits as a bare
+socket the loop watches (no task, no transport, no parser), so a flood of connections that
+never send a byte is a flood of cheap descriptors, each closed at its first read timeout or
+when its place is given to another.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ class Listener:
         self._pause = guard.limits.accept_pause
         self._paused: asyncio.TimerHandle | None = None
         self._closed = False
+        self._silent: dict[socket.socket, asyncio.TimerHandle] = {}  # accepted, nothing sent
 
     def start(self) -> None:
         self.loop.add_reader(self.sock.fileno(), self._ready)
@@ -53,6 +59,8 @@ class Listener:
         with contextlib.suppress(ValueError, OSError):
             self.loop.remove_reader(self.sock.fileno())
         self.sock.close()
+        for conn in list(self._silent):
+            self._drop(conn)
 
     def _ready(self) -> None:
         for _ in range(BATCH):
@@ -75,9 +83,7 @@ class Listener:
     def _take(self, conn: socket.socket, address: object) -> None:
         conn.setblocking(False)
         peer = str(address[0]) if isinstance(address, tuple) and address else "?"
-        # until the server wraps it, giving this connection's place away marks it to be closed
-        # there (closing the socket here would pull it from under its transport being made)
-        held = self.guard.admit(peer, lambda: None)
+        held = self.guard.admit(peer, lambda: self._drop(conn), conn)
         if held is None:
             with contextlib.suppress(OSError):
                 conn.send(BUSY)
@@ -85,7 +91,33 @@ class Listener:
             self.notes.note("busy", f"door: {self.guard.open} connections open: new ones "
                                     "are answered 503 until some close")
             return
+        wait = min(self.guard.limits.read_timeout, self.guard.limits.deadline)
+        self._silent[conn] = self.loop.call_later(wait, self._silence, conn, held)
+        self.loop.add_reader(conn.fileno(), self._first_bytes, conn, held)
+
+    def _first_bytes(self, conn: socket.socket, held: Held) -> None:
+        """Something came (bytes, or the peer's close): the server takes the connection."""
+        self._forget(conn)
+        # giving its place away from now on is the server's to do, once it has wrapped it
+        held.close = lambda: None
         self.serve(conn, held)
+
+    def _silence(self, conn: socket.socket, held: Held) -> None:
+        """Nothing came within the wait for a first byte: closed, with nothing to answer."""
+        self._silent.pop(conn, None)
+        self.guard.release(held)
+        self._drop(conn)
+
+    def _forget(self, conn: socket.socket) -> None:
+        timer = self._silent.pop(conn, None)
+        if timer is not None:
+            timer.cancel()
+        with contextlib.suppress(ValueError, OSError):
+            self.loop.remove_reader(conn.fileno())
+
+    def _drop(self, conn: socket.socket) -> None:
+        self._forget(conn)
+        conn.close()
 
     def _back_off(self, exc: OSError) -> None:
         with contextlib.suppress(ValueError, OSError):

@@ -10,18 +10,26 @@ closing `SLOW_AFTER` seconds after it came is *slow*: it costs the door nothing 
   oldest slow ones beyond that are closed. A burst of quick requests is never cut (none is
   slow), and on a loopback door — where every local program is the same peer — a program that
   trickles cannot shut the others out.
-- **In total**: at most `connections` at once. A new one past it takes the place of the oldest
-  slow connection of anyone; when none is slow, it is answered 503 (`accept.BUSY`).
+- **In total**: at most `connections` at once. A new one past it takes the place of the
+  oldest connection still reading (or closing) with no bytes waiting to be read — whoever's,
+  however young. A request that has arrived but not yet been read is never the one closed
+  (the kernel holds its bytes: it is about to be served), so under a flood the place goes to
+  an idler or a trickler. When there is none (every place is an answer or a stream being
+  served, or a request about to be), the new one is answered 503 (`accept.BUSY`).
 
-So a flood of silent or trickling peers cannot keep a quick request out for long: it takes the
-place of the oldest idler, and every request is bounded by the deadline anyway.
+So a flood of silent or trickling peers cannot keep a quick request out: it takes the place of
+the oldest idler, and every request is bounded by the deadline anyway.
 
 Everything here runs on the door's event loop thread; nothing needs a lock.
 """
 
 from __future__ import annotations
 
+import fcntl
 import resource
+import socket
+import struct
+import termios
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -69,11 +77,24 @@ class Held:
     peer: str
     since: float
     close: Callable[[], None]
+    sock: socket.socket | None = None
     phase: str = "reading"  # reading | answering | streaming | closing
 
     @property
     def idle(self) -> bool:
-        return self.phase in ("reading", "closing")
+        """Reading or closing, and nothing arrived that the door has not read yet."""
+        return self.phase in ("reading", "closing") and unread(self.sock) == 0
+
+
+def unread(sock: socket.socket | None) -> int:
+    """Bytes the kernel holds for `sock` that nobody has read (0 once it is closed)."""
+    if sock is None or sock.fileno() < 0:
+        return 0
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD,
+                                                  b"\0\0\0\0"))[0])
+    except OSError:
+        return 0
 
 
 class Guard:
@@ -91,22 +112,22 @@ class Guard:
     def holds(self, held: Held) -> bool:
         return held in self._held
 
-    def admit(self, peer: str, close: Callable[[], None]) -> Held | None:
+    def admit(self, peer: str, close: Callable[[], None], sock: socket.socket | None = None
+              ) -> Held | None:
         """Count a new connection from `peer` (None: refuse it, no place can be made). To
-        make room, slow connections are closed (`close` is called on each)."""
+        make room, idle connections are closed (`close` is called on each)."""
         now = self._clock()
-        slow = [held for held in self._held
-                if held.idle and now - held.since >= self.limits.slow_after]
-        mine = [held for held in slow if held.peer == peer]
+        mine = [held for held in self._held if held.peer == peer and
+                now - held.since >= self.limits.slow_after and held.idle]
         for held in mine[:max(0, len(mine) - self.limits.per_peer + 1)]:
             self._evict(held)
         if len(self._held) >= self.limits.connections:
-            victim = next((held for held in slow if held in self._held), None)
+            victim = next((held for held in self._held if held.idle), None)
             if victim is None:
                 self.refused += 1
                 return None
             self._evict(victim)
-        held = Held(peer, now, close)
+        held = Held(peer, now, close, sock)
         self._held[held] = None
         return held
 

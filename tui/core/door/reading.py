@@ -48,14 +48,14 @@ def too_large() -> Trouble:
 class Reader:
     """One connection's request, read through h11 within the deadline."""
 
-    def __init__(self, conn: h11.Connection, stream: asyncio.StreamReader, limits: Limits
-                 ) -> None:
+    def __init__(self, conn: h11.Connection, stream: asyncio.StreamReader, limits: Limits,
+                 since: float) -> None:
+        """`since`: when the connection was accepted (the loop's clock, time.monotonic)."""
         self.conn = conn
         self.stream = stream
         self.limits = limits
-        loop = asyncio.get_running_loop()
-        self._clock = loop.time
-        self._deadline = loop.time() + limits.deadline
+        self._clock = asyncio.get_running_loop().time
+        self._deadline = since + limits.deadline
         self._head = bytearray()  # what came before the request was parsed, to name a bad line
         self.received = 0
         self._ended = False  # the peer closed its side
