@@ -5,8 +5,10 @@ builds it (Door, Session, Serving; scripted driver streaming each answer at 4,00
 second, one `stream/watch` open throughout). Inside that child a 10 ms ticker runs on the
 door's own event loop and records how late each tick wakes: that drift is the door's
 event-loop lag, measured where it happens (the screen is not involved; `launch --serve` with
-the screen serves the same door on the same kind of loop thread). From outside, a probe asks
-for the agent card every 20 ms and times the answer (lag plus the HTTP round trip).
+the screen serves the same door on the same kind of loop thread). The same ticker runs bare in
+a process of its own over each phase, to say what the machine's load alone does to a loop.
+From outside, a probe asks for the agent card every 20 ms and times the answer (lag plus the
+HTTP round trip).
 
 After five warm-up tasks, two phases, the same 20 tasks each (sent through `SendMessage`, at
 most three waiting):
@@ -179,6 +181,24 @@ async def attack(host: str, port: int) -> None:
     print(json.dumps(stats), flush=True)
 
 
+# -- what the machine's load alone does to a loop --------------------------------------------
+async def bare_ticker() -> None:
+    """The same 10 ms ticker in a process of its own, doing nothing else, until a line comes."""
+    loop = asyncio.get_running_loop()
+    lags: list[float] = []
+    stop = asyncio.Event()
+    loop.add_reader(sys.stdin.fileno(), stop.set)
+    print("{}", flush=True)
+    while not stop.is_set():
+        before = loop.time()
+        await asyncio.sleep(0.01)
+        lags.append(loop.time() - before - 0.01)
+    taken = sorted(lags)
+    print(json.dumps({"bare_worst_lag_ms": round(taken[-1] * 1000, 1),
+                      "bare_p99_lag_ms": round(taken[int(len(taken) * 0.99)] * 1000, 1)}),
+          flush=True)
+
+
 # -- the benchmark ---------------------------------------------------------------------------
 def rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as handle:
@@ -186,6 +206,13 @@ def rss_mb(pid: int) -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time the process has used."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Probe:
@@ -281,6 +308,11 @@ def phase(served: subprocess.Popen[str], url: str, pid: int, attack: bool, soak:
     attacker: subprocess.Popen[str] | None = None
     load = os.getloadavg()[0]
     rss_before = rss_mb(pid)
+    cpu_before = cpu_seconds(pid)
+    bare = subprocess.Popen([sys.executable, __file__, "--ticker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert bare.stdout is not None and bare.stdin is not None
+    bare.stdout.readline()
     with Probe(url, pid) as probe:
         ask_reset = served.stdin
         assert ask_reset is not None
@@ -301,12 +333,15 @@ def phase(served: subprocess.Popen[str], url: str, pid: int, attack: bool, soak:
         while time.monotonic() - started < soak:
             time.sleep(0.2)
         lag = ask(served, "report")
+        lag.update(ask(bare, "report"))
+    bare.wait(10)
     result.update(probe.summary())
     result.update(lag)
     result["rss_before_mb"] = round(rss_before, 1)
     result["rss_peak_mb"] = round(max(probe.rss, default=rss_before), 1)
     result["rss_growth_mb"] = round(result["rss_peak_mb"] - rss_before, 1)
     result["seconds"] = round(time.monotonic() - started, 1)
+    result["served_cpu_cores"] = round((cpu_seconds(pid) - cpu_before) / result["seconds"], 2)
     result["machine_load_1m"] = round(max(load, os.getloadavg()[0]), 1)
     if attacker is not None:
         assert attacker.stdin is not None and attacker.stdout is not None
@@ -355,7 +390,8 @@ def main() -> None:
                         "served process; probe = agent card round trip every 20 ms",
         "quiet": quiet, "loaded": loaded,
         "loaded_over_quiet": {key: ratio(key) for key in
-                              ("worst_lag_ms", "p99_lag_ms", "probe_p50_ms", "tasks_seconds")},
+                              ("worst_lag_ms", "p99_lag_ms", "probe_p50_ms", "tasks_seconds",
+                               "served_cpu_cores")},
         "goals": {"tasks_completed": TASKS, "rss_growth_mb": 30, "worst_lag_ms": 50},
         "met": loaded["tasks_completed"] == TASKS and loaded["rss_growth_mb"] < 30 and
         loaded["worst_lag_ms"] < 50}))
@@ -365,6 +401,8 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         raise_descriptor_limit()
         child(Path(sys.argv[2]))
+    elif sys.argv[1:2] == ["--ticker"]:
+        asyncio.run(bare_ticker())
     elif sys.argv[1:2] == ["--attack"]:
         raise_descriptor_limit()
         asyncio.run(attack(sys.argv[2], int(sys.argv[3])))

@@ -127,7 +127,7 @@ def test_a_peer_holds_at_most_its_share_of_slow_connections_and_others_are_untou
         served.server.close()
 
 
-def test_past_the_total_an_idle_connection_makes_way_and_with_none_idle_it_is_503(
+def test_past_the_total_a_slow_connection_makes_way_and_with_none_slow_it_is_503(
         tmp_path: Path, sockets: list[socket.socket]) -> None:
     served = start(tmp_path, limits=Limits(connections=4, slow_after=0.0))
     try:
@@ -187,6 +187,20 @@ def test_a_connection_whose_request_has_arrived_is_never_the_one_closed_to_make_
     finally:
         for sock in (arrived, arrived_peer, silent, silent_peer):
             sock.close()
+
+
+def test_a_connection_is_closed_to_make_room_only_once_it_is_slow() -> None:
+    now = [100.0]
+    guard = Guard(Limits(connections=1, per_peer=1, slow_after=1.0), clock=lambda: now[0])
+    closed: list[str] = []
+    assert guard.admit("a", lambda: closed.append("first")) is not None
+    now[0] += 0.9  # young: it still has time to send its request
+    assert guard.admit("a", lambda: closed.append("second")) is None
+    assert guard.admit("b", lambda: closed.append("second")) is None
+    assert closed == [] and guard.refused == 2
+    now[0] += 0.2  # a second on, still silent: slow
+    assert guard.admit("b", lambda: closed.append("third")) is not None
+    assert closed == ["first"] and guard.open == 1
 
 
 def test_an_error_while_answering_is_answered_internal_error_and_said_once(
@@ -256,14 +270,14 @@ def test_150_half_open_connections_under_a_low_descriptor_limit_leave_one_line_a
                 said = stderr.read_bytes() + b"".join(
                     log.read_bytes() for log in root.rglob("bootstrap.log"))
                 time.sleep(0.05)
-        else:  # it holds 32 (half of 64) and closes the oldest idle ones to take the rest
-            closed: set[socket.socket] = set()
+        else:  # it holds 32 (half of 64); the rest are answered 503 or make way, and closed
+            ended: set[socket.socket] = set()
             deadline = time.monotonic() + WAIT
-            while len(closed) < 150 - 32:
-                assert time.monotonic() < deadline, len(closed)
-                readable, _, _ = select.select([s for s in sockets if s not in closed], [],
+            while len(ended) < 150 - 32:
+                assert time.monotonic() < deadline, len(ended)
+                readable, _, _ = select.select([s for s in sockets if s not in ended], [],
                                                [], 0.1)
-                closed.update(s for s in readable if s.recv(1) == b"")
+                ended.update(readable)
         for sock in sockets:
             sock.close()
         client = httpx.Client(base_url=url, timeout=WAIT)

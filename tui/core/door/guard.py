@@ -3,22 +3,23 @@ says about trouble.
 
 A connection is counted from accept to close, in one of four phases: `reading` (its request has
 not fully arrived), `answering`, `streaming` (an SSE stream: served work a caller asked for)
-and `closing` (answered; what the peer still sends is read and dropped). One still reading or
-closing `SLOW_AFTER` seconds after it came is *slow*: it costs the door nothing to give up.
+and `closing` (answered; what the peer still sends is read and dropped). A connection still
+reading (or closing) `SLOW_AFTER` seconds after it came, with no bytes waiting to be read, is
+*slow*: it costs the door nothing to give up. Only a slow connection is ever closed to make
+room — a client always has a second to send its request, however loaded the machine, and a
+request that has arrived (its bytes in the kernel, not yet read) is about to be served.
 
 - **Per peer**: a peer holds at most `per_peer` slow connections. When a new one comes, its
-  oldest slow ones beyond that are closed. A burst of quick requests is never cut (none is
-  slow), and on a loopback door — where every local program is the same peer — a program that
-  trickles cannot shut the others out.
+  oldest slow ones beyond that are closed. A burst of quick requests is never cut, and on a
+  loopback door — where every local program is the same peer — a program that trickles
+  cannot shut the others out.
 - **In total**: at most `connections` at once. A new one past it takes the place of the
-  oldest connection still reading (or closing) with no bytes waiting to be read — whoever's,
-  however young. A request that has arrived but not yet been read is never the one closed
-  (the kernel holds its bytes: it is about to be served), so under a flood the place goes to
-  an idler or a trickler. When there is none (every place is an answer or a stream being
-  served, or a request about to be), the new one is answered 503 (`accept.BUSY`).
+  oldest slow connection, whoever's; when there is none (every place is served work or a
+  connection younger than a second), it is answered 503 (`accept.BUSY`) with `retry-after`.
 
-So a flood of silent or trickling peers cannot keep a quick request out: it takes the place of
-the oldest idler, and every request is bounded by the deadline anyway.
+So a flood of silent or trickling peers cannot keep a quick request out for long: each place
+they hold is given up a second after they took it, and every request is bounded by the
+deadline anyway.
 
 Everything here runs on the door's event loop thread; nothing needs a lock.
 """
@@ -80,10 +81,11 @@ class Held:
     sock: socket.socket | None = None
     phase: str = "reading"  # reading | answering | streaming | closing
 
-    @property
-    def idle(self) -> bool:
-        """Reading or closing, and nothing arrived that the door has not read yet."""
-        return self.phase in ("reading", "closing") and unread(self.sock) == 0
+    def slow(self, now: float, after: float) -> bool:
+        """Reading or closing `after` seconds on, and nothing arrived that the door has not
+        read yet."""
+        return now - self.since >= after and self.phase in ("reading", "closing") and \
+            unread(self.sock) == 0
 
 
 def unread(sock: socket.socket | None) -> int:
@@ -115,14 +117,13 @@ class Guard:
     def admit(self, peer: str, close: Callable[[], None], sock: socket.socket | None = None
               ) -> Held | None:
         """Count a new connection from `peer` (None: refuse it, no place can be made). To
-        make room, idle connections are closed (`close` is called on each)."""
-        now = self._clock()
-        mine = [held for held in self._held if held.peer == peer and
-                now - held.since >= self.limits.slow_after and held.idle]
+        make room, slow connections are closed (`close` is called on each)."""
+        now, after = self._clock(), self.limits.slow_after
+        mine = [held for held in self._held if held.peer == peer and held.slow(now, after)]
         for held in mine[:max(0, len(mine) - self.limits.per_peer + 1)]:
             self._evict(held)
         if len(self._held) >= self.limits.connections:
-            victim = next((held for held in self._held if held.idle), None)
+            victim = next((held for held in self._held if held.slow(now, after)), None)
             if victim is None:
                 self.refused += 1
                 return None
