@@ -189,16 +189,19 @@ def test_a_connection_whose_request_has_arrived_is_never_the_one_closed_to_make_
             sock.close()
 
 
-def test_a_connection_is_closed_to_make_room_only_once_it_is_slow() -> None:
+def test_a_connection_is_closed_to_make_room_only_after_half_a_second_of_silence() -> None:
     now = [100.0]
-    guard = Guard(Limits(connections=1, per_peer=1, slow_after=1.0), clock=lambda: now[0])
+    guard = Guard(Limits(connections=1, per_peer=1, slow_after=0.5), clock=lambda: now[0])
     closed: list[str] = []
-    assert guard.admit("a", lambda: closed.append("first")) is not None
-    now[0] += 0.9  # young: it still has time to send its request
+    first = guard.admit("a", lambda: closed.append("first"))
+    assert first is not None
+    now[0] += 0.4  # young: it still has time to send its request
     assert guard.admit("a", lambda: closed.append("second")) is None
+    first.heard = now[0]  # it sent some: heard from just now
+    now[0] += 0.4
     assert guard.admit("b", lambda: closed.append("second")) is None
     assert closed == [] and guard.refused == 2
-    now[0] += 0.2  # a second on, still silent: slow
+    now[0] += 0.2  # half a second since it was last heard from: slow
     assert guard.admit("b", lambda: closed.append("third")) is not None
     assert closed == ["first"] and guard.open == 1
 

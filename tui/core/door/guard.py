@@ -3,11 +3,12 @@ says about trouble.
 
 A connection is counted from accept to close, in one of four phases: `reading` (its request has
 not fully arrived), `answering`, `streaming` (an SSE stream: served work a caller asked for)
-and `closing` (answered; what the peer still sends is read and dropped). A connection still
-reading (or closing) `SLOW_AFTER` seconds after it came, with no bytes waiting to be read, is
-*slow*: it costs the door nothing to give up. Only a slow connection is ever closed to make
-room — a client always has a second to send its request, however loaded the machine, and a
-request that has arrived (its bytes in the kernel, not yet read) is about to be served.
+and `closing` (answered; what the peer still sends is read and dropped). A connection reading
+(or closing) that the door has heard nothing from for `SLOW_AFTER` seconds (since it came, or
+since its last bytes), with no bytes waiting to be read, is *slow*: it costs the door nothing to
+give up. Only a slow connection is ever closed to make room: a client sending its request
+never is (half a second covers a long round trip between two of its packets), and a request
+that has arrived (its bytes in the kernel, not yet read) is about to be served.
 
 - **Per peer**: a peer holds at most `per_peer` slow connections. When a new one comes, its
   oldest slow ones beyond that are closed. A burst of quick requests is never cut, and on a
@@ -15,10 +16,10 @@ request that has arrived (its bytes in the kernel, not yet read) is about to be 
   cannot shut the others out.
 - **In total**: at most `connections` at once. A new one past it takes the place of the
   oldest slow connection, whoever's; when there is none (every place is served work or a
-  connection younger than a second), it is answered 503 (`accept.BUSY`) with `retry-after`.
+  connection still sending), it is answered 503 (`accept.BUSY`) with `retry-after`.
 
 So a flood of silent or trickling peers cannot keep a quick request out for long: each place
-they hold is given up a second after they took it, and every request is bounded by the
+they hold is given up after half a second of silence, and every request is bounded by the
 deadline anyway.
 
 Everything here runs on the door's event loop thread; nothing needs a lock.
@@ -38,7 +39,7 @@ from dataclasses import dataclass, replace
 
 CONNECTIONS = 256  # connections open at once, all peers together
 PER_PEER = 64  # slow ones from one peer address
-SLOW_AFTER = 1.0  # seconds after which a connection still reading its request is slow
+SLOW_AFTER = 0.5  # seconds of silence after which a connection still reading its request is slow
 READ_TIMEOUT = 30.0  # seconds a request may go without sending a byte
 DEADLINE = 30.0  # seconds for a request's whole head and body
 WRITE_TIMEOUT = 60.0  # seconds a stream may wait for its peer to take what it was sent
@@ -80,12 +81,13 @@ class Held:
     close: Callable[[], None]
     sock: socket.socket | None = None
     phase: str = "reading"  # reading | answering | streaming | closing
+    heard: float = 0.0  # when its last bytes were read (0: never)
 
     def slow(self, now: float, after: float) -> bool:
-        """Reading or closing `after` seconds on, and nothing arrived that the door has not
-        read yet."""
-        return now - self.since >= after and self.phase in ("reading", "closing") and \
-            unread(self.sock) == 0
+        """Reading or closing, nothing heard from it for `after` seconds, and nothing arrived
+        that the door has not read yet."""
+        return now - max(self.since, self.heard) >= after and \
+            self.phase in ("reading", "closing") and unread(self.sock) == 0
 
 
 def unread(sock: socket.socket | None) -> int:

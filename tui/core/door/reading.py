@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import h11
 
-from tui.core.door.guard import Limits
+from tui.core.door.guard import Held, Limits
 
 MAX_BODY = 1024 * 1024
 MAX_HEADERS = 64 * 1024
@@ -49,13 +49,15 @@ class Reader:
     """One connection's request, read through h11 within the deadline."""
 
     def __init__(self, conn: h11.Connection, stream: asyncio.StreamReader, limits: Limits,
-                 since: float) -> None:
-        """`since`: when the connection was accepted (the loop's clock, time.monotonic)."""
+                 held: Held) -> None:
+        """`held`: the connection as the guard counts it (accepted at `held.since`, on the
+        loop's clock, time.monotonic; each read is noted in `held.heard`)."""
         self.conn = conn
         self.stream = stream
         self.limits = limits
+        self.held = held
         self._clock = asyncio.get_running_loop().time
-        self._deadline = since + limits.deadline
+        self._deadline = held.since + limits.deadline
         self._head = bytearray()  # what came before the request was parsed, to name a bad line
         self.received = 0
         self._ended = False  # the peer closed its side
@@ -122,6 +124,7 @@ class Reader:
                 said = f"no byte of the request came for {self.limits.read_timeout:g} s"
             return Trouble(408, "request_timeout", said)
         self._ended = not data
+        self.held.heard = self._clock()
         self.received += len(data)
         if keep and len(self._head) < MAX_HEADERS + CHUNK:
             self._head += data

@@ -178,7 +178,7 @@ class DoorServer:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADERS)
         exchange = _Exchange(conn, reader, writer, held)
         try:
-            await self._exchange(exchange, Reader(conn, reader, self.limits, held.since))
+            await self._exchange(exchange, Reader(conn, reader, self.limits, held))
         except (TimeoutError, ConnectionError, h11.LocalProtocolError):
             pass
         except Exception as exc:  # the last resort: an answer, no traceback
