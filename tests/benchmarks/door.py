@@ -223,6 +223,7 @@ class Probe:
         self.times: list[float] = []
         self.failures = 0
         self.busy = 0
+        self.errors: dict[str, int] = {}
         self.rss: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -241,8 +242,9 @@ class Probe:
                 started = time.perf_counter()
                 try:
                     status = client.get("/.well-known/agent-card.json").status_code
-                except httpx.HTTPError:
+                except httpx.HTTPError as exc:
                     status = 0
+                    self.errors[type(exc).__name__] = self.errors.get(type(exc).__name__, 0) + 1
                 ok = status == 200
                 self.busy += status == 503
                 if ok:
@@ -254,7 +256,7 @@ class Probe:
     def summary(self) -> dict[str, Any]:
         taken = sorted(self.times)
         return {"probes": len(taken), "probe_failures": self.failures,
-                "probe_answered_503": self.busy,
+                "probe_answered_503": self.busy, "probe_errors": self.errors,
                 "probe_p50_ms": round(statistics.median(taken) * 1000, 1),
                 "probe_p99_ms": round(taken[int(len(taken) * 0.99)] * 1000, 1),
                 "probe_worst_ms": round(taken[-1] * 1000, 1)}

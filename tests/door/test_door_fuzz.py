@@ -101,7 +101,7 @@ def test_every_fuzzed_request_is_answered_and_the_session_stays_whole(
     served.append(door)
     statuses: set[int] = set()
 
-    @settings(max_examples=150, deadline=None, database=None,
+    @settings(max_examples=200, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.large_base_example])
     @given(body=BODY, target=TARGET, last=LAST_EVENT_ID, version=VERSION, auth=AUTHORIZATION,
