@@ -81,13 +81,17 @@ class Held:
     close: Callable[[], None]
     sock: socket.socket | None = None
     phase: str = "reading"  # reading | answering | streaming | closing
-    heard: float = 0.0  # when its last bytes were read (0: never)
+    heard: float = 0.0  # when bytes last came from it (0: never)
+    arrived: int = 0  # bytes its transport took from the kernel
+    taken: int = 0  # of them, bytes the request's reader has consumed
 
     def slow(self, now: float, after: float) -> bool:
         """Reading or closing, nothing heard from it for `after` seconds, and nothing arrived
-        that the door has not read yet."""
+        that the door has not read yet — in the kernel, or in its transport's buffer (a loop
+        running late has not got to it: that is the door's delay, not the peer's)."""
         return now - max(self.since, self.heard) >= after and \
-            self.phase in ("reading", "closing") and unread(self.sock) == 0
+            self.phase in ("reading", "closing") and self.arrived == self.taken and \
+            unread(self.sock) == 0
 
 
 def unread(sock: socket.socket | None) -> int:

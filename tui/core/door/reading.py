@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from dataclasses import dataclass
 
 import h11
@@ -45,13 +46,27 @@ def too_large() -> Trouble:
     return Trouble(413, "payload_too_large", f"the body is over {MAX_BODY} bytes")
 
 
+class Counted(asyncio.StreamReaderProtocol):
+    """A connection's protocol that notes, on its `Held`, when bytes come and how many: the
+    guard tells a silent peer from one whose bytes wait for a late loop."""
+
+    def __init__(self, stream: asyncio.StreamReader, held: Held) -> None:
+        super().__init__(stream)
+        self.held = held
+
+    def data_received(self, data: bytes) -> None:
+        self.held.heard = time.monotonic()
+        self.held.arrived += len(data)
+        super().data_received(data)
+
+
 class Reader:
     """One connection's request, read through h11 within the deadline."""
 
     def __init__(self, conn: h11.Connection, stream: asyncio.StreamReader, limits: Limits,
                  held: Held) -> None:
         """`held`: the connection as the guard counts it (accepted at `held.since`, on the
-        loop's clock, time.monotonic; each read is noted in `held.heard`)."""
+        loop's clock, time.monotonic; what the reader consumes is counted in `held.taken`)."""
         self.conn = conn
         self.stream = stream
         self.limits = limits
@@ -124,7 +139,7 @@ class Reader:
                 said = f"no byte of the request came for {self.limits.read_timeout:g} s"
             return Trouble(408, "request_timeout", said)
         self._ended = not data
-        self.held.heard = self._clock()
+        self.held.taken += len(data)
         self.received += len(data)
         if keep and len(self._head) < MAX_HEADERS + CHUNK:
             self._head += data

@@ -31,7 +31,14 @@ from tui.core.door.accept import Listener
 from tui.core.door.auth import Credential, Refusal, Tokens, refusal_headers
 from tui.core.door.frames import Broadcast
 from tui.core.door.guard import Guard, Held, Limits, Notes
-from tui.core.door.reading import MAX_BODY, MAX_HEADERS, Reader, Trouble, last_event_id
+from tui.core.door.reading import (
+    MAX_BODY,
+    MAX_HEADERS,
+    Counted,
+    Reader,
+    Trouble,
+    last_event_id,
+)
 from tui.core.door.rpc import (
     INTERNAL,
     VERSION,
@@ -163,7 +170,7 @@ class DoorServer:
     async def _connection(self, sock: socket.socket, held: Held) -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=2 ** 16, loop=loop)
-        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+        protocol = Counted(reader, held)
         try:
             transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock)
         except OSError:  # the peer left, or it was evicted, before it was wrapped
@@ -239,6 +246,7 @@ class DoorServer:
                 if not data:
                     return
                 dropped += len(data)
+                ex.held.taken += len(data)
 
     async def _internal_error(self, ex: _Exchange) -> None:
         if ex.started:
