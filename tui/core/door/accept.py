@@ -26,7 +26,7 @@ from collections.abc import Callable
 from tui.core.door.guard import ACCEPT_PAUSE_MAX, Guard, Held, Notes
 
 OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
-BATCH = 64  # sockets accepted per wake-up, so a flood of peers cannot hog the loop
+BATCH = 16  # sockets accepted per wake-up, so a flood of peers cannot hog the loop
 _SAID = b'{"error": "busy", "message": "this door holds all the connections it can; try again"}'
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1"
         b"\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(_SAID), _SAID))
@@ -46,6 +46,7 @@ class Listener:
         self._paused: asyncio.TimerHandle | None = None
         self._closed = False
         self._silent: dict[socket.socket, asyncio.TimerHandle] = {}  # accepted, nothing sent
+        self.pauses = 0  # times accepting paused for want of descriptors
 
     def start(self) -> None:
         self.loop.add_reader(self.sock.fileno(), self._ready)
@@ -120,6 +121,7 @@ class Listener:
         conn.close()
 
     def _back_off(self, exc: OSError) -> None:
+        self.pauses += 1
         with contextlib.suppress(ValueError, OSError):
             self.loop.remove_reader(self.sock.fileno())
         self.notes.note("descriptors", f"door: out of file descriptors ({exc.strerror}); "

@@ -28,6 +28,7 @@ Everything here runs on the door's event loop thread; nothing needs a lock.
 from __future__ import annotations
 
 import fcntl
+import os
 import resource
 import socket
 import struct
@@ -61,13 +62,17 @@ class Limits:
     linger: float = LINGER
 
     def within_descriptors(self) -> Limits:
-        """These limits, with the total held to half the process's descriptor limit: the
-        session keeps descriptors for its own files, pipes and sockets however many peers
-        connect."""
+        """These limits, with the total held to half the descriptors the process has free
+        when the door starts (`ulimit -n` less those open): the session keeps descriptors for
+        its own files, pipes, imports and sockets however many peers connect."""
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         if soft == resource.RLIM_INFINITY:
             return self
-        most = max(1, soft // 2)
+        try:
+            in_use = len(os.listdir("/proc/self/fd")) - 1  # less the one listing them
+        except OSError:  # no /proc: count none open
+            in_use = 0
+        most = max(1, (soft - in_use) // 2)
         return replace(self, connections=min(self.connections, most),
                        per_peer=min(self.per_peer, most))
 
@@ -89,7 +94,7 @@ class Held:
         """Reading or closing, nothing heard from it for `after` seconds, and nothing arrived
         that the door has not read yet — in the kernel, or in its transport's buffer (a loop
         running late has not got to it: that is the door's delay, not the peer's)."""
-        return now - max(self.since, self.heard) >= after and \
+        return now - self.since >= after and now - self.heard >= after and \
             self.phase in ("reading", "closing") and self.arrived == self.taken and \
             unread(self.sock) == 0
 
@@ -110,6 +115,7 @@ class Guard:
         self.limits = limits
         self._clock = clock
         self._held: dict[Held, None] = {}  # insertion order: the oldest first
+        self._peers: Counter[str] = Counter()  # connections held, by peer
         self.evicted = 0
         self.refused = 0
 
@@ -125,9 +131,10 @@ class Guard:
         """Count a new connection from `peer` (None: refuse it, no place can be made). To
         make room, slow connections are closed (`close` is called on each)."""
         now, after = self._clock(), self.limits.slow_after
-        mine = [held for held in self._held if held.peer == peer and held.slow(now, after)]
-        for held in mine[:max(0, len(mine) - self.limits.per_peer + 1)]:
-            self._evict(held)
+        if self._peers[peer] >= self.limits.per_peer:  # only then can it hold too many slow
+            mine = [held for held in self._held if held.peer == peer and held.slow(now, after)]
+            for held in mine[:max(0, len(mine) - self.limits.per_peer + 1)]:
+                self._evict(held)
         if len(self._held) >= self.limits.connections:
             victim = next((held for held in self._held if held.slow(now, after)), None)
             if victim is None:
@@ -136,11 +143,15 @@ class Guard:
             self._evict(victim)
         held = Held(peer, now, close, sock)
         self._held[held] = None
+        self._peers[peer] += 1
         return held
 
     def release(self, held: Held) -> None:
         """The connection is gone (idempotent)."""
-        self._held.pop(held, None)
+        if self._held.pop(held, 0) is None:
+            self._peers[held.peer] -= 1
+            if not self._peers[held.peer]:
+                del self._peers[held.peer]
 
     def _evict(self, held: Held) -> None:
         self.release(held)

@@ -72,7 +72,7 @@ class DoorServer:
         self._log = log
         self.notes = Notes(self._say)
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._listener: Listener | None = None
+        self.listener: Listener | None = None
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
         self._streams: set[asyncio.Task[None]] = set()
@@ -101,8 +101,8 @@ class DoorServer:
             loop = asyncio.new_event_loop()
             loop.set_exception_handler(self._loop_trouble)
             self.loop = loop
-            self._listener = Listener(self._sock, loop, self.guard, self._serve, self.notes)
-            self._listener.start()
+            self.listener = Listener(self._sock, loop, self.guard, self._serve, self.notes)
+            self.listener.start()
             ready.set()
             try:
                 loop.run_forever()
@@ -121,8 +121,8 @@ class DoorServer:
             return
 
         async def stop() -> None:
-            if self._listener is not None:
-                self._listener.close()
+            if self.listener is not None:
+                self.listener.close()
             if self._streams:  # the session's last frames are queued: let them be written
                 await asyncio.wait(set(self._streams), timeout=CLOSE_GRACE)
             current = asyncio.current_task()
