@@ -113,7 +113,7 @@ def test_a_stream_outlives_the_request_deadline(tmp_path: Path) -> None:
 
 def test_a_peer_holds_at_most_its_share_of_slow_connections_and_others_are_untouched(
         tmp_path: Path, sockets: list[socket.socket]) -> None:
-    served = start(tmp_path, limits=Limits(per_peer=2, slow_after=0.0))
+    served = start(tmp_path, limits=Limits(per_peer=2, silent_after=0.0, slow_after=0.0))
     try:
         first, second = connect(served.url, "127.0.0.1"), connect(served.url, "127.0.0.1")
         neighbour = connect(served.url, "127.0.0.2")
@@ -130,7 +130,7 @@ def test_a_peer_holds_at_most_its_share_of_slow_connections_and_others_are_untou
 
 def test_past_the_total_a_slow_connection_makes_way_and_with_none_slow_it_is_503(
         tmp_path: Path, sockets: list[socket.socket]) -> None:
-    served = start(tmp_path, limits=Limits(connections=4, slow_after=0.0))
+    served = start(tmp_path, limits=Limits(connections=4, silent_after=0.0, slow_after=0.0))
     try:
         silent = [connect(served.url) for _ in range(4)]
         sockets += silent
@@ -169,7 +169,7 @@ def test_a_burst_of_requests_from_one_peer_is_never_cut(
 
 
 def test_a_connection_whose_request_has_arrived_is_never_the_one_closed_to_make_room() -> None:
-    guard = Guard(Limits(connections=2, slow_after=0.0))
+    guard = Guard(Limits(connections=2, silent_after=0.0, slow_after=0.0))
     arrived, arrived_peer = socket.socketpair()
     silent, silent_peer = socket.socketpair()
     closed: list[str] = []
@@ -190,15 +190,16 @@ def test_a_connection_whose_request_has_arrived_is_never_the_one_closed_to_make_
             sock.close()
 
 
-def test_a_connection_is_closed_to_make_room_only_after_half_a_second_of_silence() -> None:
+def test_a_connection_is_closed_to_make_room_only_once_silent_long_enough() -> None:
     now = [100.0]
-    guard = Guard(Limits(connections=1, per_peer=1, slow_after=0.5), clock=lambda: now[0])
+    guard = Guard(Limits(connections=1, per_peer=1, silent_after=0.1, slow_after=0.5),
+                  clock=lambda: now[0])
     closed: list[str] = []
     first = guard.admit("a", lambda: closed.append("first"))
     assert first is not None
-    now[0] += 0.4  # young: it still has time to send its request
+    now[0] += 0.05  # young: it still has time to send its request
     assert guard.admit("a", lambda: closed.append("second")) is None
-    first.heard = now[0]  # it sent some: heard from just now
+    first.heard = now[0]  # it sent some: heard from just now, it has half a second more
     now[0] += 0.4
     assert guard.admit("b", lambda: closed.append("second")) is None
     assert closed == [] and guard.refused == 2
@@ -208,6 +209,9 @@ def test_a_connection_is_closed_to_make_room_only_after_half_a_second_of_silence
     first.taken = 120  # read: now it is slow
     assert guard.admit("b", lambda: closed.append("third")) is not None
     assert closed == ["first"] and guard.open == 1
+    now[0] += 0.15  # the third has sent nothing since it came, over a tenth of a second: slow
+    assert guard.admit("c", lambda: closed.append("fourth")) is not None
+    assert closed == ["first", "third"]
 
 
 def test_an_error_while_answering_is_answered_internal_error_and_said_once(

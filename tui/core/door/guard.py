@@ -4,11 +4,13 @@ says about trouble.
 A connection is counted from accept to close, in one of four phases: `reading` (its request has
 not fully arrived), `answering`, `streaming` (an SSE stream: served work a caller asked for)
 and `closing` (answered; what the peer still sends is read and dropped). A connection reading
-(or closing) that the door has heard nothing from for `SLOW_AFTER` seconds (since it came, or
-since its last bytes), with no bytes waiting to be read, is *slow*: it costs the door nothing to
-give up. Only a slow connection is ever closed to make room: a client sending its request
-never is (half a second covers a long round trip between two of its packets), and a request
-that has arrived (its bytes in the kernel, not yet read) is about to be served.
+(or closing), with nothing arrived that the door has not read, is *slow* once it has been
+silent too long: `SILENT_AFTER` (0.1 s) for one that has not sent a byte since it came — a
+client sends its request as its connection opens, and the bytes arrive with it — and
+`SLOW_AFTER` (0.5 s) since the last bytes of one that has (half a second covers a long round
+trip between two of a client's packets). Only a slow connection is ever closed to make room:
+a client sending its request never is, and a request that has arrived (its bytes in the
+kernel or in its transport's buffer, not yet read) is about to be served.
 
 - **Per peer**: a peer holds at most `per_peer` slow connections. When a new one comes, its
   oldest slow ones beyond that are closed. A burst of quick requests is never cut, and on a
@@ -19,8 +21,8 @@ that has arrived (its bytes in the kernel, not yet read) is about to be served.
   connection still sending), it is answered 503 (`accept.BUSY`) with `retry-after`.
 
 So a flood of silent or trickling peers cannot keep a quick request out for long: each place
-they hold is given up after half a second of silence, and every request is bounded by the
-deadline anyway.
+they hold is given up after a tenth of a second of silence (half a second once they have sent
+something), and every request is bounded by the deadline anyway.
 
 Everything here runs on the door's event loop thread; nothing needs a lock.
 """
@@ -40,7 +42,8 @@ from dataclasses import dataclass, replace
 
 CONNECTIONS = 256  # connections open at once, all peers together
 PER_PEER = 64  # slow ones from one peer address
-SLOW_AFTER = 0.5  # seconds of silence after which a connection still reading its request is slow
+SILENT_AFTER = 0.1  # seconds after which a connection that never sent a byte is slow
+SLOW_AFTER = 0.5  # seconds of silence after its last bytes after which a reading one is slow
 READ_TIMEOUT = 30.0  # seconds a request may go without sending a byte
 DEADLINE = 30.0  # seconds for a request's whole head and body
 WRITE_TIMEOUT = 60.0  # seconds a stream may wait for its peer to take what it was sent
@@ -54,6 +57,7 @@ NOTE_EVERY = 60.0  # seconds between two lines about the same kind of trouble
 class Limits:
     connections: int = CONNECTIONS
     per_peer: int = PER_PEER
+    silent_after: float = SILENT_AFTER
     slow_after: float = SLOW_AFTER
     read_timeout: float = READ_TIMEOUT
     deadline: float = DEADLINE
@@ -90,13 +94,14 @@ class Held:
     arrived: int = 0  # bytes its transport took from the kernel
     taken: int = 0  # of them, bytes the request's reader has consumed
 
-    def slow(self, now: float, after: float) -> bool:
-        """Reading or closing, nothing heard from it for `after` seconds, and nothing arrived
+    def slow(self, now: float, limits: Limits) -> bool:
+        """Reading or closing, silent too long (see the module's doc), and nothing arrived
         that the door has not read yet — in the kernel, or in its transport's buffer (a loop
         running late has not got to it: that is the door's delay, not the peer's)."""
-        return now - self.since >= after and now - self.heard >= after and \
-            self.phase in ("reading", "closing") and self.arrived == self.taken and \
-            unread(self.sock) == 0
+        silent = now - self.since >= limits.silent_after if not self.heard else \
+            now - self.heard >= limits.slow_after
+        return silent and self.phase in ("reading", "closing") and \
+            self.arrived == self.taken and unread(self.sock) == 0
 
 
 def unread(sock: socket.socket | None) -> int:
@@ -130,13 +135,13 @@ class Guard:
               ) -> Held | None:
         """Count a new connection from `peer` (None: refuse it, no place can be made). To
         make room, slow connections are closed (`close` is called on each)."""
-        now, after = self._clock(), self.limits.slow_after
-        if self._peers[peer] >= self.limits.per_peer:  # only then can it hold too many slow
-            mine = [held for held in self._held if held.peer == peer and held.slow(now, after)]
+        now, limits = self._clock(), self.limits
+        if self._peers[peer] >= limits.per_peer:  # only then can it hold too many slow
+            mine = [held for held in self._held if held.peer == peer and held.slow(now, limits)]
             for held in mine[:max(0, len(mine) - self.limits.per_peer + 1)]:
                 self._evict(held)
         if len(self._held) >= self.limits.connections:
-            victim = next((held for held in self._held if held.slow(now, after)), None)
+            victim = next((held for held in self._held if held.slow(now, limits)), None)
             if victim is None:
                 self.refused += 1
                 return None
