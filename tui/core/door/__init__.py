@@ -12,6 +12,7 @@ Nothing here imports h11 or asyncio until `start`, so a session without --serve 
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import queue
 import threading
@@ -99,6 +100,12 @@ class Door:
                               f"({exc.strerror or exc})") from None
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{port}"
+        # what the session has built (modules, capsule, components) lives as long as it does:
+        # frozen, it is no longer walked by a full collection. A flood of connections makes
+        # enough garbage to start full collections, and each walked it all: 100-170 ms
+        # pauses of the door's loop and the session's thread (docs/benchmarks.md, door.py)
+        gc.collect()
+        gc.freeze()
         self._server.start()
         return self.url
 
