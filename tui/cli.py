@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--prune", action="store_true", help="remove records whose process is gone")
     from tui import fleet_cli
 
+    fleet_cli.add_credential_option(ps, "what ps reads")
     fleet_cli.add_parsers(commands)
     return parser
 
@@ -115,7 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tui.core.paths import murmur_home
             from tui.ps import run
 
-            return run(murmur_home(), as_json=args.json, show_all=args.all, prune=args.prune)
+            return run(murmur_home(), as_json=args.json, show_all=args.all, prune=args.prune,
+                       credential=args.credential or "operator")
         if args.command in ("attach", "fleet"):
             from tui import fleet_cli
 

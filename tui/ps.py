@@ -7,27 +7,38 @@ open task: a `task_start` with no `task_end` after it; the model from `session_s
 its door: `GetTask` on that task says whether it waits for an answer. A door of the 0.3 or an
 older generation answers `tasks/get` without an id with its active task, so its state is known
 without a trace. Anything else is `unknown`.
+
+Everything `ps` reads is hostile input: a record is judged alone (one that is not a record is
+named on stderr, the others are listed), and the session's files are read through
+tui/core/safe_read.py — a FIFO, a link or a device where `trace.jsonl` or `task.md` should be is
+named and passed over, never waited on — and only a bounded head and tail of the trace.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tui.core import running
+from tui.core import door_probe, running
+from tui.core.beneath import Refused
 from tui.core.printable import printable
 from tui.core.remote.door import first_user_text
+from tui.core.safe_read import open_regular, read_bounded
 from tui.core.secrets import redact
+from tui.core.strict_json import NotJson, loads_line
 
 if TYPE_CHECKING:
     import httpx
 
 STATUS_WORDS = {"live": "running", "unreachable": "unreachable", "gone": "gone"}
 MAX_TRACE_LINE = 1024 * 1024  # task and session lines are small; a longer line is not one
+MAX_TRACE_HEAD = MAX_TRACE_LINE  # the first line: `session_start`
+MAX_TRACE_TAIL = 16 * 1024 * 1024  # the open task is near the end
 MAX_TASK_CHARS = 60  # the TASK column
 MAX_TASK_MD = 4096
 _INTERESTING = (b'"session_start"', b'"task_start"', b'"task_end"', b'"session_end"')
@@ -43,6 +54,7 @@ class TraceFacts:
     task_id: str | None = None
     task_source: str | None = None
     ended: bool = False
+    problem: str | None = None  # why the trace was not read (a FIFO, a link, …)
 
 
 @dataclass
@@ -53,6 +65,7 @@ class Row:
     model: str | None = None
     task: str | None = None
     question: str | None = None
+    notes: list[str] = field(default_factory=list)  # files of the session not read, and why
 
     def to_json(self) -> dict[str, Any]:
         record = self.record
@@ -83,13 +96,15 @@ class Listing:
     problems: list[str]
 
 
-def gather(home: Path, timeout: float = running.PROBE_TIMEOUT) -> Listing:
+def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
+           credential: str = running.OPERATOR) -> Listing:
     """Every record, verified (doors probed concurrently), with its state; the files that are
-    not records as one sentence each."""
+    not records as one sentence each. `credential` names the token presented to each door
+    that authenticates (the operator's, or a declared one's from the record's `credentials`)."""
     found = running.read_records(home)
     records = [item.record for item in found if item.record is not None]
-    tokens = [running.read_token(home, record) for record in records]
-    verdicts = running.verify_all(records, timeout, tokens=tokens)
+    tokens = [running.read_token(home, record, credential) for record in records]
+    verdicts = door_probe.verify_all(records, timeout, tokens=tokens, credential=credential)
     rows = [Row(record, verdict) for record, verdict in zip(records, verdicts, strict=True)]
     if rows:
         from concurrent.futures import ThreadPoolExecutor
@@ -97,7 +112,7 @@ def gather(home: Path, timeout: float = running.PROBE_TIMEOUT) -> Listing:
         import httpx
 
         with httpx.Client(timeout=timeout, trust_env=False) as client, \
-                ThreadPoolExecutor(max_workers=min(running.MAX_PROBES, len(rows))) as pool:
+                ThreadPoolExecutor(max_workers=min(door_probe.MAX_PROBES, len(rows))) as pool:
             list(pool.map(lambda pair: _fill(pair[0], client, pair[1]),
                           zip(rows, tokens, strict=True)))
     return Listing(rows, running.describe(found))
@@ -106,6 +121,9 @@ def gather(home: Path, timeout: float = running.PROBE_TIMEOUT) -> Listing:
 def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
     """The row's state, model and task, from its trace and, when it is live, its door."""
     facts = trace_facts(row.record.workdir / "trace.jsonl")
+    if facts is not None and facts.problem is not None:
+        row.notes.append(f"{row.record.workdir / 'trace.jsonl'}: {facts.problem}; not read")
+        facts = None
     if facts is not None:
         row.model = facts.model
     if row.verdict.state == "gone":
@@ -119,13 +137,12 @@ def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
         row.state = "working"
         if row.verdict.state == "live":
             method = "GetTask" if row.verdict.door == "1.0" else "tasks/get"
-            task = _task(running.rpc(client, row.record, method, {"id": facts.task_id},
-                                     row.verdict.door, token))
+            task = _task(door_probe.rpc(client, row.record, row.verdict, method,
+                                     {"id": facts.task_id}, token))
         if facts.task_source == "task_md":
-            row.task = _task_md(row.record.workdir)
+            row.task = _task_md(row)
     elif row.verdict.state == "live" and row.verdict.door in ("0.3", "legacy"):
-        task = _task(running.rpc(client, row.record, "tasks/get", None, row.verdict.door,
-                                 token))
+        task = _task(door_probe.rpc(client, row.record, row.verdict, "tasks/get", None, token))
         row.state = "working" if task is not None else "unknown"
     if task is None:
         return
@@ -140,39 +157,68 @@ def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
 
 
 def trace_facts(path: Path) -> TraceFacts | None:
-    """The model and the open task from a trace; None when there is no trace file here. Lines
-    that are not JSON are skipped: this reads for a glance, not an audit."""
-    from tui.core.strict_json import NotJson, loads_line
-
-    facts = TraceFacts()
+    """The model and the open task from a trace; None when there is no trace file here, facts
+    with `problem` when what is there is not read (a FIFO, a link, a device, a folder). Lines
+    that are not JSON are skipped: this reads for a glance, not an audit. Only the first
+    MAX_TRACE_HEAD bytes (the first `session_start`) and the last MAX_TRACE_TAIL bytes are
+    read, so a trace that never ends (a sparse file, one still being written) costs the same."""
     try:
-        handle = path.open("rb")
-    except OSError:
-        return None
-    with handle:
-        for raw in iter(lambda: handle.readline(MAX_TRACE_LINE), b""):
-            if not any(name in raw for name in _INTERESTING):
-                continue
-            try:
-                line = loads_line(raw.rstrip(b"\n"))
-            except NotJson:
-                continue
-            if not isinstance(line, dict):
-                continue
-            kind = line.get("event_type")
-            if kind == "session_start":
-                model = line.get("model")
-                facts.model = model if isinstance(model, str) else facts.model
-                facts.ended = False
-            elif kind == "task_start" and isinstance(line.get("task_id"), str):
-                facts.task_id = line["task_id"]
-                source = line.get("source")
-                facts.task_source = source if isinstance(source, str) else None
-            elif kind == "task_end" and line.get("task_id") == facts.task_id:
-                facts.task_id = facts.task_source = None
-            elif kind == "session_end":
-                facts.ended = True
+        fd = open_regular(path)
+    except Refused as exc:
+        return None if str(exc) == "no such file" else TraceFacts(problem=str(exc))
+    try:
+        size = os.fstat(fd).st_size
+        if size <= MAX_TRACE_HEAD + MAX_TRACE_TAIL:
+            chunks = [_pread(fd, size, 0)]
+        else:  # the head's first line, then the tail from its first whole line
+            head = _pread(fd, MAX_TRACE_HEAD, 0)
+            tail = _pread(fd, MAX_TRACE_TAIL, size - MAX_TRACE_TAIL)
+            chunks = [head[:head.find(b"\n") + 1], tail[tail.find(b"\n") + 1:]]
+    except OSError as exc:
+        return TraceFacts(problem=f"cannot be read ({exc.strerror or exc})")
+    finally:
+        os.close(fd)
+    facts = TraceFacts()
+    for chunk in chunks:
+        for raw in chunk.split(b"\n"):
+            if len(raw) <= MAX_TRACE_LINE and any(name in raw for name in _INTERESTING):
+                _take(facts, raw)
     return facts
+
+
+def _pread(fd: int, count: int, offset: int) -> bytes:
+    pieces: list[bytes] = []
+    while count > 0:
+        piece = os.pread(fd, min(count, 1 << 20), offset)
+        if not piece:
+            break
+        pieces.append(piece)
+        count -= len(piece)
+        offset += len(piece)
+    return b"".join(pieces)
+
+
+def _take(facts: TraceFacts, raw: bytes) -> None:
+    """One trace line's part in the facts."""
+    try:
+        line = loads_line(raw)
+    except NotJson:
+        return
+    if not isinstance(line, dict):
+        return
+    kind = line.get("event_type")
+    if kind == "session_start":
+        model = line.get("model")
+        facts.model = model if isinstance(model, str) else facts.model
+        facts.ended = False
+    elif kind == "task_start" and isinstance(line.get("task_id"), str):
+        facts.task_id = line["task_id"]
+        source = line.get("source")
+        facts.task_source = source if isinstance(source, str) else None
+    elif kind == "task_end" and line.get("task_id") == facts.task_id:
+        facts.task_id = facts.task_source = None
+    elif kind == "session_end":
+        facts.ended = True
 
 
 def _task(result: Any) -> dict[str, Any] | None:
@@ -207,11 +253,13 @@ def _artifact_text(task: dict[str, Any], name: str) -> str | None:
     return _parts_text(message.get("parts")) if isinstance(message, dict) else None
 
 
-def _task_md(workdir: Path) -> str | None:
+def _task_md(row: Row) -> str | None:
+    path = row.record.workdir / "task.md"
     try:
-        with (workdir / "task.md").open("rb") as handle:
-            return handle.read(MAX_TASK_MD).decode("utf-8", "replace")
-    except OSError:
+        return read_bounded(path, MAX_TASK_MD).data.decode("utf-8", "replace")
+    except Refused as exc:
+        if str(exc) != "no such file":
+            row.notes.append(f"{path}: {exc}; not read")
         return None
 
 
@@ -259,16 +307,19 @@ def table(rows: Sequence[Row]) -> list[str]:
 
 
 def run(home: Path, *, as_json: bool = False, show_all: bool = False, prune: bool = False,
-        timeout: float = running.PROBE_TIMEOUT, out: TextIO | None = None,
-        err: TextIO | None = None) -> int:
-    """The command: the table (or one JSON array) on `out`; files that are not records, stale
-    counts and pruned records on `err`. 0 when the records were read; RunningDirError when the
-    folder cannot be listed."""
+        timeout: float = door_probe.PROBE_TIMEOUT, out: TextIO | None = None,
+        err: TextIO | None = None, credential: str = running.OPERATOR) -> int:
+    """The command: the table (or one JSON array) on `out`; files that are not records, session
+    files not read, stale counts and pruned records on `err`. 0 when the records were read;
+    RunningDirError when the folder cannot be listed."""
     out = out or sys.stdout
     err = err or sys.stderr
-    listing = gather(home, timeout)
+    listing = gather(home, timeout, credential)
     for problem in listing.problems:
         err.write(f"murmur-tui: not a running record: {printable(problem, False)}\n")
+    for row in listing.rows:
+        for note in row.notes:
+            err.write(f"murmur-tui: {row.record.session_id}: {printable(note, False)}\n")
     gone = [row for row in listing.rows if row.verdict.state == "gone"]
     if prune:
         for row in gone:

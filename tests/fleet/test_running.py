@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.fleet.door import Door, serving, silent_port
-from tui.core import ids, running
+from tui.core import door_probe, ids, running
 from tui.core.running import RunningRecord
 
 
@@ -158,7 +158,7 @@ def test_no_folder_is_no_records_and_an_unlistable_one_is_an_error(murmur_home: 
 def test_a_live_record_is_live_on_every_card_shape(shape: str) -> None:
     session = ids.session_id()
     with serving(Door(session, shape)) as door:  # type: ignore[arg-type]
-        verdict = running.verify(mine(session, door.url), 5.0)
+        verdict = door_probe.verify(mine(session, door.url), 5.0)
     assert verdict.state == "live", verdict.reason
     assert verdict.door == {"newest": "1.0", "0.3": "0.3", "previous": "legacy"}[shape]
 
@@ -168,9 +168,9 @@ def test_an_authenticated_door_is_verified_through_its_extended_card(shape: str)
     session = ids.session_id()
     with serving(Door(session, shape, token="tok-operator-xyz")) as door:  # type: ignore[arg-type]
         record = mine(session, door.url)
-        without = running.verify(record, 5.0)
-        wrong = running.verify(record, 5.0, token="tok-wrong")
-        right = running.verify(record, 5.0, token="tok-operator-xyz")
+        without = door_probe.verify(record, 5.0)
+        wrong = door_probe.verify(record, 5.0, token="tok-wrong")
+        right = door_probe.verify(record, 5.0, token="tok-operator-xyz")
         posts = [req for req in door.requests if req[0].startswith("POST")]
     assert without.state == "unreachable" and "no token" in (without.reason or "")
     assert wrong.state == "unreachable" and "401 (invalid_token)" in (wrong.reason or "")
@@ -187,13 +187,13 @@ def test_an_authenticated_door_is_verified_through_its_extended_card(shape: str)
 def test_a_card_naming_another_session_keeps_the_record_as_unreachable() -> None:
     with serving(Door(ids.session_id())) as door:
         record = mine(ids.session_id(), door.url)
-        verdict = running.verify(record, 5.0)
+        verdict = door_probe.verify(record, 5.0)
     assert verdict.state == "unreachable"
     assert f"answers for session {door.session_id}" in (verdict.reason or "")
 
 
 def test_a_live_process_behind_a_silent_port_is_unreachable() -> None:
-    verdict = running.verify(mine(ids.session_id(), f"127.0.0.1:{silent_port()}"), 5.0)
+    verdict = door_probe.verify(mine(ids.session_id(), f"127.0.0.1:{silent_port()}"), 5.0)
     assert verdict.state == "unreachable"
     assert "nothing answered" in (verdict.reason or "")
 
@@ -203,7 +203,7 @@ def test_a_dead_pid_is_gone() -> None:
     child.wait()
     record = RunningRecord(**{**mine(ids.session_id(), "127.0.0.1:1").__dict__,
                               "pid": child.pid})
-    verdict = running.verify(record, 5.0)
+    verdict = door_probe.verify(record, 5.0)
     assert verdict.state == "gone" and verdict.reason == f"no process holds pid {child.pid}"
 
 
@@ -214,7 +214,7 @@ def test_a_reused_pid_is_gone() -> None:
         record = RunningRecord(**{**mine(ids.session_id(), "127.0.0.1:1").__dict__,
                                   "pid": sleeper.pid})  # this process's start time, not its
         assert running.process_start_token(sleeper.pid) != record.process_start
-        verdict = running.verify(record, 5.0)
+        verdict = door_probe.verify(record, 5.0)
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -229,7 +229,7 @@ def test_a_zombie_is_gone() -> None:
                               "pid": child.pid, "process_start": start or "?"})
     try:
         deadline = time.monotonic() + 30
-        while running.verify(record, 1.0).state != "gone":  # exited, not waited on
+        while door_probe.verify(record, 1.0).state != "gone":  # exited, not waited on
             assert time.monotonic() < deadline, "a zombie kept reading as alive"
             time.sleep(0.05)
     finally:
@@ -249,7 +249,7 @@ def test_fifty_records_are_verified_concurrently() -> None:
             live = [mine(door.session_id, door.url) for _ in range(25)]
             silent = [mine(ids.session_id(), f"127.0.0.1:{hold.getsockname()[1]}")
                       for _ in range(25)]
-            verdicts = running.verify_all(live + silent, 3.0)
+            verdicts = door_probe.verify_all(live + silent, 3.0)
     finally:
         hold.close()
     assert [v.state for v in verdicts] == ["live"] * 25 + ["unreachable"] * 25

@@ -61,3 +61,30 @@ def test_with_a_trace_shell_results_come_from_it_not_the_stream(tmp_path: Path) 
     feed(target, "artifact", artifact, 2)
     assert [e.command for e in sink.of(ev.ShellExecuted)] == ["echo hello"]
     assert len(sink.of(ev.ToolCallFinished)) == 2
+
+
+def test_a_trace_swapped_for_a_fifo_or_a_link_is_not_read_and_a_deep_line_is_one_bad_line(
+        tmp_path: Path) -> None:
+    """The session's shell can write its workdir: what sits at trace.jsonl after the attach
+    began is opened without following a link or blocking, and parsed without recursion."""
+    import os
+
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(line("session_start", "e1"))
+    sink = Collect()
+    fill = TraceFill.for_workdir(str(tmp_path), EventStream("ses_x", [sink]))
+    assert fill is not None and fill.fill() == 0
+    trace.unlink()
+    os.mkfifo(trace, 0o600)  # a plain open() here would wait for a writer for good
+    assert fill.fill() == 0 and fill.problem == "it is a FIFO (named pipe)"
+    trace.unlink()
+    trace.symlink_to("/dev/zero")
+    assert fill.fill() == 0 and fill.problem == "it is a link"
+    assert TraceFill.for_workdir(str(tmp_path), EventStream("ses_x")) is None
+    trace.unlink()
+    deep = b'{"event_type":"shell","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    trace.write_bytes(line("session_start", "e1").encode() + deep
+                      + line("compaction", "e3", task_id="t", turn=1, tokens_before=9,
+                             tokens_after=3).encode())
+    assert fill.fill() == 1 and fill.problem is None
+    assert fill.bad_lines == 1 and sink.of(ev.Compacted)[0].tokens_after == 3

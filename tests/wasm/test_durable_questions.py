@@ -16,7 +16,8 @@ from typing import Any
 from tests.conftest import read_jsonl, run_cli, started_line
 from tests.served import killed_once
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call
-from tui.core.loop.journal import JOURNAL, Journal
+from tui.core.loop.journal import JOURNAL
+from tui.core.loop.journal_read import continued
 
 QUESTION = {"q": "which branch?"}
 PROMPT = json.dumps(QUESTION, separators=(",", ":"))
@@ -131,8 +132,9 @@ def test_a_journaled_answer_is_delivered_once(
         wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
     root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, SAFE))
     dead = killed_while_asking(root, murmur_home)
-    # killed after the answer was journaled and before the tool had it
-    Journal(dead / JOURNAL).answered(lines(dead, "asked")[0]["id"], "journaled")
+    # killed after the answer was journaled and before the tool had it (murmur-tui's own line,
+    # sealed with the dead session's key after its last one)
+    continued(dead, dead.name, murmur_home).answered(lines(dead, "asked")[0]["id"], "journaled")
     done, later = resume(root, dead, [answer("done")])
     assert not events(done, "InputRequested")  # taken from the journal, not asked
     said = events(done, "InputAnswered")  # and the transcript says so

@@ -246,17 +246,16 @@ def _same_place(a: net_policy.Target | None, b: net_policy.Target) -> bool:
 
 
 def _read_small(path: Path, limit: int) -> bytes | None:
+    """A running record or token file: a regular file (never a link, never waited on), at
+    most `limit` bytes; None for anything else."""
+    from tui.core.beneath import Refused
+    from tui.core.safe_read import read_bounded
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
-    except OSError:
+        read = read_bounded(path, limit)
+    except Refused:
         return None
-    try:
-        data = os.read(fd, limit + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) <= limit else None
+    return None if read.truncated else read.data
 
 
 def _generation(client: httpx.Client, to: Peer, shown: str, token: str | None) -> str:

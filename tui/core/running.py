@@ -2,39 +2,43 @@
 as Murmur writes and reads them (`crates/capsule-runtime/src/running.rs`; docs/fleet.md,
 "Finding running sessions").
 
-A record is a hint, never a fact. `verify` puts Murmur's three layers between a record and the
-claim that its session is live: the pid is alive (a zombie is not), the process holding it
-started when the record says (`/proc/<pid>/stat` field 22: a reused pid fails here), and the
-agent card at the record's url names the same session. The folder is 0700 and each record 0600.
+A record is a hint, never a fact. Murmur's three layers stand between a record and the claim
+that its session is live: the pid is alive (a zombie is not), the process holding it started
+when the record says (`/proc/<pid>/stat` field 22: a reused pid fails here) — both here,
+`process_state` — and the agent card at the record's url names the same session
+(tui/core/door_probe.py, `verify`). The folder is 0700 and each record 0600.
 
-No Textual, no Rich; httpx is imported only when a door is probed.
+A record is also read as hostile input: every file is opened without following a link and
+without blocking (tui/core/safe_read.py), a bounded amount is read, the JSON is parsed without
+recursion (tui/core/strict_json.py), and a `url` that is not a plain `host:port`
+(tui/core/door_address.py) makes the file "not a record", named, while the others are still
+read.
+
+No Textual, no Rich, no httpx.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from tui.core.beneath import Refused
+from tui.core.door_address import door_host_port, shown_url, token_problem
 from tui.core.errors import MurmurTuiError, Where
 from tui.core.private import FILE_MODE, FOLDER_MODE, make_private_dirs
+from tui.core.safe_read import open_regular
 from tui.core.strict_json import NotJson, loads_line
-
-if TYPE_CHECKING:
-    import httpx
 
 RUNNING_DIR = "running"
 MAX_RECORD_BYTES = 64 * 1024  # a record is a few hundred bytes
 MAX_TOKEN_BYTES = 4096
-MAX_CARD_BYTES = 1024 * 1024
-PROBE_TIMEOUT = 2.0  # seconds, per request: `ps` of 50 sessions stays quick when some are silent
-MAX_PROBES = 32  # doors probed at once
-CAPSULE_EXTENSION = "#murmur-capsule-v1"
+MAX_CREDENTIALS = 64
+OPERATOR = "operator"  # the credential holding every scope: the record's `door_token`
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 Liveness = Literal["live", "unreachable", "gone"]
@@ -55,7 +59,8 @@ class RecordError(MurmurTuiError):
 
 @dataclass(frozen=True)
 class RunningRecord:
-    """Murmur's nine fields, plus the operator token of a door that authenticates."""
+    """Murmur's nine fields, plus the tokens of a door that authenticates: the operator's
+    (`door_token`) and each declared credential's (`credentials`, never the operator)."""
 
     session_id: str
     url: str  # host:port the door is bound to
@@ -67,22 +72,26 @@ class RunningRecord:
     outlives_launcher: bool
     started_at: str  # RFC 3339, UTC
     door_token: str | None = field(default=None, repr=False)
+    credentials: Mapping[str, str] = field(default_factory=dict, repr=False, hash=False)
 
     @classmethod
     def for_this_process(cls, session_id: str, url: str, capsule_name: str,
                          capsule_version: str, workdir: Path | str,
-                         outlives_launcher: bool = False) -> RunningRecord:
+                         outlives_launcher: bool = False, door_token: str | None = None,
+                         credentials: Mapping[str, str] | None = None) -> RunningRecord:
         """The record of a session this process serves: its pid, its start time, now."""
         start = process_start_token(os.getpid())
         if start is None:  # pragma: no cover - /proc is always there on Linux
             raise RecordError("this process's start time cannot be read from /proc")
-        return cls(session_id=session_id, url=_bare_address(url), pid=os.getpid(),
+        return cls(session_id=session_id, url=bare_address(url), pid=os.getpid(),
                    process_start=start, capsule_name=capsule_name,
                    capsule_version=capsule_version, workdir=Path(workdir),
-                   outlives_launcher=outlives_launcher, started_at=rfc3339_now())
+                   outlives_launcher=outlives_launcher, started_at=rfc3339_now(),
+                   door_token=door_token, credentials=dict(credentials or {}))
 
     def to_json(self) -> dict[str, Any]:
-        """The file's object, in Murmur's key order; `door_token` only when there is one."""
+        """The file's object, in Murmur's key order; `door_token` only when there is one,
+        `credentials` only when it holds one."""
         value: dict[str, Any] = {
             "session_id": self.session_id, "url": self.url, "pid": self.pid,
             "process_start": self.process_start, "capsule_name": self.capsule_name,
@@ -91,6 +100,8 @@ class RunningRecord:
         }
         if self.door_token is not None:
             value["door_token"] = self.door_token
+        if self.credentials:
+            value["credentials"] = dict(self.credentials)
         return value
 
     @classmethod
@@ -114,11 +125,36 @@ class RunningRecord:
         if not safe_session_id(text["session_id"]):
             raise RecordError("`session_id` is not a session id (letters, digits, _ and -)",
                               where=_at(where, "session_id"))
+        try:
+            door_host_port(text["url"])
+        except ValueError as exc:
+            raise RecordError(f"`url` {shown_url(text['url'])} is not a door address: {exc}",
+                              where=_at(where, "url")) from None
         return cls(session_id=text["session_id"], url=text["url"], pid=pid,
                    process_start=text["process_start"], capsule_name=text["capsule_name"],
                    capsule_version=text["capsule_version"], workdir=Path(text["workdir"]),
                    outlives_launcher=outlives, started_at=text["started_at"],
-                   door_token=token)
+                   door_token=token, credentials=_credentials(value.get("credentials"), where))
+
+
+def _credentials(value: object, where: Where | None) -> dict[str, str]:
+    """A record's `credentials`: an object of credential name to token (absent: none)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RecordError(f"`credentials` is {_kind(value)}, expected an object of credential "
+                          "names to tokens", where=_at(where, "credentials"))
+    if len(value) > MAX_CREDENTIALS:
+        raise RecordError(f"`credentials` names {len(value)} credentials; a record holds at "
+                          f"most {MAX_CREDENTIALS}", where=_at(where, "credentials"))
+    for name, token in value.items():
+        if not isinstance(token, str):
+            raise RecordError(f"`credentials` maps a name to {_kind(token)}, expected a "
+                              "token (a string)", where=_at(where, "credentials"))
+        if not name.isprintable():
+            raise RecordError("`credentials` holds a name with a control character",
+                              where=_at(where, "credentials"))
+    return dict(value)
 
 
 @dataclass(frozen=True)
@@ -140,12 +176,14 @@ class Verdict:
     did not answer for the session: the record is kept) or `gone` (no process, a zombie, or a
     pid now held by a process that started at another time: stale). `reason` says why when not
     live; `door` is the door's generation when its card was read; `card` is the card that
-    named the session."""
+    named the session. `address` is set when the door was found to be the record's process's
+    own socket (`host:port`, an IP literal): the one place its token may be sent."""
 
     state: Liveness
     reason: str | None = None
     door: Door | None = None
     card: dict[str, Any] | None = field(default=None, repr=False)
+    address: str | None = None
 
 
 # -- paths and files ----------------------------------------------------------------------------
@@ -188,26 +226,29 @@ def write_token(home: Path, session_id: str, token: str) -> Path:
     return path
 
 
-def read_token(home: Path, record: RunningRecord) -> str | None:
-    """The record's `door_token`, else its `<session_id>.token` file; None when neither is
-    there (or the file is not a private regular file of this user's)."""
-    if record.door_token:
-        _remember(record.door_token)
-        return record.door_token
-    path = token_path(home, record.session_id)
-    try:
-        data, problem = _read_private(path, MAX_TOKEN_BYTES)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return None
-    if problem is not None or data is None:
-        return None
-    token = data.decode("utf-8", "replace").strip()
-    if not token:
+def read_token(home: Path, record: RunningRecord, credential: str = OPERATOR) -> str | None:
+    """The token of `credential` for the record's door: the operator's is the record's
+    `door_token`, else its `<session_id>.token` file; another's is the record's
+    `credentials[name]`. None when there is none (or the file is not a private regular file of
+    this user's, or the token could not go in an HTTP header)."""
+    if credential != OPERATOR:
+        token = record.credentials.get(credential)
+    elif record.door_token:
+        token = record.door_token
+    else:
+        data, _problem = _read_private(token_path(home, record.session_id), MAX_TOKEN_BYTES)
+        token = data.decode("utf-8", "replace").strip() if data is not None else None
+    if not token or token_problem(token) is not None:
         return None
     _remember(token)
     return token
+
+
+def credential_names(home: Path, record: RunningRecord) -> list[str]:
+    """The credentials a record's session minted and the record holds, operator first."""
+    names = [OPERATOR] if read_token(home, record) is not None else []
+    return names + sorted(name for name in record.credentials
+                          if name != OPERATOR and read_token(home, record, name) is not None)
 
 
 def read_records(home: Path) -> list[Found]:
@@ -232,12 +273,9 @@ def read_records(home: Path) -> list[Found]:
 
 
 def _read_one(path: Path) -> Found:
-    try:
-        data, problem = _read_private(path, MAX_RECORD_BYTES)
-    except OSError as exc:
-        return Found(path, problem=f"cannot be read: {exc.strerror or exc}")
+    data, problem = _read_private(path, MAX_RECORD_BYTES)
     if problem is not None or data is None:
-        return Found(path, problem=problem)
+        return Found(path, problem=problem or "cannot be read")
     try:
         value = loads_line(data)
     except NotJson as exc:
@@ -253,27 +291,41 @@ def _read_one(path: Path) -> Found:
 
 
 def _read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
-    """A regular file of this user's, mode 0600 or stricter, at most `limit` bytes, read
-    without following a symbolic link: (its bytes, None), or (None, the problem)."""
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        return None, "is a symbolic link; a running record is a regular file (not followed)"
-    if not stat.S_ISREG(info.st_mode):
-        return None, "is not a regular file"
-    if info.st_uid != os.getuid():
-        return None, f"belongs to another user (uid {info.st_uid}); not read"
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
-        return None, (f"can be read or written by other users (mode {mode:04o}); running "
-                      f"records are 0600: chmod 600 {path}")
-    if info.st_size > limit:
-        return None, f"is {info.st_size} bytes; a running record is at most {limit} bytes"
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
+    """A regular file of this user's, mode 0600 or stricter, at most `limit` bytes, opened
+    without following a link and without blocking (safe_read), every check made on what was
+    opened: (its bytes, None), or (None, the problem)."""
+    try:
+        fd = open_regular(path)
+    except Refused as exc:
+        why = str(exc)
+        if why == "it is a link":
+            return None, "is a symbolic link; a running record is a regular file (not followed)"
+        if why.startswith("it is "):
+            return None, f"{why.replace('it is ', 'is ', 1)}, not a regular file (not read)"
+        return None, f"cannot be read: {why}"
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid():
+            return None, f"belongs to another user (uid {info.st_uid}); not read"
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & 0o077:
+            return None, (f"can be read or written by other users (mode {mode:04o}); running "
+                          f"records are 0600: chmod 600 {path}")
+        if info.st_size > limit:
+            return None, f"is {info.st_size} bytes; a running record is at most {limit} bytes"
+        data = bytearray()
+        while len(data) <= limit:
+            piece = os.read(fd, limit + 1 - len(data))
+            if not piece:
+                break
+            data += piece
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
     if len(data) > limit:
         return None, f"is more than {limit} bytes; a running record is at most that"
-    return data, None
+    return bytes(data), None
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -342,211 +394,6 @@ def process_state(record: RunningRecord) -> Verdict | None:
     return None
 
 
-# -- layer 3: the door ---------------------------------------------------------------------------
-def verify(record: RunningRecord, timeout: float = PROBE_TIMEOUT, *,
-           token: str | None = None, client: httpx.Client | None = None) -> Verdict:
-    """All three layers. `token` (default: the record's `door_token`) reads the extended card
-    of a door that authenticates. Never raises for what a door does."""
-    local = process_state(record)
-    if local is not None:
-        return local
-    token = token or record.door_token
-    if client is None:
-        import httpx
-
-        with httpx.Client(timeout=timeout, trust_env=False) as own:
-            return _probe(record, own, token)
-    return _probe(record, client, token)
-
-
-def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT, *,
-               tokens: Sequence[str | None] | None = None) -> list[Verdict]:
-    """`verify` of every record, the doors probed concurrently (at most MAX_PROBES at once),
-    in the records' order."""
-    if not records:
-        return []
-    chosen = list(tokens) if tokens is not None else [None] * len(records)
-    verdicts: list[Verdict | None] = [process_state(record) for record in records]
-    pending = [index for index, verdict in enumerate(verdicts) if verdict is None]
-    if pending:
-        import httpx
-
-        limits = httpx.Limits(max_connections=MAX_PROBES, max_keepalive_connections=0)
-        with httpx.Client(timeout=timeout, trust_env=False, limits=limits) as client, \
-                ThreadPoolExecutor(max_workers=min(MAX_PROBES, len(pending))) as pool:
-            results = pool.map(
-                lambda index: _probe(records[index], client,
-                                     chosen[index] or records[index].door_token), pending)
-            for index, verdict in zip(pending, results, strict=True):
-                verdicts[index] = verdict
-    return [verdict for verdict in verdicts if verdict is not None]
-
-
-def door_address(url: str) -> str:
-    """`http://host:port` for a record's url (`host:port`, or a url with a scheme)."""
-    return f"http://{_bare_address(url)}"
-
-
-def door_generation(card: dict[str, Any]) -> Door:
-    """`1.0` (newest), `0.3`, or `legacy` (a card without supportedInterfaces: v0.4.0 and
-    earlier)."""
-    interfaces = card.get("supportedInterfaces")
-    if isinstance(interfaces, list) and interfaces and isinstance(interfaces[0], dict):
-        version = interfaces[0].get("protocolVersion")
-        if version == "0.3":
-            return "0.3"
-        return "1.0"
-    return "legacy"
-
-
-def card_session_id(card: dict[str, Any]) -> str | None:
-    """The session a card names: its capsule extension's `params.sessionId` (found by uri),
-    else the previous card's top-level `session_id`."""
-    capabilities = card.get("capabilities")
-    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
-    if isinstance(extensions, list):
-        for extension in extensions:
-            if not isinstance(extension, dict):
-                continue
-            uri = extension.get("uri")
-            params = extension.get("params")
-            if isinstance(uri, str) and uri.endswith(CAPSULE_EXTENSION) and \
-                    isinstance(params, dict) and isinstance(params.get("sessionId"), str):
-                return str(params["sessionId"])
-    session = card.get("session_id")
-    return session if isinstance(session, str) else None
-
-
-def _probe(record: RunningRecord, client: httpx.Client, token: str | None) -> Verdict:
-    import httpx
-
-    address = _bare_address(record.url)
-    base = door_address(record.url)
-    try:
-        card = _get_json(client, f"{base}/.well-known/agent-card.json", address)
-        if not isinstance(card, dict):
-            return Verdict("unreachable", f"the agent card from {address} is not a JSON object")
-        door = door_generation(card)
-        session = card_session_id(card)
-        if session is None and _extended(card):
-            if not token:
-                return Verdict("unreachable", f"the door at {address} authenticates and no "
-                               "token is known for this session", door)
-            extended = _extended_card(client, base, address, door, token)
-            if isinstance(extended, Verdict):
-                return extended
-            card, session = extended, card_session_id(extended)
-    except httpx.TimeoutException:
-        return Verdict("unreachable", f"{address} did not answer within the probe's timeout")
-    except httpx.HTTPError as exc:
-        return Verdict("unreachable", f"nothing answered at {address}: {_why(exc)}")
-    except _ProbeRefused as exc:
-        return Verdict("unreachable", str(exc))
-    if session is None:
-        return Verdict("unreachable", f"the agent card from {address} names no session", door)
-    if session != record.session_id:
-        return Verdict("unreachable", f"the capsule at {address} answers for session "
-                                      f"{session}", door)
-    return Verdict("live", None, door, card)
-
-
-class _ProbeRefused(Exception):
-    pass
-
-
-def _extended(card: dict[str, Any]) -> bool:
-    capabilities = card.get("capabilities")
-    return isinstance(capabilities, dict) and capabilities.get("extendedAgentCard") is True
-
-
-def _extended_card(client: httpx.Client, base: str, address: str, door: Door, token: str
-                   ) -> dict[str, Any] | Verdict:
-    """The extended card: `GetExtendedAgentCard` with `A2A-Version: 1.0` on the newest door,
-    `agent/getAuthenticatedExtendedCard` on a 0.3 door."""
-    method = "agent/getAuthenticatedExtendedCard" if door == "0.3" else "GetExtendedAgentCard"
-    headers = {"Authorization": f"Bearer {token}"}
-    if door != "0.3":
-        headers["A2A-Version"] = "1.0"
-    reply = _post_json(client, base, address, {"jsonrpc": "2.0", "id": 1, "method": method},
-                       headers)
-    result = reply.get("result") if isinstance(reply, dict) else None
-    if not isinstance(result, dict):
-        return Verdict("unreachable", f"the door at {address} gave no extended card", door)
-    return result
-
-
-def rpc(client: httpx.Client, record: RunningRecord, method: str,
-        params: dict[str, Any] | None, door: Door | None, token: str | None) -> Any:
-    """One JSON-RPC call to a record's door, with the header and token its generation expects;
-    the reply's `result`, or None for an error reply or a failed call."""
-    import httpx
-
-    headers: dict[str, str] = {}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    if door == "1.0":
-        headers["A2A-Version"] = "1.0"
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
-    if params is not None:
-        body["params"] = params
-    address = _bare_address(record.url)
-    try:
-        reply = _post_json(client, door_address(record.url), address, body, headers)
-    except (httpx.HTTPError, _ProbeRefused):
-        return None
-    return reply.get("result") if isinstance(reply, dict) else None
-
-
-def _get_json(client: httpx.Client, url: str, address: str) -> Any:
-    with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
-        return _json_body(response, address, "the agent-card request")
-
-
-def _post_json(client: httpx.Client, base: str, address: str, body: dict[str, Any],
-               headers: dict[str, str]) -> Any:
-    import json
-
-    with client.stream("POST", f"{base}/", content=json.dumps(body).encode(),
-                       headers={"Content-Type": "application/json", **headers}) as response:
-        return _json_body(response, address, f"`{body['method']}`")
-
-
-def _json_body(response: httpx.Response, address: str, what: str) -> Any:
-    if response.status_code in (401, 403):
-        raise _ProbeRefused(f"{address} refused {what} with {response.status_code}"
-                            f"{_refusal(response)}")
-    if response.status_code != 200:
-        raise _ProbeRefused(f"{address} answered {what} with {response.status_code}")
-    data = bytearray()
-    for chunk in response.iter_bytes():
-        data += chunk
-        if len(data) > MAX_CARD_BYTES:
-            raise _ProbeRefused(f"{address} answered {what} with more than "
-                                f"{MAX_CARD_BYTES} bytes")
-    try:
-        return loads_line(bytes(data))
-    except NotJson as exc:
-        raise _ProbeRefused(f"the answer from {address} to {what} is not JSON ({exc})"
-                            ) from None
-
-
-def _refusal(response: httpx.Response) -> str:
-    """` (invalid_token)`: the `error` of Murmur's refusal body, when it has one."""
-    import httpx
-
-    try:
-        value = loads_line(response.read()[:4096])
-    except (NotJson, httpx.HTTPError):
-        return ""
-    error = value.get("error") if isinstance(value, dict) else None
-    return f" ({error})" if isinstance(error, str) and error.isidentifier() else ""
-
-
-def _why(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:200]
-
-
 # -- small helpers -----------------------------------------------------------------------------
 def rfc3339_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -574,7 +421,7 @@ def has_controlling_terminal() -> bool:
         return False
 
 
-def _bare_address(url: str) -> str:
+def bare_address(url: str) -> str:
     for scheme in ("http://", "https://"):
         if url.startswith(scheme):
             url = url[len(scheme):]

@@ -105,7 +105,8 @@ class FleetApp(ThemeHost):
     def _discover(self) -> None:
         """Every record, checked: a session whose stream is live needs only its process
         checked (its door answers already); the others, all three layers."""
-        from tui.core.running import Verdict, process_state, read_records, read_token, verify_all
+        from tui.core.door_probe import verify_all
+        from tui.core.running import Verdict, process_state, read_records, read_token
 
         found = read_records(self.home)
         records = [item.record for item in found if item.record is not None]
@@ -129,7 +130,8 @@ class FleetApp(ThemeHost):
 
     def _discovered(self, found: list[tuple[RunningRecord, Verdict]],
                     problems: Sequence[str] = ()) -> None:
-        from tui.core.running import door_address
+        from tui.core.door_probe import door_address, door_url
+        from tui.core.running import read_token
 
         for problem in problems:  # each broken record file is said once, never followed
             if problem not in self._told:
@@ -153,9 +155,13 @@ class FleetApp(ThemeHost):
                 continue
             if known is not None and record.session_id in self.links:
                 continue
-            session = known or self._row(record, door_address(record.url))
-            link = Link(self.home, record.session_id, session.url, record, self._arrived,
-                        text=False)
+            if known is None:
+                self._row(record, door_address(record.url))
+            # the token goes only to the address found to be the session's own socket (a
+            # public door needs none)
+            token = read_token(self.home, record) if verdict.address else None
+            link = Link(self.home, record.session_id, door_url(record, verdict), record,
+                        self._arrived, token=token, text=False)
             self.links[record.session_id] = link
             link.start()
         self._check_launched()

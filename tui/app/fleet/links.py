@@ -80,12 +80,9 @@ class Link:
         from tui.core.remote.trace_fill import TraceFill
         from tui.core.remote.watch import Watcher
 
-        token = self.token
-        if token is None and self.record is not None:
-            from tui.core.running import read_token
-
-            token = read_token(self.home, self.record)
-        door = DoorClient(self.url, token)
+        # the token is the caller's to give: it has checked that `url` is the session's own
+        # socket (tui/core/running.py, Verdict.address); a record's token is never read here
+        door = DoorClient(self.url, self.token)
         try:
             card = door.card()
         except MurmurTuiError as exc:

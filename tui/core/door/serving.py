@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from tui.core.door import Door
 from tui.core.errors import LaunchError
-from tui.core.running import RunningRecord, remove_record, write_record, write_token
+from tui.core.running import OPERATOR, RunningRecord, remove_record, write_record, write_token
 
 
 class ServedSession(Protocol):
@@ -44,6 +44,13 @@ class ServedSession(Protocol):
     def close_unstarted(self) -> None: ...
 
 
+def declared_tokens(door: Door) -> dict[str, str]:
+    """Each declared credential's token by name, as Murmur's record keeps them under
+    `credentials` (never the operator's: that one is `door_token`)."""
+    return {credential.name: credential.token for credential in door.tokens.credentials
+            if credential.name != OPERATOR}
+
+
 class Serving:
     def __init__(self, door: Door, session: ServedSession, waits: bool) -> None:
         self.door = door
@@ -56,8 +63,10 @@ class Serving:
 
     @classmethod
     def start(cls, door: Door, session: ServedSession) -> Serving:
-        """Check the session can be served, start the door, write the running record (and the
-        operator token, 0600). Nothing is left listening when it raises (LaunchError)."""
+        """Check the session can be served, start the door, write the running record (0600 in
+        a 0700 folder) holding the operator token (`door_token`) and each declared
+        credential's (`credentials`), as Murmur's does, and the operator token again in
+        `<session_id>.token`. Nothing is left listening when it raises (LaunchError)."""
         lifecycle = session.capsule.lifecycle
         waits = session.waits_for_first
         if waits and lifecycle.task_acceptance == "none":
@@ -69,12 +78,13 @@ class Serving:
         door.attach(session, wait_for_first=waits)
         serving.url = door.start()
         home = session.home
+        token = door.tokens.operator
+        if token:  # the older place, read by earlier murmur-tui; written before the record
+            serving.token_file = write_token(home, session.session_id, token)
         write_record(home, RunningRecord.for_this_process(
             session.session_id, serving.url, session.capsule.name, session.capsule.version,
-            str(session.paths.accessible)))
-        token = door.tokens.operator
-        if token:
-            serving.token_file = write_token(home, session.session_id, token)
+            str(session.paths.accessible), door_token=token,
+            credentials=declared_tokens(door)))
         return serving
 
     def readiness(self, as_json: bool) -> str:

@@ -1,8 +1,10 @@
 """The turn a resumed session's predecessor died in, rebuilt (docs/tools.md, "Durable
 questions"): the model's message and the results of the calls that finished come from the dead
-session's journal and are not run again; the call that was running runs again only when its
-contract is replay-safe (dispatch carries it); calls that had not started run now. What the
-record already holds of the turn is not added twice."""
+session's journal (its lines that verify: journal_seal.py) and are not run again; the call that
+was running runs again only when its contract is replay-safe (dispatch carries it); calls that
+had not started run now — when the journal is not whole, nothing shows they had not started,
+so each is carried as the running one is. What the record already holds of the turn is not
+added twice."""
 
 from __future__ import annotations
 
@@ -58,8 +60,12 @@ def rebuild(turn: OpenTurn, task: TaskState, context: Context, dispatch: Dispatc
     if waiting is not None and waiting.call_id not in held:
         said.append(f"{waiting.tool_name} ({waiting.call_id}) was running when it stopped")
         later = len(calls) - len(done) - 1
-        if later:
-            said.append(f"{later} call{'s' if later != 1 else ''} after it had not started")
+        plural = "s" if later != 1 else ""
+        if later and turn.whole:
+            said.append(f"{later} call{plural} after it had not started")
+        elif later:  # the journal lost lines: what came after may have run
+            said.append(f"its journal is not whole, so the {later} call{plural} after it may "
+                        "have started and each counts as interrupted too")
     report.warn("W-RESUME-TURN", f"the turn session {turn.session_id} stopped in (task "
                 f"{turn.task_id}) was rebuilt: " + "; ".join(said))
     questions = dispatch.questions
@@ -69,8 +75,8 @@ def rebuild(turn: OpenTurn, task: TaskState, context: Context, dispatch: Dispatc
         results = dispatch.run_turn(task, number, turn.message, calls,
                                     {**turn.finished, **held}, turn.session_id)
     finally:
-        if questions is not None:  # the interrupted call is carried in this turn or not at all
-            questions.numbering, questions.interrupted = None, None
+        if questions is not None:  # the interrupted calls are carried in this turn or never
+            questions.numbering, questions.interrupted = None, []
     have = set(context.ids)
     for message in (turn.message, *results):
         if str(message["id"]) not in have and \

@@ -32,15 +32,9 @@ from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
 from tui.core.loop.inbox import TaskCancel
-from tui.core.loop.journal import (
-    JOURNAL,
-    Found,
-    Journal,
-    OpenTurn,
-    Questions,
-    holds_turn,
-    read_journal,
-)
+from tui.core.loop.journal import JOURNAL, Journal, OpenTurn, Questions
+from tui.core.loop.journal_read import Found, holds_turn, read_journal
+from tui.core.loop.journal_seal import Seal
 from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
 from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
@@ -126,11 +120,12 @@ class Session:
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
         self._build(script, driver)
-        self._resume_note: str | None = None
+        self._resume_notes: list[str] = []  # W-RESUME at start
         self._found = self._journaled()
-        journal = Journal(self.paths.session / JOURNAL,
+        journal = Journal(self.paths.session / JOURNAL, Seal(self.home, self.session_id),
                           lambda text: self.report.warn_and_log("W-JOURNAL", text))
-        self.questions = Questions(journal, self.context_id, self.session_id, self._found.call)
+        self.questions = Questions(journal, self.context_id, self.session_id,
+                                   self._found.carried())
         self.host.questions = self.dispatch.questions = self.questions
         if self._found.turn is not None and not self.task_text.strip():
             self.no_task = False  # the first task goes on with the turn that session died in
@@ -214,11 +209,13 @@ class Session:
                 and len(seen) < 16:
             seen.add(entry.session_id)
             found = read_journal(session_folder(Path(entry.workdir), entry.session_id),
-                                 entry.session_id)
+                                 entry.session_id, self.home)
             if found.problem is not None:
-                self._resume_note = f"the turn session {entry.session_id} stopped in is not " \
-                                    f"rebuilt: {found.problem}"
+                self._resume_notes.append(f"the turn session {entry.session_id} stopped in is "
+                                          f"not rebuilt: {found.problem}")
                 return Found()
+            if found.warning is not None:  # what was skipped; the rest is used
+                self._resume_notes.append(found.warning)
             if not found.empty:
                 return self._not_taken(found, entry.session_id, known)
             entry = by_id.get(entry.resumed_from) if entry.resumed_from else None
@@ -233,12 +230,14 @@ class Session:
         if self.record_path is not None and rebuild.whole_in(
                 turn, self.reader.messages(self.record_path)):
             return Found()  # it ended whole: nothing was running
-        taker = _taken_over(turn, session_id, known)
-        if taker is None:
+        taken = _taken_over(turn, session_id, known, self.home)
+        if taken is None:
             return found
-        self._resume_note = (f"session {session_id} was resumed before, and {taker} took over "
-                             f"the turn it stopped in: that turn is not rebuilt again (resume "
-                             f"{taker} to go on from it)")
+        taker, doubt = taken
+        took = "took over" if not doubt else f"may have taken over ({doubt})"
+        self._resume_notes.append(f"session {session_id} was resumed before, and {taker} {took} "
+                                  f"the turn it stopped in: that turn is not rebuilt again "
+                                  f"(resume {taker} to go on from it)")
         return Found()
 
     def submit(self, text: str, task_id: str | None = None, context_id: str | None = None
@@ -332,8 +331,8 @@ class Session:
         """The session's first lines (warnings, session_start) and what its task needs."""
         capsule, inference, report = self.capsule, self.inference, self.report
         setup.first_warnings(capsule, self._home_warning, report, self.tools)
-        if self._resume_note is not None:
-            report.warn_and_log("W-RESUME", self._resume_note)
+        for note in self._resume_notes:
+            report.warn_and_log("W-RESUME", note)
         if self._write_task_file:
             (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
         manifest_copy = self.paths.accessible / "murmur.yaml"
@@ -447,10 +446,10 @@ class Session:
         self.report.warn_and_log("W-RECORD", text)
 
 
-def _taken_over(turn: OpenTurn, session_id: str, known: list[session_index.Entry]
-                ) -> str | None:
+def _taken_over(turn: OpenTurn, session_id: str, known: list[session_index.Entry], home: Path
+                ) -> tuple[str, str] | None:
     """The later session that resumed `session_id`, or one resumed from those in turn, and
-    journaled its open turn, if one did."""
+    journaled its open turn, if one did — or whose journal cannot show it did not (then: why)."""
     from tui.core.shell.background import session_folder
 
     message_id = str(turn.message["id"])
@@ -460,7 +459,10 @@ def _taken_over(turn: OpenTurn, session_id: str, known: list[session_index.Entry
         later = bool(found)
         roots |= found
     for entry in known:
-        if entry.session_id != session_id and entry.session_id in roots and holds_turn(
-                session_folder(Path(entry.workdir), entry.session_id), message_id):
-            return entry.session_id
+        if entry.session_id == session_id or entry.session_id not in roots:
+            continue
+        held = holds_turn(session_folder(Path(entry.workdir), entry.session_id),
+                          entry.session_id, home, message_id)
+        if held is not None:
+            return entry.session_id, held
     return None

@@ -6,16 +6,24 @@ connection that fell behind), so these come from the trace alone.
 The file is read from where the last read stopped; each line is taken once (its `event_id`
 is remembered), so reading again after a gap or a reconnect adds nothing twice. A line that
 is not JSON, or a last line still being written, is left for the next read.
+
+The session's own shell can write its workdir, so the trace is opened as tui/core/safe_read.py
+opens every session file: a link, a FIFO or a device at its name is not read (and never
+waited on), at most MAX_READ_BYTES are read at a time, and a line is parsed without recursion
+(a line nested 100,000 deep is one bad line).
 """
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from tui.core import events as ev
+from tui.core.beneath import Refused
 from tui.core.loop.state import TurnDecision
+from tui.core.safe_read import open_regular
+from tui.core.strict_json import NotJson, loads_line
 
 if TYPE_CHECKING:
     from tui.core.event_stream import EventStream
@@ -83,6 +91,7 @@ class TraceFill:
         self.offset = 0
         self.seen: set[str] = set()
         self.bad_lines = 0
+        self.problem: str | None = None  # why the trace was last not read
 
     @classmethod
     def for_workdir(cls, workdir: str, stream: EventStream) -> TraceFill | None:
@@ -90,16 +99,20 @@ class TraceFill:
         if not workdir:
             return None
         trace = Path(workdir) / "trace.jsonl"
-        return cls(trace, stream) if trace.is_file() else None
+        try:
+            os.close(open_regular(trace))
+        except Refused:
+            return None
+        return cls(trace, stream)
 
     def fill(self) -> int:
         """Emit the new lines' events; how many were emitted."""
         try:
-            with self.trace.open("rb") as handle:
-                handle.seek(self.offset)
-                data = handle.read(MAX_READ_BYTES)
-        except OSError:
+            data = self._read()
+        except Refused as exc:
+            self.problem = str(exc)
             return 0
+        self.problem = None
         emitted = 0
         start = 0
         while True:
@@ -112,8 +125,8 @@ class TraceFill:
             raw = data[start:end]
             start = end + 1
             try:
-                line = json.loads(raw)
-            except ValueError:
+                line = loads_line(raw)
+            except NotJson:
                 self.bad_lines += 1
                 continue
             if not isinstance(line, dict):
@@ -129,3 +142,21 @@ class TraceFill:
             emitted += 1
         self.offset += start
         return emitted
+
+    def _read(self) -> bytes:
+        """At most MAX_READ_BYTES from where the last read stopped."""
+        fd = open_regular(self.trace)
+        try:
+            pieces: list[bytes] = []
+            got = 0
+            while got < MAX_READ_BYTES:
+                piece = os.pread(fd, min(1 << 20, MAX_READ_BYTES - got), self.offset + got)
+                if not piece:
+                    break
+                pieces.append(piece)
+                got += len(piece)
+            return b"".join(pieces)
+        except OSError as exc:
+            raise Refused(f"cannot be read ({exc.strerror or exc})") from None
+        finally:
+            os.close(fd)
