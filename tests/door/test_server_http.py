@@ -17,7 +17,7 @@ import pytest
 
 from tui.core.door import Door
 from tui.core.door import server as door_server
-from tui.core.door.server import MAX_BODY, DoorServer
+from tui.core.door.server import MAX_BODY, DoorServer, Limits
 from tui.core.manifest.reader import parse_capsule
 from tui.core.questions import QuestionBoard
 
@@ -46,11 +46,12 @@ class Served:
 
 
 def start(tmp_path: Path, heartbeat: float = door_server.HEARTBEAT_SECONDS,
-          manifest: str = MANIFEST) -> Served:
+          manifest: str = MANIFEST, limits: Limits | None = None) -> Served:
     path = tmp_path / "murmur.yaml"
     path.write_text(manifest, encoding="utf-8")
     door = Door(parse_capsule(path, manifest), QuestionBoard())
-    server = DoorServer(door, door.broadcast, door.tokens, door.public_card, heartbeat=heartbeat)
+    server = DoorServer(door, door.broadcast, door.tokens, door.public_card, heartbeat=heartbeat,
+                        limits=limits)
     host, port = server.bind("127.0.0.1", 0)
     server.start()
     door.url = f"http://{host}:{port}"
@@ -98,10 +99,8 @@ def ok(served: Served) -> None:
     assert card.status_code == 200 and card.json()["name"] == "demo"
 
 
-def test_a_client_that_sends_nothing_holds_up_no_one_and_is_let_go(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(door_server, "READ_TIMEOUT", 0.5)  # the 30 s limit, shortened
-    served = start(tmp_path)
+def test_a_client_that_sends_nothing_holds_up_no_one_and_is_let_go(tmp_path: Path) -> None:
+    served = start(tmp_path, limits=Limits(read_timeout=0.5))  # the 30 s limit, shortened
     try:
         silent = served.connect()
         ok(served)

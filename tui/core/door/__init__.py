@@ -12,6 +12,7 @@ Nothing here imports h11 or asyncio until `start`, so a session without --serve 
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import queue
 import threading
@@ -90,7 +91,8 @@ class Door:
     def start(self) -> str:
         from tui.core.door.server import DoorServer
 
-        self._server = DoorServer(self, self.broadcast, self.tokens, self.public_card)
+        self._server = DoorServer(self, self.broadcast, self.tokens, self.public_card,
+                                  log=self._log)
         try:
             host, port = self._server.bind(self.host, self.port)
         except OSError as exc:
@@ -98,8 +100,22 @@ class Door:
                               f"({exc.strerror or exc})") from None
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{port}"
+        # what the session has built (modules, capsule, components) lives as long as it does:
+        # frozen, it is no longer walked by a full collection. A flood of connections makes
+        # enough garbage to start full collections, and each walked it all: 100-170 ms
+        # pauses of the door's loop and the session's thread (docs/benchmarks.md, door.py)
+        gc.collect()
+        gc.freeze()
         self._server.start()
         return self.url
+
+    def _log(self, line: str) -> None:
+        """The door's rare lines about trouble go to the session's bootstrap log (the screen
+        has no stderr to spare); without a session, the server writes them on stderr."""
+        report = getattr(self.session, "report", None)
+        if report is None:
+            raise LookupError("no session log")
+        report.log(line)
 
     def close(self) -> None:
         self.broadcast.close()

@@ -4,12 +4,15 @@ order, and each method. A method answers a `Reply` — a JSON body, or a stream 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tui.core.door.frames import Frame
 from tui.core.door.tasks import STATES, DoorTask, TaskTable
+from tui.core.strict_json import MAX_DEPTH, too_deep
+from tui.core.text_rule import lone_surrogate_at, where_lone_surrogate
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, INVALID_PARAMS, INTERNAL = \
     -32700, -32600, -32601, -32602, -32603
@@ -80,16 +83,50 @@ def version_problem(values: list[str]) -> str | None:
     return ", ".join(v.strip() for v in values)
 
 
+class _NotJson(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJson(f"the number {text[:20]} is out of range")
+    return value
+
+
+# serde_json's reading, as Murmur's door parses: no NaN or Infinity, no number past a double
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite)
+
+
 def parse(body: bytes) -> tuple[Any, dict[str, Any] | None]:
-    """(request, None) or (None, the error body) for steps 6 and 7."""
+    """(request, None) or (None, the error body) for steps 6 and 7. A body is UTF-8 JSON
+    nested at most MAX_DEPTH deep (Python's decoder recurses: deeper would raise
+    RecursionError); a request whose id holds a lone surrogate is not a request (the id is
+    echoed in the answer, which could not be written)."""
     try:
-        request = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        request = _DECODER.decode(body.decode("utf-8"))
+    except RecursionError:
+        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: nested deeper than "
+                           f"{MAX_DEPTH}")
+    except UnicodeDecodeError as exc:
+        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: not UTF-8 (byte "
+                           f"{exc.start + 1})")
+    except _NotJson as exc:
+        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: {exc}")
+    except ValueError:
         return None, error(None, PARSE_ERROR, "Invalid JSON payload")
+    if too_deep(request):
+        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: nested deeper than "
+                           f"{MAX_DEPTH}")
     if not isinstance(request, dict):
         return None, error(None, INVALID_REQUEST, "Request payload validation error")
     rid = request.get("id")
-    valid_id = isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))
+    valid_id = (isinstance(rid, str) and lone_surrogate_at(rid) is None) or \
+        (isinstance(rid, int) and not isinstance(rid, bool))
     if request.get("jsonrpc") != "2.0" or not isinstance(request.get("method"), str) \
             or not valid_id:
         return None, error(rid if valid_id else None, INVALID_REQUEST,
@@ -114,6 +151,12 @@ def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | No
         params = {}
     if not isinstance(params, dict):
         return Reply(error(rid, INVALID_PARAMS, "params must be an object"))
+    # the one rule for text from the network: a lone surrogate is refused, naming its field,
+    # before anything is written (task.md, the record and the trace could not hold it)
+    where = where_lone_surrogate(params, "params")
+    if where is not None:
+        return Reply(error(rid, INVALID_PARAMS, f"Invalid params: {where} holds a lone "
+                           "surrogate (not a character); send text as Unicode characters"))
     if method in ("SendMessage", "SendStreamingMessage"):
         return _send(door, rid, params, streaming=method == "SendStreamingMessage",
                      last_event_id=last_event_id)
@@ -150,6 +193,12 @@ def _cancel(door: DoorSession, rid: Any, params: dict[str, Any]) -> dict[str, An
     task, problem = _named_task(door, rid, params, "CancelTask")
     if problem is not None or task is None:
         return problem or {}
+    context, problem = _callers_context(rid, params)
+    if problem is not None:
+        return problem
+    if context is not None and context != task.context_id:
+        return error(rid, INVALID_PARAMS, f"Invalid params: task {task.task_id} is not in "
+                     f"context {context}; a caller cancels only its own context's tasks")
     if task.terminal:
         state = STATES[task.state]
         return error(rid, NOT_CANCELABLE, f"Task cannot be canceled: it is already {state}",
@@ -161,6 +210,23 @@ def _cancel(door: DoorSession, rid: Any, params: dict[str, Any]) -> dict[str, An
     if not task.terminal:  # accepted, and still stopping what it runs: it ends canceled
         body["status"] = {"state": STATES["canceled"]}
     return result(rid, body)
+
+
+def _callers_context(rid: Any, params: dict[str, Any]
+                     ) -> tuple[str | None, dict[str, Any] | None]:
+    """The context the caller speaks for: `params.contextId`, else `params.metadata.contextId`
+    (A2A's CancelTaskRequest has only `id` and `metadata`); None when it names none."""
+    metadata = params.get("metadata")
+    for where, value in (("contextId", params.get("contextId")),
+                         ("metadata.contextId", metadata.get("contextId")
+                          if isinstance(metadata, dict) else None)):
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            return None, error(rid, INVALID_PARAMS, f"Invalid params: CancelTask "
+                               f"params.{where} must be a non-empty string")
+        return value, None
+    return None, None
 
 
 def message_text(params: dict[str, Any]) -> tuple[dict[str, Any] | None, str, str | None]:

@@ -5,6 +5,13 @@ The session's thread never waits on a connection: frames reach each connection's
 client loses the oldest frames (`lagged`), never the session's time. Each connection serves one
 request and closes. Bad input gets Murmur's answer: 404 for anything but the card and `POST /`
 with a JSON body, 413 for a body over `MAX_BODY`, JSON-RPC errors for the rest.
+
+Under load and hostile input (guard.py, accept.py, reading.py): connections are counted and
+capped, total and per peer; a door with tokens refuses a caller before reading its body; a
+request's head and body must arrive within one deadline; running out of descriptors pauses
+accepting; a malformed head or header gets a 400 naming what is wrong. Nothing a request does
+escapes as a traceback: the last resort answers -32603 "internal error" and says one line (at
+most one a minute per kind of trouble) where the session logs.
 """
 
 from __future__ import annotations
@@ -13,37 +20,63 @@ import asyncio
 import contextlib
 import json
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import h11
 
-from tui.core.door.auth import Refusal, Tokens, refusal_headers
-from tui.core.door.frames import HEARTBEAT, Broadcast, Frame, Subscriber
-from tui.core.door.rpc import VERSION, DoorSession, Reply, dispatch, error, parse, version_problem
+from tui.core.door.accept import Listener
+from tui.core.door.auth import Credential, Refusal, Tokens, refusal_headers
+from tui.core.door.frames import Broadcast
+from tui.core.door.guard import Guard, Held, Limits, Notes
+from tui.core.door.reading import (
+    MAX_BODY,
+    MAX_HEADERS,
+    Counted,
+    Reader,
+    Trouble,
+    last_event_id,
+)
+from tui.core.door.rpc import (
+    INTERNAL,
+    VERSION,
+    DoorSession,
+    dispatch,
+    error,
+    parse,
+    version_problem,
+)
+from tui.core.door.stream import SseStream
 
-MAX_BODY = 1024 * 1024
-MAX_HEADERS = 64 * 1024
+__all__ = ["MAX_BODY", "DoorServer", "Limits"]
+
 HEARTBEAT_SECONDS = 15.0
-READ_TIMEOUT = 30.0
 CLOSE_GRACE = 2.0  # seconds an open stream has, on close, to write what it still holds
+OFF_THE_LOOP = frozenset({"CancelTask"})  # methods that may wait on the session: on a thread
 
 
 class DoorServer:
     def __init__(self, door: DoorSession, broadcast: Broadcast, tokens: Tokens,
                  card: Callable[[], dict[str, Any]],
-                 heartbeat: float = HEARTBEAT_SECONDS) -> None:
+                 heartbeat: float = HEARTBEAT_SECONDS, limits: Limits | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
         self.door = door
         self.broadcast = broadcast
         self.tokens = tokens
         self.card = card
         self.heartbeat = heartbeat
+        self.limits = (limits or Limits()).within_descriptors()
+        self.guard = Guard(self.limits)
+        self._log = log
+        self.notes = Notes(self._say)
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._server: asyncio.base_events.Server | None = None
+        self.listener: Listener | None = None
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
         self._streams: set[asyncio.Task[None]] = set()
+        self._connections: set[asyncio.Task[None]] = set()
 
     def bind(self, host: str, port: int) -> tuple[str, int]:
         """Bind now (a taken port is an error here, not later); serve from `start`."""
@@ -66,13 +99,11 @@ class DoorServer:
 
         def run() -> None:
             loop = asyncio.new_event_loop()
+            loop.set_exception_handler(self._loop_trouble)
             self.loop = loop
-
-            async def serve() -> None:
-                self._server = await asyncio.start_server(self._connection, sock=self._sock)
-                ready.set()
-
-            loop.run_until_complete(serve())
+            self.listener = Listener(self._sock, loop, self.guard, self._serve, self.notes)
+            self.listener.start()
+            ready.set()
             try:
                 loop.run_forever()
             finally:
@@ -90,8 +121,8 @@ class DoorServer:
             return
 
         async def stop() -> None:
-            if self._server is not None:
-                self._server.close()
+            if self.listener is not None:
+                self.listener.close()
             if self._streams:  # the session's last frames are queued: let them be written
                 await asyncio.wait(set(self._streams), timeout=CLOSE_GRACE)
             current = asyncio.current_task()
@@ -107,53 +138,130 @@ class DoorServer:
             return
         self._stopped.wait(5)
 
+    # -- what the door says about trouble ---------------------------------------------------
+    def _say(self, line: str) -> None:
+        """One line where the session logs (its bootstrap log), else on stderr; never a
+        traceback, never an exception (the line may be about running out of descriptors)."""
+        if self._log is not None:
+            try:
+                self._log(line)
+                return
+            except Exception:  # a log that cannot be written: stderr
+                pass
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"murmur-tui: {line}\n")
+            sys.stderr.flush()
+
+    def _loop_trouble(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """What asyncio would print as a traceback: one line per kind, at most once a
+        minute."""
+        message = str(context.get("message") or "event loop error")
+        exc = context.get("exception")
+        named = f" ({type(exc).__name__})" if isinstance(exc, BaseException) else ""
+        self.notes.note(f"loop:{message}", f"door: {message}{named}")
+
     # -- one connection ---------------------------------------------------------------------
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-                          ) -> None:
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADERS)
+    def _serve(self, sock: socket.socket, held: Held) -> None:
+        assert self.loop is not None
+        task = self.loop.create_task(self._connection(sock, held))
+        self._connections.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(self._connections.discard)
+
+    async def _connection(self, sock: socket.socket, held: Held) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2 ** 16, loop=loop)
+        protocol = Counted(reader, held)
         try:
-            request, body = await self._read(conn, reader)
-            if request is not None:
-                await self._answer(conn, writer, request, body)
-        except (TimeoutError, h11.RemoteProtocolError, ConnectionError):
+            transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock)
+        except OSError:  # the peer left, or it was evicted, before it was wrapped
+            self.guard.release(held)
+            sock.close()
+            return
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+        if not self.guard.holds(held):  # its place went to another while it was wrapped
+            transport.abort()
+            return
+        held.close = transport.abort
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADERS)
+        exchange = _Exchange(conn, reader, writer, held)
+        try:
+            await self._exchange(exchange, Reader(conn, reader, self.limits, held))
+        except (TimeoutError, ConnectionError, h11.LocalProtocolError):
             pass
-        except _TooLarge:
-            await self._send(conn, writer, 413, {"error": "payload_too_large",
-                                                 "message": f"the body is over {MAX_BODY} "
-                                                 "bytes"})
+        except Exception as exc:  # the last resort: an answer, no traceback
+            self.notes.note("internal", f"door: internal error answering a request "
+                                        f"({type(exc).__name__})")
+            await self._internal_error(exchange)
         finally:
+            self.guard.release(held)
             writer.close()
 
-    async def _read(self, conn: h11.Connection, reader: asyncio.StreamReader
-                    ) -> tuple[h11.Request | None, bytes]:
-        request: h11.Request | None = None
-        body = bytearray()
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = await asyncio.wait_for(reader.read(65536), READ_TIMEOUT)
-                conn.receive_data(data)
-                if not data and conn.their_state is h11.SEND_BODY:
-                    return None, b""
-                continue
-            if isinstance(event, h11.Request):
-                request = event
-                length = dict(event.headers).get(b"content-length")
-                if length is not None and length.isdigit() and int(length) > MAX_BODY:
-                    raise _TooLarge
-            elif isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > MAX_BODY:
-                    raise _TooLarge
-            elif isinstance(event, h11.EndOfMessage):
-                return request, bytes(body)
-            elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
-                return None, b""
+    async def _exchange(self, ex: _Exchange, reader: Reader) -> None:
+        request = await reader.head()
+        if isinstance(request, Trouble):
+            await self._early(ex, request)
+            return
+        if request is None:
+            return
+        target = request.target.split(b"?", 1)[0]
+        if request.method == b"GET" and target == b"/.well-known/agent-card.json":
+            await self._send(ex.conn, ex.writer, 200, self.card())
+            return
+        # the caller is known before its body is read: a stranger's body is never taken in
+        credential = self.tokens.authenticate(list(request.headers))
+        if isinstance(credential, Refusal):
+            await self._refuse(ex.conn, ex.writer, credential)
+            await self._linger(ex)
+            return
+        body = await reader.body(request)
+        if isinstance(body, Trouble):
+            await self._early(ex, body)
+            return
+        if body is None:
+            return
+        ex.held.phase = "answering"
+        await self._answer(ex, request, credential, body)
+
+    async def _early(self, ex: _Exchange, trouble: Trouble) -> None:
+        """Answer a request that could not be read whole, then let the peer's rest go."""
+        ex.writer.write(trouble.raw())
+        ex.answered = True
+        await asyncio.wait_for(ex.writer.drain(), self.limits.write_timeout)
+        await self._linger(ex)
+
+    async def _linger(self, ex: _Exchange) -> None:
+        """Close gently after an answer given before the body was read: closing a socket
+        with unread bytes resets it, and the peer could lose the answer. What still comes is
+        read and dropped for `Limits.linger` seconds (or up to MAX_BODY bytes)."""
+        ex.held.phase = "closing"
+        with contextlib.suppress(OSError, RuntimeError):
+            if ex.writer.can_write_eof():
+                ex.writer.write_eof()
+        reader = ex.stream
+        loop = asyncio.get_running_loop()
+        until, dropped = loop.time() + self.limits.linger, 0
+        with contextlib.suppress(TimeoutError, ConnectionError):
+            while dropped <= MAX_BODY and (left := until - loop.time()) > 0:
+                data = await asyncio.wait_for(reader.read(65536), left)
+                if not data:
+                    return
+                dropped += len(data)
+                ex.held.taken += len(data)
+
+    async def _internal_error(self, ex: _Exchange) -> None:
+        if ex.started:
+            return
+        body = json.dumps(error(ex.request_id, INTERNAL, "internal error")).encode()
+        head = ("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                f"content-length: {len(body)}\r\n\r\n").encode()
+        with contextlib.suppress(Exception):
+            ex.writer.write(head + body)
+            await asyncio.wait_for(ex.writer.drain(), self.limits.write_timeout)
 
     async def _send(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int,
                     body: dict[str, Any], headers: list[tuple[str, str]] | None = None
                     ) -> None:
-        data = json.dumps(body, ensure_ascii=False).encode()
+        data = _encoded(body)
         head = [("content-type", "application/json"), ("content-length", str(len(data))),
                 ("connection", "close")]
         head += [h for h in headers or [] if h[0] != "content-type"]
@@ -161,20 +269,14 @@ class DoorServer:
             writer.write(conn.send(h11.Response(status_code=status, headers=head)) or b"")
             writer.write(conn.send(h11.Data(data=data)) or b"")
             writer.write(conn.send(h11.EndOfMessage()) or b"")
-            await writer.drain()
+            await asyncio.wait_for(writer.drain(), self.limits.write_timeout)
         except h11.LocalProtocolError:
             pass
 
-    async def _answer(self, conn: h11.Connection, writer: asyncio.StreamWriter,
-                      request: h11.Request, body: bytes) -> None:
+    async def _answer(self, ex: _Exchange, request: h11.Request, credential: Credential | None,
+                      body: bytes) -> None:
+        conn, writer = ex.conn, ex.writer
         target = request.target.split(b"?", 1)[0]
-        if request.method == b"GET" and target == b"/.well-known/agent-card.json":
-            await self._send(conn, writer, 200, self.card())
-            return
-        credential = self.tokens.authenticate(list(request.headers))
-        if isinstance(credential, Refusal):
-            await self._refuse(conn, writer, credential)
-            return
         content_type = dict(request.headers).get(b"content-type", b"")
         if request.method != b"POST" or target != b"/" or not body or \
                 content_type.split(b";")[0].strip().lower() != b"application/json":
@@ -186,6 +288,7 @@ class DoorServer:
         if problem is not None:
             await self._send(conn, writer, 200, problem)
             return
+        ex.request_id = parsed["id"]
         versions = [v.decode("latin-1") for n, v in request.headers if n == b"a2a-version"]
         requested = version_problem(versions)
         if requested is not None:
@@ -194,13 +297,32 @@ class DoorServer:
                            {"requestedVersion": requested, "supportedVersions": "1.0"})
             await self._send(conn, writer, 200, answer)
             return
-        last = _last_event_id(request.headers)
-        reply = dispatch(self.door, parsed, last,
-                         lambda method: self.tokens.authorize(credential, method))
+        last = last_event_id(list(request.headers))
+        if isinstance(last, Trouble):
+            await self._send(conn, writer, last.status, {"error": last.error,
+                                                         "message": last.message})
+            return
+
+        def authorize(method: str) -> Refusal | None:
+            return self.tokens.authorize(credential, method)
+
+        if parsed["method"] in OFF_THE_LOOP:  # it waits for the task to stop: not here
+            reply = await asyncio.to_thread(dispatch, self.door, parsed, last, authorize)
+        else:
+            reply = dispatch(self.door, parsed, last, authorize)
         if isinstance(reply, Refusal):
             await self._refuse(conn, writer, reply)
         elif reply.stream is not None:
-            await self._stream(conn, writer, reply)
+            ex.held.phase = "streaming"  # no longer a request: the deadline is behind it
+            this = asyncio.current_task()
+            if this is not None:
+                self._streams.add(this)
+            try:
+                await SseStream(conn, writer, self.heartbeat, self.limits.write_timeout
+                                ).run(self.broadcast, reply)
+            finally:
+                if this is not None:
+                    self._streams.discard(this)
         else:
             await self._send(conn, writer, 200, reply.body or {})
 
@@ -208,75 +330,28 @@ class DoorServer:
                       refusal: Refusal) -> None:
         await self._send(conn, writer, refusal.status, refusal.body(), refusal_headers(refusal))
 
-    async def _stream(self, conn: h11.Connection, writer: asyncio.StreamWriter, reply: Reply
-                      ) -> None:
-        loop = asyncio.get_running_loop()
-        wake = asyncio.Event()
 
-        def woken() -> None:
-            with contextlib.suppress(RuntimeError):  # the loop has closed
-                loop.call_soon_threadsafe(wake.set)
+class _Exchange:
+    """One connection's request and answer, as far as they got."""
 
-        subscriber = Subscriber(woken)
-        this = asyncio.current_task()
-        if this is not None:
-            self._streams.add(this)
-        ends_on = reply.task_id if reply.stream == "task" else None
-        replay = self.broadcast.subscribe(subscriber, reply.last_event_id)
-        writer.write(conn.send(h11.Response(status_code=200, headers=[
-            ("content-type", "text/event-stream"), ("cache-control", "no-cache"),
-            ("connection", "keep-alive")])) or b"")
-        try:
-            done = await self._write(conn, writer, [*reply.prelude, *replay], ends_on)
-            if reply.start is not None and not done:
-                done = await self._write(conn, writer, reply.start(), ends_on)
-            next_beat = loop.time() + self.heartbeat
-            while not done:
-                timeout = max(0.0, next_beat - loop.time())
-                try:
-                    await asyncio.wait_for(wake.wait(), timeout)
-                except TimeoutError:
-                    writer.write(conn.send(h11.Data(data=HEARTBEAT)) or b"")
-                    await writer.drain()
-                    next_beat += self.heartbeat
-                    continue
-                wake.clear()
-                done = await self._write(conn, writer, subscriber.drain(), ends_on)
-                if subscriber.closed and not done:
-                    # what came between the drain and the close: a task stream still ends on
-                    # its task's final status when that is among it, never after it
-                    done = await self._write(conn, writer, subscriber.drain(), ends_on) or True
-            writer.write(conn.send(h11.EndOfMessage()) or b"")
-            await writer.drain()
-        except (ConnectionError, h11.LocalProtocolError):
-            pass
-        finally:
-            self.broadcast.unsubscribe(subscriber)
-            if this is not None:
-                self._streams.discard(this)
+    def __init__(self, conn: h11.Connection, stream: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter, held: Held) -> None:
+        self.conn = conn
+        self.stream = stream
+        self.writer = writer
+        self.held = held
+        self.request_id: Any = None
+        self.answered = False
 
-    async def _write(self, conn: h11.Connection, writer: asyncio.StreamWriter,
-                     frames: list[Frame], ends_on: str | None) -> bool:
-        """Write `frames`; True once the stream is over (a task stream's final status, or
-        `capsule-closed`)."""
-        done = False
-        for frame in frames:
-            writer.write(conn.send(h11.Data(data=frame.sse())) or b"")
-            if frame.event == "capsule-closed" or (
-                    ends_on is not None and frame.final and frame.data.get("id") == ends_on):
-                done = True
-                break
-        await writer.drain()
-        return done
+    @property
+    def started(self) -> bool:
+        return self.answered or self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE)
 
 
-class _TooLarge(Exception):
-    pass
-
-
-def _last_event_id(headers: Any) -> int | None:
-    for name, value in headers:
-        if name == b"last-event-id":
-            text = value.decode("latin-1").strip()
-            return int(text) if text.isdigit() else 0
-    return None
+def _encoded(body: dict[str, Any]) -> bytes:
+    """The answer's bytes. A text that is not encodable (a lone surrogate the door did not
+    refuse) is written escaped rather than ending the connection unanswered."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(body).encode()
