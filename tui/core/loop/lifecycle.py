@@ -113,7 +113,8 @@ def _next_parts(previous: task.TaskParts, pending: Pending) -> task.TaskParts:
     """What the next task runs with: its text written to `task.md` (as an A2A message rewrites
     it), the context kept when threaded or a new one when stateless."""
     accessible = previous.paths.accessible
-    (accessible / "task.md").write_text(pending.text, encoding="utf-8")
+    (accessible / "task.md").write_text(pending.text, encoding="utf-8",
+                                         errors="replace")  # never ends a session
     context = previous.context
     turns = previous.turns
     if previous.capsule.lifecycle.conversation != "threaded":

@@ -335,7 +335,8 @@ class Session:
         if self._resume_note is not None:
             report.warn_and_log("W-RESUME", self._resume_note)
         if self._write_task_file:
-            (self.paths.accessible / "task.md").write_text(self.task_text, encoding="utf-8")
+            (self.paths.accessible / "task.md").write_text(
+                self.task_text, encoding="utf-8", errors="replace")  # never ends a session
         manifest_copy = self.paths.accessible / "murmur.yaml"
         if not manifest_copy.exists():
             write_manifest_copy(capsule, manifest_copy)

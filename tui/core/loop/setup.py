@@ -22,6 +22,7 @@ from tui.core.loop.report import Report
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
 from tui.core.session_index import Resume
+from tui.core.text_rule import whole
 from tui.core.tools import SkillHandler, ToolSpec, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths
@@ -51,12 +52,9 @@ def read_task(task: str | None, task_file: Path | None, accessible: Path,
     """The task text: `--task`, `--task-file`, then `task.md` / `input.txt` in the workdir,
     then the capsule's own `task.md` (a murmur-tui convenience); None when there is none."""
     if task is not None:
-        return task
+        return whole(task)
     if task_file is not None:
-        try:
-            return task_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LaunchError(f"--task-file {task_file}: cannot be read ({exc})") from None
+        return whole(read_task_file(task_file))
     for candidate in (accessible / "task.md", accessible / "input.txt", capsule_root / "task.md"):
         try:
             return candidate.read_text(encoding="utf-8")
@@ -65,6 +63,17 @@ def read_task(task: str | None, task_file: Path | None, accessible: Path,
         except (OSError, UnicodeDecodeError) as exc:
             raise LaunchError(f"{candidate}: cannot be read ({exc})") from None
     return None
+
+
+def read_task_file(path: Path) -> str:
+    """`--task-file`'s text as this machine gave it: bytes that are not UTF-8 come back as lone
+    surrogates (surrogateescape), for the caller to find and make whole (`text_rule`). Any
+    file the user names is read — a pipe too (`--task-file <(…)`)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise LaunchError(f"--task-file {path}: cannot be read ({exc.strerror or exc})"
+                          ) from None
 
 
 def identity_env(capsule: Capsule, session_id: str, context_id: str) -> dict[str, str]:

@@ -232,7 +232,8 @@ def _run_script(parts: TaskParts) -> TaskOutcome:
     assert script is not None
     accessible = parts.paths.accessible
     if not parts.task_file_written and not (accessible / "task.md").exists():
-        (accessible / "task.md").write_text(parts.text, encoding="utf-8")
+        (accessible / "task.md").write_text(parts.text, encoding="utf-8",
+                                             errors="replace")  # never ends a task
     try:
         script.run(parts.host, parts.cancel)
     except GuestFailure as failure:
