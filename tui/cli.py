@@ -176,6 +176,7 @@ def launch(args: argparse.Namespace) -> int:
     if args.resume is not None and args.context_id is not None:
         return _error("give --resume or --context, not both (a resumed session goes on in "
                       "its own context)")
+    _make_task_whole(args)
     target = args.capsule if args.capsule is not None else demo_capsule()
     try:
         capsule = load_capsule(target)
@@ -191,6 +192,22 @@ def launch(args: argparse.Namespace) -> int:
                          "explicitly, --json prints JSON lines)\n")
         headless = True
     return _run_headless(capsule, args) if headless else _run_screen(capsule, args)
+
+
+def _make_task_whole(args: argparse.Namespace) -> None:
+    """`--task` / `--task-file` as text a session can write: bytes that are not UTF-8 (lone
+    surrogates once decoded) become U+FFFD, with one warning naming the flag. The file is
+    read here, once, and goes on as the task's text (LaunchError if it cannot be read)."""
+    from tui.core.loop.setup import read_task_file
+    from tui.core.text_rule import lone_surrogate_at, whole
+
+    flag = "--task"
+    if args.task_file is not None:
+        args.task, args.task_file, flag = [read_task_file(args.task_file)], None, "--task-file"
+    if any(lone_surrogate_at(text) is not None for text in args.task or ()):
+        sys.stderr.write(f"murmur-tui: warning: {flag} holds bytes that are not UTF-8 text; "
+                         "each is replaced with U+FFFD (\ufffd)\n")
+        args.task = [whole(text) for text in args.task]
 
 
 def _resume(args: argparse.Namespace) -> Any:

@@ -5,6 +5,7 @@ every request is kept (headers and body) for the tests to inspect."""
 from __future__ import annotations
 
 import json
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ class Provider:
     replies: list[Reply] = field(default_factory=list)
     seen: list[Seen] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    hung_up: threading.Event = field(default_factory=threading.Event)  # a client went away
 
     @property
     def url(self) -> str:
@@ -96,10 +98,40 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(frame.encode())
                 self.wfile.flush()
             except OSError:  # the client went away (a cancel)
+                self.owner.hung_up.set()
                 return
             if delay:
                 time.sleep(delay)
         self.close_connection = True
+
+
+    def hold(self, headers: bool = False, limit: float = 120.0) -> None:
+        """A provider that took the request and answers nothing (or, with `headers`, only the
+        start of a stream) until the client hangs up — noted in `owner.hung_up` — or `limit`
+        seconds pass."""
+        if headers:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            self.wfile.flush()
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if not readable:
+                continue
+            try:
+                if not self.connection.recv(4096):
+                    break  # end of stream: the client closed its side
+            except OSError:  # reset
+                break
+        else:
+            return
+        self.owner.hung_up.set()
+        self.close_connection = True
+
+
+def holding(headers: bool = False) -> Reply:
+    return lambda h: h.hold(headers)
 
 
 # -- OpenAI chat completions -------------------------------------------------------------

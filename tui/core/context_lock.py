@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from tui.core.errors import LaunchError
 from tui.core.private import FILE_MODE, make_private_dirs
+from tui.core.segments import MAX_NAME_BYTES
 
 
 class ContextInUse(LaunchError):
@@ -28,7 +30,12 @@ class ContextInUse(LaunchError):
 
 
 def lock_path(home: Path, record: str, context_id: str) -> Path:
-    return home / "tui" / "locks" / record / f"{context_id}.lock"
+    """`<context-id>.lock`; for an id so long that the suffix would take the name past what a
+    file name holds, the id's SHA-256 instead (the same id always gets the same lock)."""
+    name = f"{context_id}.lock"
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        name = f"{hashlib.sha256(context_id.encode('utf-8', 'surrogatepass')).hexdigest()}.lock"
+    return home / "tui" / "locks" / record / name
 
 
 class ContextLock:

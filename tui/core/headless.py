@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, TextIO
 from tui.core import events as ev
 from tui.core.asking import InputRequest, InputTimeout, NoAnswer
 from tui.core.printable import printable
+from tui.core.stdin_lines import MAX_LINE, Lines, lines_of
+from tui.core.text_rule import whole
 from tui.core.wording import log_line, warning
 
 if TYPE_CHECKING:
@@ -76,15 +78,16 @@ class HeadlessResponder:
 
     With `feed_tasks` (a session that sleeps between tasks), each line of stdin is a task for
     the session — except while a question waits: then the next line is its answer. The end of
-    stdin ends what can be sent."""
+    stdin ends what can be sent. Stdin is read a bounded line at a time (`stdin_lines`), and
+    every answer and task from it or from `--answer` is whole text (`text_rule`)."""
 
     def __init__(self, answers: Iterable[str], stdin: TextIO | None = None,
                  err: TextIO | None = None, board: QuestionBoard | None = None) -> None:
-        self._answers = deque(answers)
+        self._answers = deque(whole(answer) for answer in answers)
         self._board = board  # open questions, answerable from the door too
         self._stdin = stdin if stdin is not None else sys.stdin
         self._err = err if err is not None else sys.stderr
-        self._lines: queue.Queue[str | None] | None = None
+        self._lines: Lines | None = None
         self._closed = False
         self._asking = False
         self._send_task: Callable[[str], str | None] | None = None
@@ -130,7 +133,7 @@ class HeadlessResponder:
               door_only: bool = False) -> str | None:
         """The next stdin line (or the door's answer, whichever comes first); gives up at the
         request's timeout or when it is canceled."""
-        lines: queue.Queue[str | None] = queue.Queue() if door_only else self._next_line()
+        lines = Lines() if door_only else self._next_line()
         deadline = (time.monotonic() + request.timeout_secs
                     if request.timeout_secs is not None else None)
         while True:
@@ -141,7 +144,7 @@ class HeadlessResponder:
             try:
                 line = lines.get(timeout=step)
                 if line is not None and question is not None and not question.take(line):
-                    lines.put(line)  # the door answered first: the line is for what follows
+                    lines.put_back(line)  # the door answered first: it is for what follows
                     continue
                 return line
             except queue.Empty:
@@ -160,21 +163,31 @@ class HeadlessResponder:
             self._err.write(f"murmur-tui: task not taken: {refused}\n")
             self._err.flush()
 
-    def _next_line(self) -> queue.Queue[str | None]:
-        """Lines of stdin, read by one daemon thread so a wait can time out."""
+    def _long_line(self, size: int) -> None:
+        self._err.write(f"murmur-tui: a line of stdin was not taken: {size} bytes, over the "
+                        f"{MAX_LINE} a line may hold\n")
+        self._err.flush()
+
+    def _next_line(self) -> Lines:
+        """Lines of stdin, read by one daemon thread so a wait can time out; it reads no
+        further while MAX_WAITING lines wait to be taken."""
         if self._lines is None:
-            lines: queue.Queue[str | None] = queue.Queue()
+            lines = Lines()
             self._lines = lines
 
             def pump() -> None:
-                for line in iter(self._stdin.readline, ""):
-                    if self._send_task is not None and not self._asking:
-                        self._task_line(line)
-                    else:
-                        lines.put(line)
-                lines.put(None)
-                if self._ended is not None:
-                    self._ended()
+                try:
+                    for line in lines_of(self._stdin, self._long_line):
+                        if self._send_task is not None and not self._asking:
+                            self._task_line(line)
+                        else:
+                            lines.put(line)
+                except (OSError, ValueError) as exc:  # stdin closed or unreadable: its end
+                    self._err.write(f"murmur-tui: stdin could not be read further: {exc}\n")
+                finally:
+                    lines.close()
+                    if self._ended is not None:
+                        self._ended()
 
             threading.Thread(target=pump, name="stdin-answers", daemon=True).start()
         return self._lines

@@ -1,6 +1,9 @@
-"""Single path segments: the record store and context id that name a conversation record."""
+"""Single path segments: the values that name one file or folder — the capsule's name, the
+record store and context id that name a conversation record, a store version."""
 
 from __future__ import annotations
+
+MAX_NAME_BYTES = 255  # the longest file or folder name Linux (and macOS) take, in bytes
 
 
 def segment_problem(value: str) -> str | None:
@@ -15,6 +18,10 @@ def segment_problem(value: str) -> str | None:
         return "is not a single path segment (it starts with a '.')"
     if "\x00" in value:
         return "is not a single path segment (it contains a NUL byte)"
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        return (f"is {size} bytes long; a file or folder name holds at most {MAX_NAME_BYTES} "
+                "bytes")
     return None
 
 

@@ -10,6 +10,7 @@ exactly the sum of the counts of its pieces, and a message's piece is encoded on
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -42,11 +43,49 @@ def encoding() -> tiktoken.Encoding:
     return _encoding
 
 
+PIECE = 1 << 16  # characters encoded at once when a text is long
+LONGEST_PIECE = 1 << 17  # a piece with no sure chunk boundary is cut here anyway
+
+
 def count(text: str) -> int:
-    """cl100k_base tokens in `text` (special-token text counts as ordinary text)."""
+    """cl100k_base tokens in `text` (special-token text counts as ordinary text).
+
+    A long text (an image's base64 in a payload: megabytes) is encoded a piece at a time, so
+    what is held is one piece's work rather than the whole text's: encoded whole, a 5 MiB
+    image's base64 took over 300 MiB. Pieces are cut where cl100k's pre-tokeniser always
+    starts a new chunk, after a letter and before a digit or a space and a letter: no
+    alternative of its pattern spans a letter and a digit or a letter and a space (a space
+    before a letter begins the word's chunk, and a run of digits is grouped in threes from
+    its start) — and BPE never merges across chunks, so the sum is exactly the whole text's
+    count. A stretch of LONGEST_PIECE characters with no such place (one run of letters, as
+    the base64 of uniform bytes is — which BPE takes seconds over, whole) is cut there all the
+    same: the count may then differ from tiktoken's by a token or two per cut, out of the
+    tens of thousands such a stretch holds."""
     if not text:
         return 0
-    return len(encoding().encode_ordinary(text))
+    encode = encoding().encode_ordinary
+    total, start = 0, 0
+    while start < len(text):
+        end = _cut_after(text, start + PIECE, start + LONGEST_PIECE)
+        total += len(encode(text[start:end]))
+        start = end
+    return total
+
+
+_SURE_START = re.compile(r"[^\W\d_](?:\d| [^\W\d_])")  # a letter, then a digit or " x"
+
+
+def _cut_after(text: str, at: int, latest: int) -> int:
+    """The first index from `at` where a new pre-tokeniser chunk surely begins (a decimal
+    digit, or a space and a letter, after a letter), else `latest`, else the end of
+    `text`."""
+    if at >= len(text):
+        return len(text)
+    for found in _SURE_START.finditer(text, at - 1, min(latest, len(text)) + 1):
+        letters = found.group()[0] + found.group()[2:]
+        if letters.isalpha():  # [^\W\d_] also takes a few numerals (½, ²)
+            return found.start() + 1
+    return min(latest, len(text))
 
 
 def serialize_payload(head: dict[str, Any], messages: Sequence[dict[str, Any]]) -> str:
@@ -66,6 +105,7 @@ class PayloadCounter:
         self._head_tokens = count(self.head_text + '[{"')
         self._empty_tokens = count(self.head_text + "[]}")
         self._inner: dict[str, int] = {}  # id -> tokens of `role":…},{"`
+        self._openings: dict[str, tuple[int, str]] = {}  # id -> (tokens, closing): `_ended`
         self._prefix_ids: list[str] = []  # the ids whose inner pieces `_prefix_sum` holds
         self._prefix_sum = 0
 
@@ -85,15 +125,48 @@ class PayloadCounter:
             key = ids[index]
             cached = self._inner.get(key)
             if cached is None:
-                cached = count(_body(messages[index]) + ',{"')
-                self._inner[key] = cached
+                cached = self._inner[key] = self._ended(key, messages[index], ',{"')
             self._prefix_sum += cached
             self._prefix_ids.append(key)
-        return self._head_tokens + self._prefix_sum + count(_body(messages[last]) + "]}")
+        return self._head_tokens + self._prefix_sum + \
+            self._ended(ids[last], messages[last], "]}")
+
+    def _ended(self, key: str, message: dict[str, Any], after: str) -> int:
+        """Tokens of the message's piece followed by `after`. The body before its closing
+        punctuation is encoded once (`_opening`): a message is counted first as the last
+        one, then again inside the payload, and an image's base64 is megabytes."""
+        opening = self._openings.get(key)
+        if opening is None:
+            body = _body(message)
+            cut = _closing_at(body)
+            if not cut:  # no sure cut: encoded whole each time, kept nowhere
+                return count(body + after)
+            opening = self._openings[key] = (count(body[:cut]), body[cut:])
+        tokens_before, closing = opening
+        return tokens_before + count(closing + after)
 
     def forget(self, keep: set[str]) -> None:
         """Drop cached pieces of messages no longer in the context (after a compaction)."""
         self._inner = {key: value for key, value in self._inner.items() if key in keep}
+        self._openings = {key: value for key, value in self._openings.items()
+                          if key in keep}
+
+
+_CLOSING = frozenset(chr(c) for c in range(0x21, 0x7F) if not chr(c).isalnum())
+
+
+def _closing_at(body: str) -> int:
+    """Where the run of ASCII punctuation that closes `body` begins, when an ASCII letter or
+    digit comes right before it (0 otherwise). There cl100k's pre-tokeniser surely starts a
+    new chunk — none of its alternatives spans a letter or digit and the punctuation after
+    it — so the body's count is that of what comes before plus that of the closing run with
+    whatever follows it."""
+    cut = len(body)
+    while cut and body[cut - 1] in _CLOSING:
+        cut -= 1
+    if cut == len(body) or not cut or not (body[cut - 1].isascii() and body[cut - 1].isalnum()):
+        return 0
+    return cut
 
 
 def _body(message: dict[str, Any]) -> str:

@@ -12,7 +12,10 @@ when it goes wrong:
 - 401: the key is read again; if it changed (rotated in config.yaml), the call is sent once more
   with the new key; otherwise the task fails `credential_rejected`.
 - any other status: the task fails, with the provider's message (keys redacted).
-- cancel: the open response is closed at once and the call ends `InferenceCanceled`.
+- cancel: the connection is shut down at once (`abortable.py`: whether the call is connecting,
+  sending, waiting for the first byte or streaming), the provider sees it closed, and the call
+  ends `InferenceCanceled` — however the broken connection surfaced, never a failure and never
+  retried.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import httpx
 
 from tui.core.cancel import CancelToken
 from tui.core.inference import anthropic, openai, sse
+from tui.core.inference.abortable import abortable, watching
 from tui.core.inference.credentials import CredentialError, Credentials, Key
 from tui.core.inference.driver import (
     DriverError,
@@ -65,6 +69,7 @@ class HttpDriver:
         self._where = f"artifacts[{name}].gateway.api_key"
         self._client = httpx.Client(timeout=httpx.Timeout(30.0, read=read_timeout_s),
                                     follow_redirects=False)
+        abortable(self._client)
         with contextlib.suppress(DriverError):  # the first call reports it
             self._key()  # known from the start, so redaction covers it before any output
 
@@ -79,7 +84,15 @@ class HttpDriver:
         while True:
             if cancel.is_set():
                 raise InferenceCanceled()
-            outcome = self._attempt(payload, key, stream, cancel)
+            try:
+                with watching(cancel):
+                    outcome = self._attempt(payload, key, stream, cancel)
+            except (DriverError, httpx.StreamError):
+                if cancel.is_set():  # the cut the cancel made, read as a bad answer
+                    raise InferenceCanceled() from None
+                raise
+            if cancel.is_set():  # a connection the cancel cut, whatever it looked like
+                raise InferenceCanceled()
             if isinstance(outcome, dict):
                 return DriverReply(status="passed", data=json.dumps(outcome))
             if outcome.status == 401:
@@ -124,13 +137,9 @@ class HttpDriver:
             with self._client.stream("POST", self.url, content=payload,
                                      headers=self._headers(key)) as response:
                 answered = True
-                unsubscribe = cancel.subscribe(response.close)
-                try:
-                    if response.status_code != 200:
-                        return self._status(response)
-                    return self._read(response, sink)
-                finally:
-                    unsubscribe()
+                if response.status_code != 200:
+                    return self._status(response)
+                return self._read(response, sink)
         except ProviderError as exc:  # an error event mid-stream, or a stream cut short
             return _Failed(None, self.credentials.redact(f"the stream broke after the "
                                                          f"provider answered: {exc}"),

@@ -1,11 +1,18 @@
 """The context: the messages the model is sent, as the record keeps them and as the driver sees
 them, with their ids, their hashes, the token counter over them and a driver's held
-continuation (seed 001, spec §4.2)."""
+continuation (seed 001, spec §4.2).
+
+An image a tool attached is held as the record holds it — a reference to its stored bytes
+(`attachments.py`) — and becomes base64 only in what is handed on (`sent`): a request, a
+message counted or hashed for the first time. So the bytes of every image in the context are
+not kept in memory for as long as the image stays in it (four 5 MiB images were 27 MiB of
+base64, held all session)."""
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol, overload
 
 from tui.core import tokens
 from tui.core.chat import Message, compact_json, for_payload
@@ -34,7 +41,7 @@ class Context:
                  head: dict[str, Any] | None = None) -> None:
         self.messages: list[Message] = []
         self.ids: list[str] = []  # parallel to messages
-        self.payload: list[Message] = []  # the messages as the driver sees them
+        self.payload: list[Message] = []  # as the driver sees them, images by reference
         self.head = head or {}  # the request without its messages: what counts are over
         self._counter: tokens.PayloadCounter | None = None
         self.held: continuation.Held | None = None  # a stateful driver's state
@@ -51,12 +58,7 @@ class Context:
     def append(self, message: Message, record: bool = True) -> None:
         self.messages.append(message)
         self.ids.append(str(message["id"]))
-        payload = for_payload(message)
-        if message.get("role") == "tool" and len(payload["content"]) > 1:
-            payload["content"] = [self._images.payload_block(block)
-                                  if block.get("type") == "image" else block
-                                  for block in payload["content"]]
-        self.payload.append(payload)
+        self.payload.append(for_payload(message))
         if record and self._record is not None:
             self._record.append(message)
 
@@ -81,8 +83,14 @@ class Context:
     def count(self, upto: int | None = None) -> int:
         """Tokens of the payload messages (the first `upto` of them)."""
         if upto is None:
-            return self.counter.count(self.payload, self.ids) if self.payload else 0
-        return self.counter.count(self.payload[:upto], self.ids[:upto])
+            return self.counter.count(self.sent(), self.ids) if self.payload else 0
+        return self.counter.count(self.sent()[:upto], self.ids[:upto])
+
+    def sent(self, messages: list[Message] | None = None) -> Sent:
+        """The payload (or `messages`, payload messages) as the driver receives it, each
+        message made on reading (its images as base64); the counter and the hashes read only
+        the messages new to them."""
+        return Sent(self.payload if messages is None else messages, self._images)
 
     def message_shas(self) -> tuple[str, ...]:
         """sha256 of each payload message (trace `message_shas`, written under capture
@@ -90,20 +98,60 @@ class Context:
         if not self._hashes:
             return ()
         shas = []
-        for message_id, message in zip(self.ids, self.payload, strict=True):
+        sent = self.sent()
+        for index, message_id in enumerate(self.ids):
             known = self._shas.get(message_id)
             if known is None:
-                known = self._shas[message_id] = sha(compact_json(message))
+                known = self._shas[message_id] = sha(compact_json(sent[index]))
             shas.append(known)
         return tuple(shas)
 
     # -- continuation -----------------------------------------------------------------------
     def request(self, head: dict[str, Any], messages: list[Message]) -> dict[str, Any]:
-        """The driver request over `messages`: incremental under a held continuation."""
-        return continuation.request(head, messages, self.context_id, self.held)
+        """The driver request over `messages` (payload messages): incremental under a held
+        continuation; the images of the messages it carries as base64."""
+        request = continuation.request(head, messages, self.context_id, self.held)
+        request["messages"] = [sendable(message, self._images)
+                               for message in request["messages"]]
+        return request
 
     def after_reply(self, reply: DriverReply, sent: int) -> None:
         self.held = continuation.after_reply(reply, self.context_id, sent)
 
     def drop_continuation(self) -> None:
         self.held = None
+
+
+def sendable(message: Message, images: ImageStore) -> Message:
+    """`message` as a driver receives it: a tool message's stored images as base64 blocks
+    (a new message; one without images is returned as it is)."""
+    content = message.get("content")
+    if message.get("role") != "tool" or not isinstance(content, list) or not any(
+            isinstance(block, dict) and block.get("type") == "image" for block in content):
+        return message
+    return {**message, "content": [images.payload_block(block)
+                                   if isinstance(block, dict) and block.get("type") == "image"
+                                   else block for block in content]}
+
+
+class Sent(Sequence[Message]):
+    """Payload messages read as sent: each made (its images read and encoded) when it is
+    read, and let go after."""
+
+    def __init__(self, payload: list[Message], images: ImageStore) -> None:
+        self._payload = payload
+        self._images = images
+
+    def __len__(self) -> int:
+        return len(self._payload)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sent: ...
+
+    def __getitem__(self, index: int | slice) -> Message | Sent:
+        if isinstance(index, slice):
+            return Sent(self._payload[index], self._images)
+        return sendable(self._payload[index], self._images)

@@ -5,6 +5,7 @@ handler no hook is bound to."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,8 @@ if TYPE_CHECKING:  # the hook runner (and wasmtime) load only for a capsule with
     from tui.core.shell.tool import ShellResult
     from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
+
+KEEP_ENCODED = 1 << 16  # a message's JSON longer than this is not kept between turns
 
 
 def hooks_of(capsule: Capsule, home: Path, paths: SessionPaths,
@@ -114,7 +117,8 @@ class HookPoints:
                 context_window=context_window, prior_tokens=prior_tokens))
 
     def inference(self, turn: int, input_tokens: int, output_tokens: int, decision: str,
-                  tool_name: str | None, payload: list[dict[str, Any]], message_ids: list[str],
+                  tool_name: str | None, payload: Sequence[dict[str, Any]],
+                  message_ids: list[str],
                   content: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
         if not self.bound("on-inference"):
             return
@@ -124,9 +128,10 @@ class HookPoints:
         for hook, output in self._dispatch("on-inference", event):
             self._keep_artifact(hook.name, turn, str(output.payload))
 
-    def _prompt(self, payload: list[dict[str, Any]], message_ids: list[str]) -> str:
+    def _prompt(self, payload: Sequence[dict[str, Any]], message_ids: list[str]) -> str:
         """The prompt's JSON (the payload's messages), each message encoded once: a long
-        session's payload is re-sent to on-inference every turn."""
+        session's payload is re-sent to on-inference every turn. A message holding an image
+        (megabytes of base64) is encoded again each time instead of kept."""
         encoded = self._encoded
         if len(encoded) > 2 * len(message_ids) + 64:  # after a compaction: drop what left
             keep = set(message_ids)
@@ -135,7 +140,9 @@ class HookPoints:
         for key, message in zip(message_ids, payload, strict=True):
             text = encoded.get(key)
             if text is None:
-                text = encoded[key] = compact_json(message)
+                text = compact_json(message)
+                if len(text) <= KEEP_ENCODED:
+                    encoded[key] = text
             parts.append(text)
         return "[" + ",".join(parts) + "]"
 

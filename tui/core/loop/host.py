@@ -21,6 +21,7 @@ from tui.core.loop.journal import Questions
 from tui.core.loop.report import Report
 from tui.core.record.reader import EMPTY_PAGE, MessagePage, RecordReader
 from tui.core.secrets import redact
+from tui.core.text_rule import whole
 
 if TYPE_CHECKING:
     from tui.core.wasm.calls import ArtifactServices
@@ -79,8 +80,9 @@ class Host:
         if timeout and deadline is not None:
             remaining = max(0.001, (deadline - time.time() * 1000) / 1000)
         try:
-            answer = self.responder.ask(
-                InputRequest(request_id, prompt, tool_name, remaining, self.cancel, before))
+            # typed on the screen, read from stdin, sent through the door: whole text from here
+            answer = whole(self.responder.ask(
+                InputRequest(request_id, prompt, tool_name, remaining, self.cancel, before)))
         except InputTimeout:
             raise InputTimeout(f"no answer came within {timeout:g} s "
                                "(lifecycle.input_timeout_secs)") from None

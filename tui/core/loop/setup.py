@@ -24,6 +24,7 @@ from tui.core.record.attachments import AttachmentStore
 from tui.core.secrets import redact
 from tui.core.session_index import Resume
 from tui.core.task_file import TASK_FILE, read_task_at
+from tui.core.text_rule import whole
 from tui.core.tools import SkillHandler, ToolSpec, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.workdir import SessionPaths
@@ -53,17 +54,25 @@ def read_task(task: str | None, task_file: Path | None, accessible: Path,
     """The task text: `--task`, `--task-file`, then `task.md` / `input.txt` in the workdir,
     then the capsule's own `task.md` (a murmur-tui convenience); None when there is none."""
     if task is not None:
-        return task
+        return whole(task)
     if task_file is not None:
-        try:
-            return task_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LaunchError(f"--task-file {task_file}: cannot be read ({exc})") from None
+        return whole(read_task_file(task_file))
     for candidate in (accessible / TASK_FILE, accessible / "input.txt", capsule_root / TASK_FILE):
         text = read_task_at(candidate)  # no link, no FIFO, bounded (task_file.py)
         if text is not None:
             return text
     return None
+
+
+def read_task_file(path: Path) -> str:
+    """`--task-file`'s text as this machine gave it: bytes that are not UTF-8 come back as lone
+    surrogates (surrogateescape), for the caller to find and make whole (`text_rule`). Any
+    file the user names is read — a pipe too (`--task-file <(…)`)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise LaunchError(f"--task-file {path}: cannot be read ({exc.strerror or exc})"
+                          ) from None
 
 
 def identity_env(capsule: Capsule, session_id: str, context_id: str) -> dict[str, str]:

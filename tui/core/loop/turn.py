@@ -125,7 +125,8 @@ class Turns:
             response_sha=sha(raw), message_shas=context.message_shas()))
         if self.hooks.bound("on-inference"):
             self.hooks.inference(turn, input_tokens, output_tokens, decision,
-                                 str(calls[0]["name"]) if calls else None, payload_messages,
+                                 str(calls[0]["name"]) if calls else None,
+                                 context.sent(payload_messages),
                                  message_ids, response.content, self.tool_payload)
         if response.stop_reason != "error":
             failed = compaction.check(context, self.hooks, self.report,

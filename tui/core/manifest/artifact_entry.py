@@ -23,6 +23,7 @@ from tui.core.manifest.model import (
 from tui.core.manifest.problems import describe
 from tui.core.manifest.yaml_section import Section, one_of
 from tui.core.secrets import remember
+from tui.core.segments import segment_problem
 
 _ARTIFACT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$")
 MAX_KEY_CHARS = 4096  # a literal api_key longer than this is no provider's key
@@ -39,6 +40,9 @@ def read_artifact(item: Section) -> Artifact:
     source = item.file_path("source", Artifact.source)
     builtin = _read_builtin(item, runtime)
     version = item.string("version", None, required=source is None and builtin is None)
+    if version and (problem := segment_problem(version)):
+        item.problem("version", f"{describe(version)} {problem}, so it cannot name the "
+                     "artifact's folder in a store (.murmur/artifacts/<name>/<version>)")
     config = item.mapping("config")
     if config:
         size = len(json.dumps(config, separators=(",", ":"), ensure_ascii=False).encode())

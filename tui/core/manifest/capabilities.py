@@ -10,6 +10,7 @@ from tui.core.manifest.model import Capabilities, Limits
 from tui.core.manifest.problems import describe
 from tui.core.manifest.yaml_section import MISSING, Section, path_problem
 from tui.core.secrets import credential_shaped
+from tui.core.segments import MAX_NAME_BYTES
 
 _BINARY_NAME = re.compile(r"^[A-Za-z0-9._+-]+$")
 # Keys Murmur defines that murmur-tui reads no further (accepted without a warning).
@@ -36,6 +37,10 @@ def read_capabilities(
         for binary in shell_allow:
             if not _BINARY_NAME.match(binary):
                 shell.problem("allow", f"{describe(binary)} is not a bare binary name")
+            elif len(binary) > MAX_NAME_BYTES:  # ASCII: a character is a byte
+                shell.problem("allow", f"{describe(binary)} is {len(binary)} bytes long; a "
+                              f"binary's name (and its tools/<name>/ folder) holds at most "
+                              f"{MAX_NAME_BYTES}")
         strip_env = shell.strings("strip_env") or strip_env
         shell.mark_known("baseline_env", "interpreter_runtime", "staged_runtime")
         shell.finish()

@@ -14,12 +14,12 @@ from typing import Any, TypeVar
 import yaml
 
 from tui.core.manifest.problems import Report, describe, node_line, show_key
+from tui.core.segments import MAX_NAME_BYTES
 
 T = TypeVar("T")
 C = TypeVar("C", bound=str)  # one of a closed set of strings (a Literal)
 MAX_INTEGER = 2**63 - 1  # what a 64-bit field downstream (wasmtime, JSON readers) can take
 MAX_PATH_BYTES = 4095  # Linux PATH_MAX less the terminating NUL
-MAX_NAME_BYTES = 255  # one file name
 
 
 def path_problem(value: str) -> str | None:

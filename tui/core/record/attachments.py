@@ -54,9 +54,9 @@ class Refused:
 
 @dataclass(frozen=True)
 class Checked:
-    """One call's attachments: the images accepted (bytes in order) and the notes."""
+    """One call's attachments: the images accepted and stored (in order) and the notes."""
 
-    images: tuple[tuple[str, str, bytes], ...]  # media type, path, bytes
+    images: tuple[Accepted, ...]
     notes: tuple[str, ...]
 
 
@@ -80,11 +80,12 @@ def check(workdir: Path, media_type: str, path: str, max_bytes: int) -> bytes | 
 
 
 def check_all(workdir: Path, named: Sequence[tuple[str, str]], named_count: int,
-              max_bytes: int) -> Checked:
+              max_bytes: int, store: AttachmentStore) -> Checked:
     """Check a call's attachments (`named`: media type and path, the first of
-    `named_count`) within the per-call count and total."""
+    `named_count`) within the per-call count and total, storing each accepted one as it is
+    checked: one image's bytes are in memory at a time, and none after."""
     total = TOTAL_FACTOR * max_bytes
-    images: list[tuple[str, str, bytes]] = []
+    images: list[Accepted] = []
     notes: list[str] = []
     used = 0
     for media_type, path in named[:PER_CALL]:
@@ -96,7 +97,7 @@ def check_all(workdir: Path, named: Sequence[tuple[str, str]], named_count: int,
             notes.append(checked.note())
             continue
         used += len(checked)
-        images.append((media_type, path, checked))
+        images.append(Accepted(media_type, path, store.put(checked), len(checked)))
     if named_count > PER_CALL:
         notes.append(f"[attachments: {named_count} named; only the first {PER_CALL} were "
                      f"checked (at most {PER_CALL} per call)]")

@@ -71,7 +71,7 @@ class RecordWriter:
                 fd = self._open()
                 while self._pending:
                     head = self._pending[0]
-                    _write_all(fd, (redact(compact_json(head)) + "\n").encode("utf-8"))
+                    _write_all(fd, _line(head))
                     self._recorded.add(str(head["id"]))
                     self._pending.pop(0)
         except OSError as exc:
@@ -99,6 +99,13 @@ class RecordWriter:
         fd = open_append(self.path, self.home)
         self._fd = fd
         return fd
+
+
+def _line(message: Message) -> bytes:
+    """One record line. A lone surrogate should never get this far (text is made whole where
+    it comes in, `text_rule`), but if one does, it is written as `?` rather than ending the
+    session with UnicodeEncodeError."""
+    return (redact(compact_json(message)) + "\n").encode("utf-8", "replace")
 
 
 def _write_all(fd: int, data: bytes) -> None:

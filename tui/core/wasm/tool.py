@@ -109,15 +109,10 @@ class WasmToolHandler:
             self.workdir, [(str(field(item, "media-type")), str(field(item, "path")))
                            for item in named],
             named.full_length if isinstance(named, CutList) else len(named),
-            self.max_image_bytes)
-        accepted: list[dict[str, Any]] = []
-        images: list[dict[str, Any]] = []
-        for media_type, path, data in checked.images:
-            digest = self.store.put(data)
-            kept = attachments.Accepted(media_type, path, digest, len(data))
-            accepted.append({"media_type": media_type, "path": path, "sha256": digest,
-                             "bytes": len(data)})
-            images.append(kept.record_block())
+            self.max_image_bytes, self.store)
+        accepted = [{"media_type": kept.media_type, "path": kept.path, "sha256": kept.sha256,
+                     "bytes": kept.size} for kept in checked.images]
+        images = [kept.record_block() for kept in checked.images]
         notes.extend(checked.notes)
         truncated = field(result, "truncated", False) is True or \
             any(note.startswith("[truncated: true") for note in notes)
