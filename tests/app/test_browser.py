@@ -70,11 +70,11 @@ async def test_a_conversation_pages_to_its_oldest_message(murmur_home: Path) -> 
         assert len(view.entries) == 50
         assert view.entries[0].message["content"][0]["text"] == "message number 229"
         await wait_for(pilot, lambda: screen.total == (230, 0))
-        for _ in range(30):
-            view.scroll_end(animate=False, immediate=True)
-            await pilot.pause(0.6)
+        for _ in range(1200):  # scrolled down until the oldest page is in (at most a minute)
             if view.complete:
                 break
+            view.scroll_end(animate=False, immediate=True)
+            await pilot.pause(0.05)
         assert view.complete and len(view.entries) == 230
         assert view.entries[-1].message["content"][0]["text"] == "message number 0"
         assert "— the start of the conversation —" in texts(screen)
@@ -123,12 +123,14 @@ async def test_messages_appended_while_open_appear_on_top(murmur_home: Path) -> 
         for n in range(40):
             writer.append(user_message(f"more {n}"))
         await wait_for(pilot, lambda: len(screen.view.entries) == 46)
+        # laid out: the view scrolls (before its scrollbar shows, scroll_end does nothing)
+        await wait_for(pilot, lambda: screen.view.allow_vertical_scroll)
         screen.view.scroll_end(animate=False, immediate=True)
         await wait_for(pilot, lambda: screen.view.scroll_y > 0)  # away, for sure
         writer.append(user_message("while away"))
         await wait_for(pilot, lambda: screen.view.unseen_new == 1)
-        await pilot.pause(0.6)
-        assert screen.marker.display and "1 new" in str(screen.marker.render())
+        await wait_for(pilot, lambda: screen.marker.display and
+                       "1 new" in str(screen.marker.render()))
         writer.close()
 
 
