@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -261,6 +263,28 @@ def test_a_supervisor_stopped_while_it_starts_commands_leaves_none_of_them_runni
                     os.kill(int(path.read_text()), signal.SIGKILL)
 
 
+def shown_output(cli: subprocess.Popen[bytes], text: str, timeout: float = 60.0) -> bool:
+    """Read `launch --json` until a ShellOutput event holds `text` (False at the end of its
+    output or after `timeout`)."""
+    assert cli.stdout is not None
+    ends = time.monotonic() + timeout
+    pending = b""
+    while time.monotonic() < ends:
+        ready, _, _ = select.select([cli.stdout], [], [], max(0.0, ends - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(cli.stdout.fileno(), 65536)
+        if not chunk:
+            return False
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            event = json.loads(line)
+            if event.get("event") == "ShellOutput" and text in event.get("text", ""):
+                return True
+    return False
+
+
 def test_a_headless_session_killed_mid_command_leaves_nothing_running(
         make_capsule: CapsuleFactory, tmp_path: Path) -> None:
     root = make_capsule([tool_response(FAMILY), text_response("never")],
@@ -270,11 +294,13 @@ def test_a_headless_session_killed_mid_command_leaves_nothing_running(
         for name in ("leader.pid", "grand.pid"):
             (work / name).unlink(missing_ok=True)
         cli = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
-                                "--workdir", str(work), "--task", "go"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                "--json", "--workdir", str(work), "--task", "go"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         processes: list[Seen] = []
         try:
             processes += family(work)
+            # its output read: the session is past starting it (its group is known)
+            assert shown_output(cli, "started"), "the command's output never showed"
             cli.send_signal(signum)
             cli.wait(timeout=60)
             assert gone(*processes), signal.Signals(signum).name
