@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,36 @@ import pytest
 from tests.providers.server import Provider
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _signals_reach_children() -> None:
+    """Tests send SIGINT, SIGTERM and SIGHUP to the processes they start and check what a
+    user's signal does. A run started in the background of a script (`.ci/run &`) inherits
+    SIGINT ignored, one under `nohup` SIGHUP, and an ignored signal stays ignored through
+    exec: each such child would sit the signal out. A handler that does nothing keeps this
+    run deaf to it, as it was started, while every child starts with the signal's default
+    (exec resets a caught signal), as under a terminal."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(number) == signal.SIG_IGN:
+            signal.signal(number, _ignore)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """Caught, not ignored: see `_signals_reach_children`."""
+
+
+_signals_reach_children()
+
+# pytest's `timeout` (pyproject.toml) ends a test that hangs. A slow test builds components:
+# on a loaded machine a build, or the wait for another worker's build of the same guest (a
+# file lock), outlasts that, so a slow test gets this long instead.
+SLOW_TIMEOUT = 1200
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
 
 
 @pytest.fixture(autouse=True)

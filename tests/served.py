@@ -32,7 +32,19 @@ class Served:
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
         if params is not None:
             body["params"] = params
-        return self.client.post("/", json=body, headers={**V1, **(headers or {})})
+        try:
+            return self.client.post("/", json=body, headers={**V1, **(headers or {})})
+        except httpx.ConnectError as exc:
+            raise AssertionError(f"{method}: the door refused a connection ({exc}); "
+                                 f"{self.how_it_went()}") from exc
+
+    def how_it_went(self) -> str:
+        """The served process's state, and what it wrote to stderr once it has ended."""
+        code = self.process.poll()
+        if code is None:
+            return "the session still runs"
+        err = self.process.stderr.read()[-4000:] if self.process.stderr else ""
+        return f"the session exited {code}: {err}"
 
     def send(self, text: str, **extra: Any) -> dict[str, Any]:
         message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}], **extra}

@@ -6,7 +6,9 @@ import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from textual.app import App
 from textual.pilot import Pilot
 
 from tui.app.app import SupervisorApp
@@ -39,8 +41,53 @@ async def settle(pilot: Pilot[int], seconds: float = 0.2) -> None:
     await pilot.pause(0.05)
 
 
+class KeyClock:
+    """The clock an app's key windows (Esc Esc, Ctrl+C twice) are timed on, in a test: it
+    stands still until the test moves it, so that a loaded machine never puts more than a
+    window between two key presses, and a test can step past a window at will."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def key_clock(app: SupervisorApp) -> KeyClock:
+    """Give `app` a clock of the test's own for its key windows."""
+    clock = KeyClock()
+    app.clock = clock
+    return clock
+
+
+def keep_notes(app: App[Any]) -> list[str]:
+    """Every note `app` shows from now on, kept: a toast leaves the screen on the real clock,
+    which a loaded machine can outrun before the test looks."""
+    said: list[str] = []
+    show = app.notify
+
+    def notify(message: str, **options: Any) -> None:
+        said.append(message)
+        show(message, **options)
+
+    app.notify = notify  # type: ignore[method-assign]
+    return said
+
+
+def answerable(app: SupervisorApp) -> bool:
+    """The app's question dialog is on screen and past its type-ahead guard: keys typed before
+    that go elsewhere or are ignored, by design."""
+    dialog = app.dialog
+    return dialog is not None and dialog.armed
+
+
 async def wait_for(pilot: Pilot[int], condition: Callable[[], bool],
-                   within: float = 20.0) -> None:
+                   within: float = 60.0) -> None:
+    """Pause until `condition` holds. `within` only turns a hang into a failure: it is no
+    promise of speed, and a loaded machine (a 2-core box running `-n 16`) needs all of it."""
     steps = int(within / 0.05)
     for _ in range(steps):
         if condition():

@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from tests.app.conftest import settle, wait_for
+from tests.app.conftest import key_clock, settle, wait_for
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tui.app.app import SupervisorApp
 from tui.app.screens.approve import ApproveScreen
@@ -50,7 +50,7 @@ async def decide(pilot: Pilot[int], app: SupervisorApp, *keys: str
     assert dialog is not None
     call = str(dialog.query_one("#call", Static).render())
     choices = str(dialog.query_one("#choices", Static).render())
-    await pilot.pause(0.6)  # past the type-ahead guard
+    await wait_for(pilot, lambda: dialog.armed)  # on screen, past the type-ahead guard
     await pilot.press(*keys)
     return dialog, call, choices
 
@@ -151,6 +151,7 @@ async def test_cancel_ends_the_wait_as_a_denial(
     marker = tmp_path / "ran"
     root = make_capsule([tool_response(f"touch {marker}"), text_response("never")])
     app = SupervisorApp(murmur_home)
+    key_clock(app)
     session = start(app, root, murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.approval_dialog is not None)

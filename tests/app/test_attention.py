@@ -13,7 +13,7 @@ import pytest
 from textual import events
 from textual.drivers.headless_driver import HeadlessDriver
 
-from tests.app.conftest import recorded, replay, settle, wait_for
+from tests.app.conftest import answerable, recorded, replay, settle, wait_for
 from tests.app.test_dialog import asking_capsule
 from tests.fakes import start_session as start
 from tui.app.app import SupervisorApp
@@ -79,7 +79,7 @@ async def test_a_question_while_blurred_sends_a_desktop_notification_and_sets_th
         text = output(written)
         assert '\x1b]9;? asking — question: ask asks: {"p":"Which branch?"}\x07' in text
         assert SAVE_TITLE + "\x1b]2;? asking — question\x07" in text
-        await pilot.pause(0.6)  # past the dialog's type-ahead guard
+        await wait_for(pilot, lambda: answerable(app))
         written.clear()
         await pilot.press(*"main", "enter")  # a key: the user is back
         await wait_for(pilot, lambda: app.result is not None)
@@ -100,7 +100,7 @@ async def test_the_same_question_while_focused_rings_the_bell_and_sends_no_notif
         assert "\x1b]9;" not in text and "\x1b]777;" not in text
         assert "\x07" in text.replace("\x1b]2;? asking — question\x07", "")  # the bell
         assert "\x1b]2;? asking — question\x07" in text  # the title, as the docs promise
-        await pilot.pause(0.6)
+        await wait_for(pilot, lambda: answerable(app))
         written.clear()
         await pilot.press(*"main", "enter")
         await wait_for(pilot, lambda: app.result is not None)

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import settle, wait_for
+from tests.app.conftest import keep_notes, key_clock, settle, wait_for
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
-from tui.app.app import SupervisorApp
+from tui.app.app import CTRL_C_WINDOW, ESC_WINDOW, SupervisorApp
 from tui.app.screens.confirm import ConfirmScreen
 
 
 def sleeping_capsule(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     steps = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": "sleep 30"}}]},
+        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": "sleep 600"}}]},
         {"stop_reason": "end_turn", "content": [{"type": "text", "text": "never"}]}]
     (root / "script.json").write_text(json.dumps(steps))
     (root / "murmur.yaml").write_text(
@@ -32,6 +32,7 @@ def sleeping_capsule(root: Path) -> Path:
 async def test_escape_twice_cancels_and_the_files_stay_complete(tmp_path: Path,
                                                                 murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
+    key_clock(app)
     session = start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
@@ -46,6 +47,26 @@ async def test_escape_twice_cancels_and_the_files_stay_complete(tmp_path: Path,
     trace = read_jsonl(session.paths.trace)
     assert trace[-1]["event_type"] == "session_end" and trace[-1]["exit_status"] == "canceled"
     assert session.paths.result.read_text() == "error: canceled by the user"
+
+
+async def test_an_esc_after_the_window_only_warns_again(tmp_path: Path,
+                                                         murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    said = keep_notes(app)
+    clock = key_clock(app)
+    start(app, sleeping_capsule(tmp_path / "c"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("escape")
+        clock.advance(ESC_WINDOW + 0.1)
+        await pilot.press("escape")  # too late to be the second: a first again
+        await wait_for(pilot, lambda: said.count(
+            "Press Esc again to cancel the running turn.") == 2)
+        assert not app.cancel.is_set() and app.running
+        clock.advance(ESC_WINDOW - 0.1)  # within the window: the second
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.result is not None)
+        assert app.result is not None and app.result.exit_status == "canceled"
 
 
 async def test_q_asks_before_quitting_a_running_session(tmp_path: Path,
@@ -88,22 +109,21 @@ async def test_after_the_session_the_screen_stays_and_q_quits(murmur_home: Path,
 
 async def test_copy_says_copied_only_when_something_was(murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
+    said = keep_notes(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("y")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: any("nothing was copied" in note for note in said))
         assert app.clipboard == ""
-        notes = [n.message for n in app._notifications]
-        assert any("nothing was copied" in note for note in notes)
         await pilot.press("ctrl+c")  # nothing selected, nothing running: Ctrl+C means quit
-        await pilot.pause(0.1)
-        notes = [n.message for n in app._notifications]
-        assert any("Press Ctrl+C again to quit" in note for note in notes)
-        assert not any(note.startswith("Copied") for note in notes)
+        await wait_for(pilot, lambda: any("Press Ctrl+C again to quit" in note
+                                          for note in said))
+        assert not any(note.startswith("Copied") for note in said)
 
 
 async def test_ctrl_c_cancels_the_task_and_a_second_one_quits(tmp_path: Path,
                                                               murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
+    key_clock(app)  # the second comes within the window however long the cancel takes
     start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
@@ -113,20 +133,38 @@ async def test_ctrl_c_cancels_the_task_and_a_second_one_quits(tmp_path: Path,
         assert app.result is not None and app.result.exit_status == "canceled"
         assert app.is_running
         await pilot.press("ctrl+c")  # a second, soon after: quit without asking
-        await wait_for(pilot, lambda: not app.is_running, within=10)
+        await wait_for(pilot, lambda: not app.is_running)
     assert app.return_code == 1  # the session ended canceled
 
 
 async def test_ctrl_c_twice_on_a_running_session_cancels_it_and_quits(
         tmp_path: Path, murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
+    key_clock(app)
     session = start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("ctrl+c", "ctrl+c")
-        await wait_for(pilot, lambda: not app.is_running, within=30)
+        await wait_for(pilot, lambda: not app.is_running)
     trace = read_jsonl(session.paths.trace)
     assert trace[-1]["event_type"] == "session_end" and trace[-1]["exit_status"] == "canceled"
+
+
+async def test_a_ctrl_c_after_the_window_asks_again_instead_of_quitting(
+        murmur_home: Path) -> None:
+    app = SupervisorApp(murmur_home)
+    said = keep_notes(app)
+    clock = key_clock(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+c")
+        clock.advance(CTRL_C_WINDOW + 0.1)
+        await pilot.press("ctrl+c")  # too late to be the second: a first again
+        await wait_for(pilot, lambda: said.count("Press Ctrl+C again to quit.") == 2)
+        assert app.is_running
+        clock.advance(CTRL_C_WINDOW - 0.1)  # within the window: the second
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.is_running)
+    assert app.return_code == 1  # nothing ran to an ok end
 
 
 async def test_the_footer_offers_cancel_only_while_a_task_runs(tmp_path: Path,

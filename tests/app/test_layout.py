@@ -114,9 +114,8 @@ async def test_the_question_dialog_at_60x20_keeps_its_field_and_hint() -> None:
         assert not answer.region.overlaps(hint.region)
         assert "Esc hides" in str(hint.render())
         assert on_screen(app, scroll) and scroll.max_scroll_y > 0  # the question scrolls
-        scroll.scroll_end(animate=False)
-        await pilot.pause(0.1)
-        assert scroll.scroll_y == scroll.max_scroll_y
+        scroll.scroll_end(animate=False)  # after the next refresh
+        await wait_for(pilot, lambda: scroll.scroll_y == scroll.max_scroll_y)
 
 
 async def test_a_short_question_keeps_a_small_dialog_on_a_tall_terminal() -> None:

@@ -11,10 +11,10 @@ from typing import Any
 from textual import events
 from textual.pilot import Pilot
 
-from tests.app.conftest import settle, wait_for
+from tests.app.conftest import key_clock, settle, wait_for
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tests.fakes import RecordingDriver
-from tui.app.app import SupervisorApp
+from tui.app.app import ESC_WINDOW, SupervisorApp
 from tui.app.screens.ask import AskScreen
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
@@ -22,7 +22,7 @@ from tui.core.manifest.reader import load_capsule
 
 WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.05; done; echo went"
 QUEUE = ("lifecycle:\n  task_acceptance: queue\n  queue_depth: 5\n  after_task: sleep\n"
-         "  conversation: threaded\n")
+         "  conversation: threaded\n  shell_grace_secs: 600\n")  # as FOREGROUND
 # a command that waits for the test stays in the foreground, however loaded the machine
 FOREGROUND = "lifecycle:\n  shell_grace_secs: 600\n"
 APP_CAPSULE = Path(__file__).resolve().parent / "capsule"
@@ -93,23 +93,12 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
     assert all(word in record for word in ("one done", "two done", "three done"))
 
 
-async def esc_esc(pilot: Pilot[int], app: SupervisorApp) -> None:
-    """Esc Esc until the running task's cancel is set: a loaded machine can put more than the
-    Esc window between two key presses (each waits for the screen to be idle)."""
-    for _ in range(5):
-        await pilot.press("escape", "escape")
-        for _ in range(30):
-            if app.cancel.is_set():
-                return
-            await pilot.pause(0.1)
-    raise AssertionError("Esc Esc never canceled the running task")
-
-
 async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         murmur_home: Path, make_capsule: CapsuleFactory) -> None:
     root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")],
                         extra=FOREGROUND)
     app = SupervisorApp(murmur_home)
+    clock = key_clock(app)
     first = start(app, root)  # task_acceptance: single: the queue waits for a follow-up
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
@@ -156,7 +145,8 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         # the third session's command waits for its own `go`: Esc Esc once it is on screen
         await wait_for(pilot, lambda: app.state.in_task and app.state.exit_status is None
                        and app.supervisor.tools.total == 3)
-        await esc_esc(pilot, app)
+        clock.advance(ESC_WINDOW + 1)  # a pair of its own, not the end of the first one
+        await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: app.result is not None and
                        app.result.session_id == third.session_id and
                        app.result.exit_status == "canceled")

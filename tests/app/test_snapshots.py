@@ -2,9 +2,10 @@
 
 What would make them wander is pinned: the event stream is a recorded file (fixed ids,
 paths and times), the clock shows the replayed session's own duration (0:00), the hook-fault
-times are shown in UTC. Each pane is taken in the dark and the light theme, wide and at 80×24
-(where the panes take the whole width, `p`); the question dialog at 60×20. Update with
-`--snapshot-update` and look at the SVGs before committing them.
+times are shown in UTC, the answer field's cursor does not blink. Each pane is taken in the
+dark and the light theme, wide and at 80×24 (where the panes take the whole width, `p`); the
+question dialog at 60×20. Update with `--snapshot-update` and look at the SVGs before
+committing them.
 """
 
 from __future__ import annotations
@@ -93,7 +94,10 @@ def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
     async def asked(pilot: Pilot[Any]) -> None:
         await replayed(pilot)
         prompt = "The demo tool would like to know: shall it list the workdir? (yes/no)"
-        pilot.app.push_screen(AskScreen(Question(InputRequest("r1", prompt, "ask-user")), 1))
+        dialog = AskScreen(Question(InputRequest("r1", prompt, "ask-user")), 1)
+        pilot.app.push_screen(dialog)
+        await wait_for(pilot, lambda: dialog.is_mounted and dialog.answer.has_focus)
+        dialog.answer.cursor_blink = False  # the cursor shows, whenever the picture is taken
         await pilot.pause(0.4)
 
     assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=(60, 20),

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.app.conftest import wait_for
+from tests.app.conftest import keep_notes, wait_for
 from tui.app.app import SupervisorApp
 from tui.app.themes import ThemeError, load_theme, user_theme_dir
 from tui.core.paths import bundled
 
 MINE = "name: mine\ndark: true\nprimary: '#112233'\nbackground: '#000000'\n"
-
-
-def notes(app: SupervisorApp) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 def test_three_bundled_themes_parse() -> None:
@@ -83,10 +79,11 @@ async def test_a_broken_user_theme_is_reported_and_the_app_keeps_its_theme(
     folder.mkdir(parents=True)
     (folder / "broken.yaml").write_text("name: broken\nprimary: 12\n")
     app = SupervisorApp(murmur_home, theme="broken")
+    said = keep_notes(app)  # from the start: the note is shown while the app starts
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: any("broken.yaml" in note and "is not a color" in note
+                                          for note in said))
         assert app.theme == "murmur-dark"
-        assert any("broken.yaml" in note and "is not a color" in note for note in notes(app))
 
 
 async def test_user_themes_are_loaded_and_reloaded_when_edited(murmur_home: Path) -> None:
@@ -95,18 +92,18 @@ async def test_user_themes_are_loaded_and_reloaded_when_edited(murmur_home: Path
     theme_file = folder / "mine.yaml"
     theme_file.write_text(MINE)
     app = SupervisorApp(murmur_home, theme="mine")
+    said = keep_notes(app)
     async with app.run_test(size=(100, 30)) as pilot:
         assert app.theme == "mine"
         assert app.get_theme("mine").primary == "#112233"  # type: ignore[union-attr]
-        await pilot.pause(0.5)  # let the watcher start
+        await wait_for(pilot, lambda: app.themes_watched)
         theme_file.write_text(MINE.replace("#112233", "#445566"))
-        await wait_for(pilot, lambda: app.get_theme("mine").primary == "#445566",  # type: ignore[union-attr]
-                       within=10)
+        await wait_for(pilot, lambda: app.get_theme("mine").primary == "#445566")  # type: ignore[union-attr]
         assert app.theme == "mine"
         theme_file.write_text("name: mine\nprimary: [oops\n")
         await wait_for(pilot, lambda: any("mine.yaml" in n and "not valid YAML" in n
-                                          for n in notes(app)), within=10)
+                                          for n in said))
         assert app.theme == "mine"
         assert app.get_theme("mine").primary == "#445566"  # type: ignore[union-attr]
         (folder / "fresh.yaml").write_text(MINE.replace("mine", "fresh"))
-        await wait_for(pilot, lambda: "fresh" in app.available_themes, within=10)
+        await wait_for(pilot, lambda: "fresh" in app.available_themes)

@@ -10,6 +10,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, tool_response
 from tests.e2e.test_language_guests import env_for, guest
 
@@ -18,6 +20,7 @@ def events_of(stdout: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.slow  # builds two Python guests (componentize-py)
 def test_a_script_capsule_sees_the_tools_own_result(tmp_path: Path, murmur_home: Path) -> None:
     tool = guest("py_tool")
     root = tmp_path / "script-capsule"

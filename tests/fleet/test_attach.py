@@ -8,7 +8,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.app.conftest import wait_for
+from tests.app.conftest import answerable, key_clock, wait_for
 from tests.conftest import CapsuleFactory, text_response
 from tests.door_fake import FakeDoor, ack, serving, silence, status
 from tests.fleet.test_fleet_screen import ask_capsule
@@ -30,16 +30,16 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
     served.append(door)
     app = AttachApp(murmur_home, door.session_id, door.url, record_of(murmur_home,
                                                                       door.session_id))
+    key_clock(app)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.link_state == "live" and app.state.capsule == "asker",
-                       within=30)  # the card's name, through the bridge
+        # the card's name, through the bridge
+        await wait_for(pilot, lambda: app.link_state == "live" and app.state.capsule == "asker")
         await pilot.press("i", *"ask me", "enter")  # the prompt's task goes through the door
-        await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen), within=30)
+        await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen))
         assert "which branch?" in app.questions[0].request.prompt
-        await pilot.pause(0.6)  # past the dialog's type-ahead guard
+        await wait_for(pilot, lambda: answerable(app))
         await pilot.press(*"main", "enter")
-        await wait_for(pilot, lambda: app.state.tasks_ended == 1 and not app.questions,
-                       within=30)
+        await wait_for(pilot, lambda: app.state.tasks_ended == 1 and not app.questions)
         assert app.state.result == "thanks"
         noted = [json.loads(line) for line in
                  (murmur_home / "tui" / "answers.jsonl").read_text().splitlines()]
@@ -47,12 +47,12 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
         assert (murmur_home / "tui" / "answers.jsonl").stat().st_mode & 0o777 == 0o600
         # a second task; its question is hidden, then Esc Esc cancels the task
         await pilot.press("i", *"again", "enter")
-        await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen), within=30)
-        await pilot.pause(0.6)  # past the dialog's type-ahead guard
+        await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen))
+        await wait_for(pilot, lambda: answerable(app))
         await pilot.press("escape")  # the dialog steps aside
         await wait_for(pilot, lambda: app.dialog is None)
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: app.state.tasks_ended == 2, within=30)
+        await wait_for(pilot, lambda: app.state.tasks_ended == 2)
         await wait_for(pilot, lambda: not app.questions)  # the canceled task's went with it
         await pilot.press("q")
     assert door.process.poll() is None  # leaving never cancels: the session still serves
@@ -73,9 +73,9 @@ async def test_an_older_door_is_attached_and_answered_in_its_own_shape(
         door.wait_input(task, "Which env?")
         app = AttachApp(murmur_home, "", door.url)
         async with app.run_test(size=(140, 40)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen), within=30)
+            await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen))
             assert app.questions[0].request.prompt == "Which env?"
-            await pilot.pause(0.6)  # past the dialog's type-ahead guard
+            await wait_for(pilot, lambda: answerable(app))
             await pilot.press("escape")  # the dialog steps aside: a new task first
             await wait_for(pilot, lambda: app.dialog is None)
             await pilot.press("i", *"deploy it", "enter")
@@ -85,7 +85,7 @@ async def test_an_older_door_is_attached_and_answered_in_its_own_shape(
             await wait_for(pilot, lambda: not app.supervisor.prompt.has_focus)
             await pilot.press("a")
             await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen))
-            await pilot.pause(0.6)
+            await wait_for(pilot, lambda: answerable(app))
             await pilot.press(*"staging", "enter")
             await wait_for(pilot, lambda: bool(door.rpc("message/send")))
             await pilot.press("q")
@@ -106,11 +106,11 @@ async def test_an_authenticated_door_is_attached_with_the_token_beside_its_recor
     app = AttachApp(murmur_home, session_id, url, record, token=token)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: app.link_state == "live" and
-                       app.state.capsule == "test-capsule", within=30)
+                       app.state.capsule == "test-capsule")
         await pilot.press("q")
     refused = AttachApp(murmur_home, session_id, url, None, token="not-the-token")
     async with refused.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: refused.link_state == "gone", within=30)
+        await wait_for(pilot, lambda: refused.link_state == "gone")
         assert "invalid_token" in refused.why_gone or "token" in refused.why_gone
         assert "not-the-token" not in refused.why_gone  # never shown, even refused
         await pilot.press("q")

@@ -28,9 +28,9 @@ async def test_a_capsule_delegates_to_a_served_session_and_the_fleet_shows_it(
     app = FleetApp(murmur_home)
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_for(pilot, lambda: asker.session_id in app.sessions and
-                       app.sessions[asker.session_id].delegations == [authority], within=30)
+                       app.sessions[asker.session_id].delegations == [authority])
         await wait_for(pilot, lambda: app.sessions[worker.session_id].task ==
-                       "summarise the report", within=30)
+                       "summarise the report")
         await pilot.pause(0.3)
         shown = app.fleet.rows.get(asker.session_id)
         assert shown is not None and f"asked {authority}" in shown.shown()[-1]

@@ -10,7 +10,7 @@ import json
 import signal
 from pathlib import Path
 
-from tests.app.conftest import wait_for
+from tests.app.conftest import keep_notes, wait_for
 from tests.conftest import read_jsonl
 from tests.fleet.test_fleet_screen import kill_launched, type_in
 from tests.served import SLEEP, Served, serve
@@ -35,6 +35,7 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
     served.append(door)
     task = door.send("pick one")
     app = FleetApp(murmur_home)
+    said = keep_notes(app)
     try:
         async with app.run_test(size=(160, 30)) as pilot:
             await wait_for(pilot, lambda: door.session_id in app.sessions and
@@ -43,13 +44,12 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
             # r on a live row resumes nothing, and says why
             app.fleet.rows.select_key(dead.session_id)
             await pilot.press("r")
-            await wait_for(pilot, lambda: any("is running" in n.message
-                                              for n in app._notifications))
+            await wait_for(pilot, lambda: any("is running" in note for note in said))
             assert not app.launched
-            await wait_for(pilot, lambda: bool(journaled_ask(root)), within=30)
+            await wait_for(pilot, lambda: bool(journaled_ask(root)))
             door.process.send_signal(signal.SIGKILL)
             await asyncio.to_thread(door.process.wait, 30)
-            await wait_for(pilot, lambda: dead.connection == "gone", within=30)
+            await wait_for(pilot, lambda: dead.connection == "gone")
             assert dead.status.startswith("gone")
             # the rebuilt turn runs the call again (its replay is safe); the model, called
             # next, ends the task
@@ -77,8 +77,7 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
             # a second r on the dead row starts nothing more
             app.fleet.rows.select_key(dead.session_id)
             await pilot.press("r")
-            await wait_for(pilot, lambda: any("already resumed" in n.message
-                                              for n in app._notifications))
+            await wait_for(pilot, lambda: any("already resumed" in note for note in said))
             app.fleet.rows.select_key(later.session_id)
             await pilot.press("a")
             await wait_for(pilot, lambda: "(asked before the restart)" in str(
@@ -87,7 +86,7 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
             await wait_for(pilot, lambda: later.last_task_status == "ok", within=60)
             assert later.question is None and later.task_id == task["id"]
             await pilot.press("S")
-            await wait_for(pilot, lambda: later.status.startswith(("ended", "gone")), within=30)
+            await wait_for(pilot, lambda: later.status.startswith(("ended", "gone")))
         process = app.launched[0].process if app.launched else None
         if process is not None:
             assert await asyncio.to_thread(process.wait, 30) == 0

@@ -64,11 +64,11 @@ async def test_three_sessions_answered_tasked_canceled_and_stopped_from_the_flee
     app = FleetApp(murmur_home)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(pilot, lambda: len(app.sessions) == 3 and all(
-            s.connection == "live" for s in app.sessions.values()), within=30)
+            s.connection == "live" for s in app.sessions.values()))
         assert {s.capsule for s in app.sessions.values()} == {"asker", "asker-two", "plain"}
         one, two = first.send("ask me"), second.send("ask me too")
         await wait_for(pilot, lambda: row(app, first).group == "needs" and
-                       row(app, second).group == "needs", within=30)
+                       row(app, second).group == "needs")
         assert row(app, first).question is not None
         assert "which branch?" in row(app, first).question.prompt  # type: ignore[union-attr]
         assert row(app, first).task == "ask me"  # what it was asked, from the door
@@ -89,7 +89,7 @@ async def test_three_sessions_answered_tasked_canceled_and_stopped_from_the_flee
         app.fleet.rows.select_key(plain.session_id)
         await pilot.press("t")
         await type_in(pilot, "say hello")
-        await wait_for(pilot, lambda: row(app, plain).last_task_status == "ok", within=30)
+        await wait_for(pilot, lambda: row(app, plain).last_task_status == "ok")
         assert row(app, plain).task == "say hello"
         # cancel the second's waiting task
         app.fleet.rows.select_key(second.session_id)
@@ -103,7 +103,7 @@ async def test_three_sessions_answered_tasked_canceled_and_stopped_from_the_flee
         assert await asyncio.to_thread(plain.process.wait, 30) == 0
         assert not (murmur_home / "running" / f"{plain.session_id}.json").exists()
         await wait_for(pilot, lambda: row(app, plain).group == "done" and
-                       row(app, plain).status.startswith(("ended", "gone")), within=30)
+                       row(app, plain).status.startswith(("ended", "gone")))
         totals = str(app.fleet.totals.render())
         assert totals.startswith("3 sessions") and "0 need you" in totals
 
@@ -124,7 +124,7 @@ async def test_a_stale_record_is_shown_as_gone_with_why(
     app = FleetApp(murmur_home)
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_for(pilot, lambda: len(app.sessions) == 2 and
-                       app.sessions[live.session_id].connection == "live", within=30)
+                       app.sessions[live.session_id].connection == "live")
         gone = app.sessions[stale["session_id"]]
         assert gone.group == "done" and gone.status.startswith("gone: ")
         assert str(dead.pid) in gone.status or "not running" in gone.status
@@ -147,11 +147,11 @@ async def test_a_session_launched_from_the_fleet_asks_and_is_answered_inline(
             assert "·new" in app.fleet.rows.get(session.session_id).shown()[2]  # type: ignore[union-attr]
             await pilot.press("a")
             await type_in(pilot, "main")
-            await wait_for(pilot, lambda: session.last_task_status == "ok", within=30)
+            await wait_for(pilot, lambda: session.last_task_status == "ok")
             await pilot.press("S")
             process = app.launched[0].process if app.launched else None
             await wait_for(pilot, lambda: session.group == "done" and
-                           session.status.startswith(("ended", "gone")), within=30)
+                           session.status.startswith(("ended", "gone")))
         if process is not None:
             assert await asyncio.to_thread(process.wait, 30) == 0
     finally:

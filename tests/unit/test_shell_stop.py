@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,11 +126,18 @@ def test_a_command_killed_by_its_deadline_is_a_failed_tool_call_in_the_record(
 SUPERVISOR = textwrap.dedent("""\
     import json, os, signal, sys, threading, time
     from pathlib import Path
-    from tui.core.shell.process import watchdog_pid
+    from tui.core.shell.process import running_groups, watchdog_pid
     from tui.core.shell.tool import ShellTool
 
     workdir, binary, command, how = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     tool = ShellTool(("bash", "sleep"), workdir, workdir / "logs")
+
+    def known():  # the command runs and its group is written down: the test may stop us
+        while not ((workdir / "grand.pid").is_file() and running_groups()):
+            time.sleep(0.01)
+        (workdir / "known").touch()
+
+    threading.Thread(target=known, daemon=True).start()
 
     def run():
         tool.run(binary, json.dumps({"command": command}))
@@ -159,6 +168,16 @@ def start_supervisor(workdir: Path, command: str, how: str = "main",
                              how], stderr=subprocess.DEVNULL)
 
 
+def test_a_process_these_tests_start_takes_the_signals_they_send() -> None:
+    """Even when the run was started with them ignored (`.ci/run &` ignores SIGINT, `nohup`
+    SIGHUP): tests/conftest.py gives the children their default back."""
+    shown = subprocess.run(
+        [sys.executable, "-c", "import signal; print([signal.getsignal(s) == signal.SIG_IGN "
+                               "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)])"],
+        capture_output=True, text=True, timeout=60)
+    assert shown.stdout.strip() == "[False, False, False]", shown.stderr
+
+
 @pytest.mark.parametrize("how, signum", [
     ("main", signal.SIGTERM), ("main", signal.SIGHUP), ("main", signal.SIGINT),
     ("main", signal.SIGKILL), ("rewatch", signal.SIGKILL), ("exit", None), ("raise", None),
@@ -170,6 +189,7 @@ def test_a_supervisor_that_goes_away_leaves_no_process_of_the_command(
     processes: list[Seen] = []
     try:
         processes += family(tmp_path / "work")
+        assert wait_until(lambda: (tmp_path / "work" / "known").exists())
         if signum is not None:
             supervisor.send_signal(signum)
         assert supervisor.wait(timeout=60) != 3
@@ -181,6 +201,90 @@ def test_a_supervisor_that_goes_away_leaves_no_process_of_the_command(
             process.kill()
 
 
+# A supervisor slow to get on after each Popen (a busy thread holds the interpreter for long
+# stretches): each command has started before the supervisor has written down its group. On
+# SIGTERM it does what the CLI does on a second signal.
+STARTING = textwrap.dedent("""\
+    import json, os, signal, sys, threading
+    from pathlib import Path
+    from tui.core.shell.process import kill_running
+    from tui.core.shell.tool import ShellTool
+
+    workdir = Path(sys.argv[1])
+    sys.setswitchinterval(0.05)
+
+    def stop(signum, frame):
+        kill_running()
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, stop)
+
+    def busy():
+        while True:
+            pass
+
+    threading.Thread(target=busy, daemon=True).start()
+    tool = ShellTool(("bash",), workdir, workdir / "logs")
+
+    def run():
+        tool.run("bash", json.dumps({"command": "echo $$ > started.$$; exec sleep 300"}))
+
+    for _ in range(4):
+        threading.Thread(target=run, daemon=True).start()
+    run()  # on the main thread, where Ctrl-C lands
+""")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_supervisor_stopped_while_it_starts_commands_leaves_none_of_them_running(
+        tmp_path: Path, signum: int) -> None:
+    """Stopped the moment the first command shows it runs — the supervisor may be inside
+    Popen still, on this thread or another — nothing it started outlives it. (A SIGKILL in
+    that instant is the one case left to chance: docs/shell.md.)"""
+    for attempt in range(2):
+        work = tmp_path / f"work{attempt}"
+        work.mkdir()
+        supervisor = subprocess.Popen([sys.executable, "-c", STARTING, str(work)],
+                                      stderr=subprocess.DEVNULL)
+        try:
+            assert wait_until(lambda work=work: any(  # type: ignore[misc]
+                path.read_text().strip() for path in work.glob("started.*")))
+            supervisor.send_signal(signum)
+            supervisor.wait(timeout=60)
+            started = list(work.glob("started.*"))
+            assert wait_until(lambda started=started: all(  # type: ignore[misc]
+                not path.read_text().strip() or ended(path) for path in started)), \
+                [path.read_text() for path in started if not ended(path)]
+        finally:
+            supervisor.kill()
+            supervisor.wait()
+            for path in work.glob("started.*"):
+                if path.read_text().strip() and not ended(path):
+                    os.kill(int(path.read_text()), signal.SIGKILL)
+
+
+def shown_output(cli: subprocess.Popen[bytes], text: str, timeout: float = 60.0) -> bool:
+    """Read `launch --json` until a ShellOutput event holds `text` (False at the end of its
+    output or after `timeout`)."""
+    assert cli.stdout is not None
+    ends = time.monotonic() + timeout
+    pending = b""
+    while time.monotonic() < ends:
+        ready, _, _ = select.select([cli.stdout], [], [], max(0.0, ends - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(cli.stdout.fileno(), 65536)
+        if not chunk:
+            return False
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            event = json.loads(line)
+            if event.get("event") == "ShellOutput" and text in event.get("text", ""):
+                return True
+    return False
+
+
 def test_a_headless_session_killed_mid_command_leaves_nothing_running(
         make_capsule: CapsuleFactory, tmp_path: Path) -> None:
     root = make_capsule([tool_response(FAMILY), text_response("never")],
@@ -190,11 +294,13 @@ def test_a_headless_session_killed_mid_command_leaves_nothing_running(
         for name in ("leader.pid", "grand.pid"):
             (work / name).unlink(missing_ok=True)
         cli = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
-                                "--workdir", str(work), "--task", "go"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                "--json", "--workdir", str(work), "--task", "go"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         processes: list[Seen] = []
         try:
             processes += family(work)
+            # its output read: the session is past starting it (its group is known)
+            assert shown_output(cli, "started"), "the command's output never showed"
             cli.send_signal(signum)
             cli.wait(timeout=60)
             assert gone(*processes), signal.Signals(signum).name

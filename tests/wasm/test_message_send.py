@@ -32,6 +32,8 @@ from tui.core.manifest.reader import load_capsule
 from tui.core.net_policy import parse_rules
 from tui.core.wording import log_line
 
+pytestmark = pytest.mark.slow  # builds the Python delegating capsule (componentize-py)
+
 CARD_C = {"name": "worker", "version": "1.0.0",
           "supportedInterfaces": [{"url": "http://127.0.0.1:1/", "protocolBinding": "JSONRPC",
                                    "protocolVersion": "1.0"}],

@@ -19,6 +19,8 @@ from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
+pytestmark = pytest.mark.slow  # builds the Python test tool (componentize-py)
+
 READ_SAFE = "    effect: read-only\n    replay: safe\n"
 READ_IDEMPOTENT = "    effect: read-only\n    replay: idempotent\n"
 READ_UNSAFE = "    effect: read-only\n    replay: unsafe\n"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +45,12 @@ if TYPE_CHECKING:
 ESC_WINDOW = 1.5
 CTRL_C_WINDOW = 2.0  # a second Ctrl+C within it quits
 
+
+def second_press(last: float | None, now: float, window: float) -> bool:
+    """Whether a press at `now` is the second of a pair: the first was within `window`."""
+    return last is not None and 0.0 <= now - last <= window
+
+
 class SupervisorApp(QueueHost):
     TITLE = TITLE
     BINDINGS = [
@@ -63,8 +69,11 @@ class SupervisorApp(QueueHost):
         super().__init__(home, theme, bridge)
         self.state = SessionState()
         self.supervisor = SupervisorScreen(self.state, self.queue)
-        self._last_escape = 0.0
-        self._last_interrupt = 0.0
+        # The key windows (Esc Esc, Ctrl+C twice) are timed on this clock: a test gives the
+        # app a clock of its own, so that a slow machine never stretches a window it checks.
+        self.clock: Callable[[], float] = time.monotonic
+        self._last_escape: float | None = None
+        self._last_interrupt: float | None = None
         self._batches: asyncio.Queue[list[ev.Event]] = asyncio.Queue()
         self._applying = False
         self.gc_policy = GcPolicy(self.call_after_refresh)
@@ -208,8 +217,8 @@ class SupervisorApp(QueueHost):
     def action_cancel_turn(self) -> None:
         if not self.running:
             return
-        now = time.monotonic()
-        if now - self._last_escape <= ESC_WINDOW:
+        now = self.clock()
+        if second_press(self._last_escape, now, ESC_WINDOW):
             self.cancel.set()
             self.notify("Canceling the turn…", timeout=4)
         else:
@@ -235,8 +244,8 @@ class SupervisorApp(QueueHost):
             else:
                 self.copy_to_clipboard(self.screen.get_selected_text() or "")
             return
-        now = time.monotonic()
-        if now - self._last_interrupt <= CTRL_C_WINDOW:
+        now = self.clock()
+        if second_press(self._last_interrupt, now, CTRL_C_WINDOW):
             self._quitting = True
             self._close_questions("murmur-tui is quitting")
             if self.running:

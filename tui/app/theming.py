@@ -16,6 +16,7 @@ class ThemeHost(BrowserHost):
         super().__init__(home)
         self.requested_theme = theme or DEFAULT_THEME
         self.theme_files: dict[Path, str] = {}
+        self.themes_watched = False  # the watch is set up: an edit from now on is seen
 
     def _register_themes(self) -> None:
         make_private_dirs(user_theme_dir(self.home))
@@ -39,7 +40,10 @@ class ThemeHost(BrowserHost):
 
         folders = [str(path.parent) for path in self.theme_files] + \
             [str(user_theme_dir(self.home))]
-        async for changes in awatch(*dict.fromkeys(folders), debounce=200, step=50):
+        # the first pass (a change, or a second without one) comes once the watch is set up
+        async for changes in awatch(*dict.fromkeys(folders), debounce=200, step=50,
+                                    yield_on_timeout=True, rust_timeout=1000):
+            self.themes_watched = True
             for change, changed in changes:
                 if changed.endswith(".yaml") and change != Change.deleted:
                     self.reload_theme(Path(changed))

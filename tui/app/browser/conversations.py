@@ -145,14 +145,24 @@ class ConversationsScreen(Screen[None]):
     @work(thread=True, group="watch", exit_on_error=False)
     def _watch(self) -> None:
         """Sessions writing records (here or elsewhere): rescan, within a second. The watch
-        runs in a thread: setting up inotify over thousands of folders takes a while."""
+        runs in a thread: setting up inotify over thousands of folders takes a while, and what
+        was written meanwhile has no event, so the first pass once it watches rescans too."""
         from watchfiles import watch
 
         root = conversations_root(self.home)
         make_private_dirs(root)
-        for _ in watch(root, debounce=300, step=100, stop_event=self._stop_watching,
-                       raise_interrupt=False):
-            self.app.call_from_thread(self._load)
+        first = True
+        for changes in watch(root, debounce=300, step=100, stop_event=self._stop_watching,
+                             raise_interrupt=False, yield_on_timeout=True, rust_timeout=500):
+            if changes or (first and self._changed_since_shown()):
+                self.app.call_from_thread(self._load)
+            first = False
+
+    def _changed_since_shown(self) -> bool:
+        """Whether the record files differ from those listed (a listing and a stat each: the
+        previews and counts are read again only when they do)."""
+        shown = {(c.key, c.size, c.mtime) for c in self.conversations}
+        return {(c.key, c.size, c.mtime) for c in scan(self.home, self.record)} != shown
 
     def on_unmount(self) -> None:
         self._stop_watching.set()

@@ -40,12 +40,13 @@ class ApproveScreen(ModalScreen[Decision | None]):
     def __init__(self, pending: PendingApproval) -> None:
         super().__init__()
         self.pending = pending
-        self.opened = time.monotonic()
+        self.opened: float | None = None  # on screen since (the guard waits for that)
         self.reason = Input(placeholder="why not (the model reads this)", id="reason")
 
     @property
     def armed(self) -> bool:
-        return time.monotonic() - self.opened >= self.arming_seconds
+        opened = self.opened
+        return opened is not None and time.monotonic() - opened >= self.arming_seconds
 
     def compose(self) -> ComposeResult:
         request = self.pending.request

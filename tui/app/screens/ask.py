@@ -56,14 +56,15 @@ class AskScreen(ModalScreen[str | None]):
         super().__init__()
         self.question = question
         self.waiting = waiting
-        self.opened = time.monotonic()
+        self.opened: float | None = None  # on screen since (the guard waits for that)
         self.answer = AnswerArea(id="answer", soft_wrap=True, show_line_numbers=False)
         self.waiting_line = Static("", id="waiting")
         self.countdown = Static("", id="countdown")
 
     @property
     def armed(self) -> bool:
-        return time.monotonic() - self.opened >= self.arming_seconds
+        opened = self.opened
+        return opened is not None and time.monotonic() - opened >= self.arming_seconds
 
     def compose(self) -> ComposeResult:
         with Vertical():

@@ -76,6 +76,11 @@ class ToolCallsPane(Vertical):
         with VerticalScroll(id="call-detail-scroll"):
             yield self.detail
 
+    def on_mount(self) -> None:
+        """A call that started before the pane was on screen (a slow start) ticks from now."""
+        if self._live_since and self.ticker is None:
+            self.ticker = self.set_interval(TICK_SECONDS, self._tick)
+
     def started(self, event: ev.ToolCallStarted) -> None:
         key = _call_id(event)
         self.total += 1

@@ -4,12 +4,19 @@ deadline, when the command's own process exits (whatever it left in the backgrou
 the supervisor exits (`kill_running`, run at exit; the CLI calls it on SIGTERM/SIGHUP). Should
 the supervisor be killed outright, a watchdog process that holds a pipe to the supervisor kills
 the groups all the same.
+
+A command being started is not lost to an exit either: on the main thread Ctrl-C
+(KeyboardInterrupt) and the exit signals' handlers wait until the command's group is written
+down (a command interrupted so ends with its call), `kill_running` waits for the starts under
+way on other threads, and once it has run no command starts. Only a SIGKILL in the instant
+between a command's start and its group being written down leaves it running (docs/shell.md).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import os
 import selectors
 import signal
@@ -17,7 +24,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 from tui.core.shell.live import LiveLines
 from tui.core.shell.output import OutputCapture
@@ -26,6 +35,9 @@ _READ_SIZE = 64 * 1024
 _POLL_SECONDS = 0.05  # only where a process cannot be waited on through a descriptor
 _KILLED_WAIT = 1.0  # once killed, how long between two kills while the leader lingers
 _DRAIN_READS = 16  # after the leader exits: at most this many reads of what is left (1 MiB)
+_STARTS_WAIT = 5.0  # how long `kill_running` waits for commands being started to be known
+_HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                      if hasattr(signal, name))
 _WATCHDOG_SHELL = "/bin/sh"
 # One per supervisor process, in a session of its own. It keeps the set of running groups the
 # supervisor announces ("+ <pgid>" / "- <pgid>") and, at end of file — the supervisor is gone,
@@ -164,11 +176,22 @@ class _Watchdog:
 
 _LIVE: dict[int, Group] = {}
 _WATCHDOG = _Watchdog()
+# The threads inside `spawn`, from before Popen until the group is in _LIVE; re-entrant, for
+# `kill_running` may run in a signal handler on a thread that holds it.
+_STARTS = threading.Condition(threading.RLock())
+_STARTING: set[int] = set()
+_closing = False  # kill_running has run: no command starts any more
 
 
 def kill_running() -> None:
-    """Kill the process group of every command still running (the supervisor is exiting).
+    """Kill the process group of every command still running (the supervisor is exiting),
+    waiting a moment for the commands being started on other threads; none starts afterwards.
     Safe from a signal handler and from any thread."""
+    global _closing
+    me = threading.get_ident()
+    with _STARTS:
+        _closing = True
+        _STARTS.wait_for(lambda: not _STARTING - {me}, timeout=_STARTS_WAIT)
     for group in list(_LIVE.values()):
         group.kill("supervisor exit")
 
@@ -195,14 +218,52 @@ def spawn(argv: list[str], workdir: Path, env: dict[str, str]) -> Group:
     """Start `argv` in a process group of its own, known to the watchdog before it runs.
     Raises OSError (or SubprocessError: the parent died between fork and exec) if it cannot."""
     _WATCHDOG.ensure()
-    process = subprocess.Popen(
-        argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True,
-    )
-    group = Group(process)
-    _LIVE[group.pgid] = group
-    _WATCHDOG.add(group.pgid)
+    me = threading.get_ident()
+    with _STARTS:
+        if _closing:
+            raise OSError(errno.ESHUTDOWN, "murmur-tui is exiting")
+        _STARTING.add(me)
+    group: Group | None = None
+    try:
+        with _signals_held():
+            process = subprocess.Popen(
+                argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True,
+            )
+            group = Group(process)
+            _LIVE[group.pgid] = group
+            _WATCHDOG.add(group.pgid)
+    except BaseException:
+        if group is not None:  # Ctrl-C while it started: the command ends with its call
+            group.finish()
+        raise
+    finally:
+        with _STARTS:
+            _STARTING.discard(me)
+            _STARTS.notify_all()
     return group
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """On the main thread, where Python runs signal handlers, a SIGINT, SIGTERM or SIGHUP with
+    a handler that arrives in the block is handled at its end: KeyboardInterrupt raised inside
+    Popen, or an exit handler run there, would lose the process Popen had just started."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handlers = {number: handler for number in _HELD_SIGNALS
+                if callable(handler := signal.getsignal(number))}
+    held: list[tuple[int, FrameType | None]] = []
+    for number in handlers:
+        signal.signal(number, lambda signum, frame: held.append((signum, frame)))
+    try:
+        yield
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        for signum, frame in held:
+            handlers[signum](signum, frame)
 
 
 def pump(group: Group, capture: OutputCapture, deadline: float,

@@ -169,11 +169,13 @@ class ShellTool:
             raise ShellRefused(f"cannot run '{binary}': {exc.strerror or exc}") from None
         except subprocess.SubprocessError as exc:  # the parent died between fork and exec
             raise ShellRefused(f"cannot run '{binary}': {exc}") from None
-        unsubscribe = cancel.subscribe(lambda: group.kill("canceled")) if cancel else None
         background = self.background
         exited = True  # until pump says otherwise (an error on the way out ends the group)
         code = 0
+        unsubscribe = None
         try:
+            if cancel is not None:
+                unsubscribe = cancel.subscribe(lambda: group.kill("canceled"))
             exited = pump(group, capture, self.deadline_seconds, live,
                           background.grace_seconds if background is not None else None)
         finally:
