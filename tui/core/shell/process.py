@@ -8,8 +8,11 @@ the groups all the same.
 A command being started is not lost to an exit either: on the main thread Ctrl-C
 (KeyboardInterrupt) and the exit signals' handlers wait until the command's group is written
 down (a command interrupted so ends with its call), `kill_running` waits for the starts under
-way on other threads, and once it has run no command starts. Only a SIGKILL in the instant
-between a command's start and its group being written down leaves it running (docs/shell.md).
+way on other threads, and once it has run no command starts. A SIGKILL in the instant
+between a command's start and its group being written down cannot be held off; for that the
+watchdog also finds, at the end, every process still carrying this supervisor's mark in its
+environment (`WATCH_MARK`, given to every command) and kills it: no gate in front of each
+command, nothing paid until the supervisor is gone (docs/shell.md).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import atexit
 import contextlib
 import errno
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -39,9 +43,15 @@ _STARTS_WAIT = 5.0  # how long `kill_running` waits for commands being started t
 _HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
                       if hasattr(signal, name))
 _WATCHDOG_SHELL = "/bin/sh"
+# Every command's environment carries this supervisor's mark, so a command started in the
+# instant before its group was announced is still found (in /proc/<pid>/environ) once the
+# supervisor is gone. Not a secret: knowing it only gets a process killed with the supervisor.
+WATCH_MARK = "MURMUR_TUI_WATCH"
+_MARK_VALUE = f"{os.getpid()}-{secrets.token_hex(8)}"
 # One per supervisor process, in a session of its own. It keeps the set of running groups the
 # supervisor announces ("+ <pgid>" / "- <pgid>") and, at end of file — the supervisor is gone,
-# however it went — kills every group still in it.
+# however it went — kills every group still in it, then every process marked as this
+# supervisor's command ($1: the mark as it reads in an environment).
 _WATCHDOG_SCRIPT = """\
 live=" "
 while read -r op pg; do
@@ -52,6 +62,10 @@ while read -r op pg; do
   esac
 done
 for pg in $live; do kill -9 -"$pg" 2>/dev/null; done
+for f in $(grep -l -a -F -e "$1" /proc/[0-9]*/environ 2>/dev/null); do
+  p=${f#/proc/}; p=${p%/environ}
+  kill -9 -"$p" "$p" 2>/dev/null
+done
 """
 
 class Group:
@@ -140,7 +154,8 @@ class _Watchdog:
         read_end, write_end = os.pipe()
         try:
             self._process = subprocess.Popen(
-                [_WATCHDOG_SHELL, "-c", _WATCHDOG_SCRIPT], stdin=read_end,
+                [_WATCHDOG_SHELL, "-c", _WATCHDOG_SCRIPT, "watchdog",
+                 f"{WATCH_MARK}={_MARK_VALUE}"], stdin=read_end,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
                 env={"PATH": os.defpath}, start_new_session=True)
         except OSError:
@@ -227,7 +242,8 @@ def spawn(argv: list[str], workdir: Path, env: dict[str, str]) -> Group:
     try:
         with _signals_held():
             process = subprocess.Popen(
-                argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                argv, cwd=workdir, env={**env, WATCH_MARK: _MARK_VALUE},
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True,
             )
             group = Group(process)
