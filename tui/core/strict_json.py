@@ -26,6 +26,10 @@ class NotJson(ValueError):
     """The line is not JSON Murmur would read; the message says why."""
 
 
+class BadSyntax(NotJson):
+    """Not JSON at all (as opposed to JSON serde_json refuses: too deep, a number too big)."""
+
+
 def _refuse_constant(name: str) -> Any:
     raise NotJson(f"{name} is not a JSON value")
 
@@ -50,6 +54,16 @@ _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite
 
 def loads_line(raw: bytes) -> Any:
     """The JSON value of one line (bytes, without its newline); `NotJson` if there is none."""
+    value = loads(raw)
+    if _SURROGATE_ESCAPE.search(raw) is not None and has_lone_surrogate(value):
+        raise NotJson("a lone surrogate escape (not a character)")
+    return value
+
+
+def loads(raw: bytes) -> Any:
+    """The JSON value of `raw` as serde_json reads it, except that a lone surrogate escape is
+    kept (for a caller that names the field holding it, as the door does); `NotJson` if
+    there is none."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -62,13 +76,11 @@ def loads_line(raw: bytes) -> Any:
     except NotJson:
         raise
     except json.JSONDecodeError as exc:
-        raise NotJson(f"{exc.msg} (column {exc.colno})") from None
+        raise BadSyntax(f"{exc.msg} (column {exc.colno})") from None
     except ValueError as exc:  # none is known; a reader must still not raise anything else
         raise NotJson(str(exc)) from None
     if (raw.count(b"[") + raw.count(b"{") > MAX_DEPTH) and too_deep(value):
         raise NotJson(f"nested deeper than {MAX_DEPTH}")
-    if _SURROGATE_ESCAPE.search(raw) is not None and has_lone_surrogate(value):
-        raise NotJson("a lone surrogate escape (not a character)")
     return value
 
 

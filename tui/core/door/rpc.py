@@ -4,14 +4,13 @@ order, and each method. A method answers a `Reply` — a JSON body, or a stream 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tui.core import strict_json
 from tui.core.door.frames import Frame
 from tui.core.door.tasks import STATES, DoorTask, TaskTable
-from tui.core.strict_json import MAX_DEPTH, too_deep
 from tui.core.text_rule import lone_surrogate_at, where_lone_surrogate
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, INVALID_PARAMS, INTERNAL = \
@@ -83,45 +82,17 @@ def version_problem(values: list[str]) -> str | None:
     return ", ".join(v.strip() for v in values)
 
 
-class _NotJson(ValueError):
-    pass
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NotJson(f"{name} is not a JSON value")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _NotJson(f"the number {text[:20]} is out of range")
-    return value
-
-
-# serde_json's reading, as Murmur's door parses: no NaN or Infinity, no number past a double
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite)
-
-
 def parse(body: bytes) -> tuple[Any, dict[str, Any] | None]:
     """(request, None) or (None, the error body) for steps 6 and 7. A body is UTF-8 JSON
     nested at most MAX_DEPTH deep (Python's decoder recurses: deeper would raise
     RecursionError); a request whose id holds a lone surrogate is not a request (the id is
     echoed in the answer, which could not be written)."""
     try:
-        request = _DECODER.decode(body.decode("utf-8"))
-    except RecursionError:
-        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: nested deeper than "
-                           f"{MAX_DEPTH}")
-    except UnicodeDecodeError as exc:
-        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: not UTF-8 (byte "
-                           f"{exc.start + 1})")
-    except _NotJson as exc:
-        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: {exc}")
-    except ValueError:
+        request = strict_json.loads(body)  # never RecursionError: nesting is capped
+    except strict_json.BadSyntax:
         return None, error(None, PARSE_ERROR, "Invalid JSON payload")
-    if too_deep(request):
-        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: nested deeper than "
-                           f"{MAX_DEPTH}")
+    except strict_json.NotJson as exc:
+        return None, error(None, PARSE_ERROR, f"Invalid JSON payload: {exc}")
     if not isinstance(request, dict):
         return None, error(None, INVALID_REQUEST, "Request payload validation error")
     rid = request.get("id")
