@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui.core import events as ev
 from tui.core.cancel import CancelToken
+from tui.core.events import vocabulary as ev
 from tui.core.inference.driver import DriverReply, StreamSink
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session

@@ -1,5 +1,5 @@
 """`python -m tui` runs the command line."""
 
-from tui.cli import main
+from tui.commands.main import main
 
 raise SystemExit(main())

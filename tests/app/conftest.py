@@ -12,7 +12,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from tui.app.app import SupervisorApp
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 STREAMS = Path(__file__).resolve().parent / "streams"
 

@@ -13,10 +13,10 @@ from tests.app.conftest import key_clock, settle, wait_for
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tui.app.app import SupervisorApp
 from tui.app.screens.approve import ApproveScreen
-from tui.core.approvals import prepare
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
+from tui.core.tools.approvals import prepare
 
 
 class CountingApp(SupervisorApp):

@@ -18,7 +18,7 @@ from tests.app.test_dialog import asking_capsule
 from tests.fakes import start_session as start
 from tui.app.app import SupervisorApp
 from tui.app.attention import RESTORE_TITLE, SAVE_TITLE, load_settings, osc_flavour
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 from tui.core.loop.session import SessionResult
 
 

@@ -13,13 +13,13 @@ from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory, text_response
 from tests.fakes import start_session
 from tests.fakes import write_conversation as make
-from tui import cli
 from tui.app.app import SupervisorApp
 from tui.app.browser.app import BrowserApp
 from tui.app.browser.conversation import ConversationScreen
 from tui.app.browser.conversations import ConversationsScreen
 from tui.app.browser.requests import ResumeConversation
 from tui.app.browser.resume import capsule as resumable_capsule
+from tui.commands import main as cli
 from tui.core.chat import user_message
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session

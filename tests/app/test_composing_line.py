@@ -7,8 +7,8 @@ from __future__ import annotations
 from tests.app.test_transcript_model import lines, make, turn
 from tui.app.state import SessionState
 from tui.app.transcript_model import TranscriptModel
-from tui.core import events as ev
-from tui.core.wording import LineKind, log_line
+from tui.core.events import vocabulary as ev
+from tui.core.events.wording import LineKind, log_line
 
 
 def composing(input_bytes: int, call_id: str = "c1") -> ev.ToolCallComposing:

@@ -17,7 +17,7 @@ from tests.fakes import start_session as start
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
-from tui.core.asking import InputRequest, InputTimeout
+from tui.core.asking.request import InputRequest, InputTimeout
 
 
 class BellCountingApp(SupervisorApp):
@@ -213,7 +213,7 @@ async def test_the_responder_times_out_without_the_app_answering(murmur_home: Pa
 
 async def test_the_demo_capsule_end_to_end(murmur_home: Path) -> None:
     """What `murmur-tui launch` does on a fresh clone: the demo streams, asks, finishes."""
-    from tui.core.paths import demo_capsule
+    from tui.core.fs.paths import demo_capsule
 
     app = SupervisorApp(murmur_home)
     start(app, demo_capsule())

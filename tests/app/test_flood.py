@@ -8,8 +8,8 @@ from pathlib import Path
 from tests.app.conftest import replay, settle, wait_for
 from tui.app.app import SupervisorApp
 from tui.app.bridge import MIN_FLUSH_EVENTS
-from tui.core import events as ev
-from tui.core.event_stream import EventStream
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
 
 
 def stream_of(turns: int, calls: int) -> list[ev.Event]:

@@ -18,8 +18,8 @@ from tui.app.responder import Question
 from tui.app.screens.approve import ApproveScreen
 from tui.app.screens.ask import AskScreen
 from tui.app.screens.confirm import ConfirmScreen
-from tui.core.approvals import ApprovalRequest
-from tui.core.asking import InputRequest
+from tui.core.asking.request import InputRequest
+from tui.core.tools.approvals import ApprovalRequest
 
 
 def on_screen(app: App[object], widget: Widget) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.app.conftest import wait_for
 from tests.fakes import start_session as start
 from tui.app.app import SupervisorApp
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 # ticks every 100 ms, then waits (at most ~60 s) for ./go, which the test writes only once
 # the ticks are on screen: they provably arrived while the command ran

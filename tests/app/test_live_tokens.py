@@ -12,7 +12,7 @@ from tests.conftest import CapsuleFactory, text_response
 from tests.fakes import start_session
 from tui.app.app import SupervisorApp
 from tui.app.state import SessionState
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 PACED = """\
 name: paced

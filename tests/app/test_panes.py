@@ -9,8 +9,8 @@ from textual.widgets import TabbedContent
 
 from tests.app.conftest import recorded, replay, wait_for
 from tui.app.app import SupervisorApp
-from tui.core import events as ev
-from tui.core.event_stream import EventStream
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
 
 
 async def test_recorded_session_fills_every_pane(murmur_home: Path) -> None:

@@ -14,10 +14,10 @@ from tui.app.app import SupervisorApp
 from tui.app.browser.app import BrowserApp
 from tui.app.browser.conversation import ConversationScreen
 from tui.app.browser.search import SearchScreen
-from tui.core import events as ev
 from tui.core.chat import assistant_message, tool_message, user_message
-from tui.core.event_stream import EventStream
-from tui.core.fence import NEUTRALISED, fence
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
+from tui.core.text.fence import NEUTRALISED, fence
 
 
 def stamped(*events: ev.Event) -> list[ev.Event]:

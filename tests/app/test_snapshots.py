@@ -89,7 +89,7 @@ def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
                                       theme: str) -> None:
     from tui.app.responder import Question
     from tui.app.screens.ask import AskScreen
-    from tui.core.asking import InputRequest
+    from tui.core.asking.request import InputRequest
 
     async def asked(pilot: Pilot[Any]) -> None:
         await replayed(pilot)

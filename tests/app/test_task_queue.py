@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.app.test_transcript_model import make
 from tui.app.state import SessionState, TaskQueue
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 
 def test_only_what_the_session_does_not_hold_moves_or_goes() -> None:

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 from tui.app import transcript_model as tm
 from tui.app.transcript_model import TranscriptModel
-from tui.core import events as ev
-from tui.core.wording import LineKind
+from tui.core.events import vocabulary as ev
+from tui.core.events.wording import LineKind
 
 E = TypeVar("E", bound=ev.Event)
 _seq = itertools.count(1)
@@ -148,7 +148,7 @@ def test_the_model_imports_neither_textual_nor_rich() -> None:
 
 
 def test_the_screen_shortens_what_the_headless_log_prints_in_full() -> None:
-    from tui.core.wording import log_line, said
+    from tui.core.events.wording import log_line, said
 
     long_input = {"text": "word " * 60}
     event = make(ev.ToolCallStarted, task_id="t", turn=0, call_id="c", tool_name="echo",
@@ -162,7 +162,7 @@ def test_the_screen_shortens_what_the_headless_log_prints_in_full() -> None:
 
 
 def test_durations_read_as_people_read_them() -> None:
-    from tui.core.wording import duration
+    from tui.core.events.wording import duration
 
     assert [duration(ms) for ms in (0, 480, 1000, 2140, 59_999, 128_098, 3_780_000)] == [
         "0 ms", "480 ms", "1.0 s", "2.1 s", "1 min 0 s", "2 min 8 s", "1 h 3 min"]

@@ -62,13 +62,13 @@ def raise_descriptor_limit() -> None:
 
 # -- the served session (child process) ------------------------------------------------------
 def child(base: Path) -> None:
+    from tui.core.asking.questions import QuestionBoard
     from tui.core.door import Door
     from tui.core.door.serving import Serving
     from tui.core.headless import HeadlessResponder
     from tui.core.loop.launch import LaunchOptions
     from tui.core.loop.session import Session
     from tui.core.manifest.reader import load_capsule
-    from tui.core.questions import QuestionBoard
 
     root = base / "capsule"
     root.mkdir()

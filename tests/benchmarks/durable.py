@@ -26,10 +26,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tui.core.asking import InputRequest  # noqa: E402
+from tui.core.asking.request import InputRequest  # noqa: E402
 from tui.core.cancel import CancelToken  # noqa: E402
 from tui.core.chat import assistant_message, tool_message  # noqa: E402
-from tui.core.event_stream import EventStream  # noqa: E402
+from tui.core.events.stream import EventStream  # noqa: E402
 from tui.core.loop.host import Host  # noqa: E402
 from tui.core.loop.journal import JOURNAL, Journal, Questions  # noqa: E402
 from tui.core.loop.journal_read import read_journal  # noqa: E402

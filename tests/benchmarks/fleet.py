@@ -267,7 +267,7 @@ class Ended:
         self.count = 0
 
     def emit(self, event: Any) -> None:
-        from tui.core import events as ev
+        from tui.core.events import vocabulary as ev
 
         if isinstance(event, ev.TaskEnded):
             with self.ended:
@@ -282,13 +282,13 @@ class Ended:
 
 def door_overhead(base: Path, tasks: int = 100) -> dict[str, Any]:
     """The same one-response task sent directly and through the door, alternately."""
+    from tui.core.asking.questions import QuestionBoard
     from tui.core.door import Door
     from tui.core.door.serving import Serving
     from tui.core.headless import HeadlessResponder
     from tui.core.loop.launch import LaunchOptions
     from tui.core.loop.session import Session
     from tui.core.manifest.reader import load_capsule
-    from tui.core.questions import QuestionBoard
 
     root = base / "overhead"
     root.mkdir()

@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.benchmarks.wasm_host import session_capsule, time_session  # noqa: E402
-from tui.core import tokens  # noqa: E402
 from tui.core.loop.compaction import compaction_event  # noqa: E402
+from tui.core.text import tokens  # noqa: E402
 from tui.core.wasm import calls, versions  # noqa: E402
 from tui.core.wasm.guest import Guest, Sandbox  # noqa: E402
 from tui.core.wasm.runtime import WasmRuntime  # noqa: E402

@@ -3,9 +3,9 @@
 The tree of an earlier commit (`--before`, default the last commit with the flat core) is
 unpacked into a temporary folder and measured beside the working tree, interleaved:
 
-1. Import time of the headless stack: `import tui.cli`, the headless printers, the manifest
-   reader and the loop's session module (the old `tui.core.session` and `tui.core.manifest`),
-   each in a fresh interpreter, minus a bare
+1. Import time of the headless stack: the command line (`tui.commands.main`, before it
+   `tui.cli`), the headless printers, the manifest reader and the loop's session module (the
+   old `tui.core.session` and `tui.core.manifest`), each in a fresh interpreter, minus a bare
    interpreter's start-up, with bytecode cached as an installed package has it. Best of
    `--imports` runs; the largest self times are listed.
 2. `session_overhead.py` and `hooks.py` as each tree has them: the host's cost per turn and per
@@ -31,8 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 BEFORE = "4f034bc"
 STACKS = {  # the headless stack, as each layout names it
-    "after": "import tui.cli; from tui.core import headless; from tui.core.loop import session; "
-             "from tui.core.manifest import reader",
+    "after": "import tui.commands.main; from tui.core import headless; "
+             "from tui.core.loop import session; from tui.core.manifest import reader",
     "before": "import tui.cli; from tui.core import headless; from tui.core import session; "
               "from tui.core import manifest",
 }

@@ -37,8 +37,8 @@ sys.path.insert(0, str(REPO))
 
 from tui.app.app import SupervisorApp  # noqa: E402
 from tui.app.bridge import CoalescingBridge, ImmediateBridge  # noqa: E402
-from tui.core import events as ev  # noqa: E402
-from tui.core.event_stream import EventStream  # noqa: E402
+from tui.core.events import vocabulary as ev  # noqa: E402
+from tui.core.events.stream import EventStream  # noqa: E402
 
 RATE = 2000  # events per second
 DELTAS_PER_TURN = 80

@@ -123,7 +123,7 @@ def main() -> None:
         root = base / "capsule"
         root.mkdir()
         write_capsule(root)
-        from tui.core import tokens
+        from tui.core.text import tokens
 
         started = time.perf_counter()
         tokens.encoding()  # a one-time start-up cost, reported apart from the per-turn cost

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tui.app.app import SupervisorApp  # noqa: E402
-from tui.core import events as ev  # noqa: E402
+from tui.core.events import vocabulary as ev  # noqa: E402
 from tui.core.loop.launch import LaunchOptions  # noqa: E402
 from tui.core.loop.session import Session  # noqa: E402
 from tui.core.manifest.reader import load_capsule  # noqa: E402

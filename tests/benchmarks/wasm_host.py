@@ -138,7 +138,7 @@ def time_session(root: Path) -> float:
 
 
 def session_dispatch(scratch: Path) -> dict[str, object]:
-    from tui.core import tokens
+    from tui.core.text import tokens
 
     tokens.encoding()
     wasm_root = session_capsule(scratch / "wasm-capsule", "echo")

@@ -104,7 +104,7 @@ def test_murmur_tui_itself_never_imports_the_sdk() -> None:
     import subprocess
     import sys
 
-    script = ("import sys\nimport tui.cli\nfrom tui.core import door\n"
+    script = ("import sys\nimport tui.commands.main\nfrom tui.core import door\n"
               "from tui.core.door import server, rpc, card, frames, auth, tasks\n"
               "print(sorted(m for m in sys.modules if m.split('.')[0] in ('a2a', 'google')))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -7,7 +7,7 @@ import pytest
 
 from tui.core.door.auth import OPERATOR, SCOPES, Credential, Refusal, Tokens, refusal_headers
 from tui.core.door.card import CardFacts, card, methods
-from tui.core.secrets import redact
+from tui.core.text.secrets import redact
 
 REALM = "demo"
 

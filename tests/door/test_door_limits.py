@@ -25,11 +25,11 @@ from tests.conftest import CapsuleFactory, text_response
 from tests.door.test_server_http import Served, read_all, read_until, start, watch
 from tests.door.wire import WAIT, answer, build, connect, exchange, rpc_body
 from tests.served import SLEEP, V1
+from tui.core.asking.questions import QuestionBoard
 from tui.core.door import Door
 from tui.core.door.guard import Guard
 from tui.core.door.server import DoorServer, Limits
 from tui.core.manifest.reader import parse_capsule
-from tui.core.questions import QuestionBoard
 
 
 def card_from(served: Served, source: str) -> int:

@@ -11,7 +11,6 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.core import events as ev
 from tui.core.door.frames import (
     QUEUE_FRAMES,
     REPLAY_FRAMES,
@@ -20,8 +19,9 @@ from tui.core.door.frames import (
     FrameSink,
     Subscriber,
 )
-from tui.core.event_stream import EventStream
-from tui.core.secrets import remember
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
+from tui.core.text.secrets import remember
 
 T = "tsk_1"
 

@@ -15,12 +15,12 @@ from tests.app.test_dialog import asking_capsule
 from tests.conftest import read_jsonl
 from tests.served import V1
 from tui.app.app import SupervisorApp
+from tui.core.asking.questions import QuestionBoard
 from tui.core.door import Door
 from tui.core.door.serving import Serving
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
-from tui.core.questions import QuestionBoard
 
 SLEEP = "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n  input_timeout_secs: 120\n"
 

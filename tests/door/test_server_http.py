@@ -15,11 +15,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tui.core.asking.questions import QuestionBoard
 from tui.core.door import Door
 from tui.core.door import server as door_server
 from tui.core.door.server import MAX_BODY, DoorServer, Limits
 from tui.core.manifest.reader import parse_capsule
-from tui.core.questions import QuestionBoard
 
 MANIFEST = 'name: demo\nversion: "1.0.0"\n'
 WATCH = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "stream/watch"}).encode()

@@ -84,7 +84,7 @@ def files_intact(*roots: Any) -> int:
     How many files were read (a sweep that found nothing proves nothing)."""
     from pathlib import Path
 
-    from tui.core.strict_json import loads_line
+    from tui.core.text.strict_json import loads_line
 
     read = 0
     for root in roots:

@@ -105,7 +105,7 @@ def test_bad_settings_are_refused_naming_the_place(make_capsule: CapsuleFactory,
 
 
 def test_stored_rules_file_is_private(tmp_path: Path) -> None:
-    from tui.core.approvals import ApprovalRequest, ApprovalStore
+    from tui.core.tools.approvals import ApprovalRequest, ApprovalStore
 
     store = ApprovalStore(tmp_path / "home")
     request = ApprovalRequest("tool", "fetch", "fetch", (), {}, ("fetch",), "/c/murmur.yaml#c")

@@ -17,7 +17,7 @@ from typing import Any
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tests.wasm.conftest import FIXTURES
-from tui.core.stdin_lines import MAX_LINE
+from tui.core.asking.stdin_lines import MAX_LINE
 
 ASK = {"stop_reason": "tool_call", "content": [
     {"type": "tool_call", "id": "q1", "name": "ask", "input": {"q": "go on?"}}]}

@@ -33,7 +33,7 @@ def test_wheel_ships_demo_wit_and_themes_and_runs_the_demo(tmp_path: Path,
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True, capture_output=True, timeout=300)
     env = dict(os.environ, PYTHONPATH=str(target), MURMUR_HOME=str(murmur_home))
-    script = ("import tui.core.paths as p; print(p.bundled('wit')); print(p.demo_capsule())")
+    script = ("import tui.core.fs.paths as p; print(p.bundled('wit')); print(p.demo_capsule())")
     where = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
                            capture_output=True, text=True, check=True).stdout.split()
     assert all(Path(path).is_relative_to(target) for path in where)

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response
+from tui.core.fs.workdir import write_result
 from tui.core.record.writer import RecordWriter
-from tui.core.workdir import write_result
 
 BAD = b"\xff\xfe bad"  # not UTF-8: decoded from argv as two lone surrogates and " bad"
 WHOLE = "\ufffd\ufffd bad"
@@ -77,7 +77,7 @@ def test_the_record_and_result_writers_write_a_stray_lone_surrogate_instead_of_f
     writer.close()
     assert failures == []
     assert read_jsonl(path)[0]["content"][0]["text"] == "a?b"
-    from tui.core.workdir import session_paths
+    from tui.core.fs.workdir import session_paths
 
     paths = session_paths(tmp_path / "capsule", "c", "ses_1", tmp_path / "work", murmur_home)
     paths.out.mkdir(parents=True)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import read_jsonl
 from tests.e2e.test_language_guests import capsule, done, guest, step
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session

@@ -15,8 +15,8 @@ from tests.fleet.test_fleet_screen import ask_capsule
 from tests.served import SLEEP, Served, serve
 from tui.app.attach import AttachApp
 from tui.app.screens.ask import AskScreen
-from tui.core.running import read_records
-from tui.fleet_cli import resolve
+from tui.commands.fleet import resolve
+from tui.core.running.records import read_records
 
 
 def record_of(home: Path, session_id: str) -> object:

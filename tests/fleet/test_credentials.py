@@ -18,9 +18,9 @@ from tests.fleet.door import Door, serving
 from tests.fleet.test_ps import record, trace
 from tests.served import SLEEP, Served, serve
 from tui.app.attach import AttachApp
+from tui.commands.fleet import resolve
 from tui.core import ids
-from tui.core.remote.door import DoorError
-from tui.fleet_cli import resolve
+from tui.core.a2a.client import DoorError
 
 WATCHER = ("network:\n  authentication:\n    scheme: bearer\n    credentials:\n"
            "      watcher:\n        scopes: [stream/watch, GetTask]\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tui.app.fleet.model import FleetSession, age, ordered, totals
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 
 def asked(session: FleetSession, at: float, request: str = "r1") -> None:

@@ -17,9 +17,10 @@ from tests.conftest import CapsuleFactory, run_cli, text_response
 from tests.fleet.door import Door, serving
 from tests.fleet.test_ps import record, trace
 from tests.served import SLEEP, Served, serve
-from tui.core import ids, running
-from tui.core.running import RunningRecord
-from tui.fleet_cli import AttachError, resolve
+from tui.commands.fleet import AttachError, resolve
+from tui.core import ids
+from tui.core.running import records as running
+from tui.core.running.records import RunningRecord
 
 AUTH = "network:\n  authentication:\n    scheme: bearer\n"
 DEEP = 100_000

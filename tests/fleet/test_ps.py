@@ -15,8 +15,9 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.fleet.door import Door, serving, silent_port
-from tui.core import ids, running
-from tui.core.running import RunningRecord
+from tui.core import ids
+from tui.core.running import records as running
+from tui.core.running.records import RunningRecord
 
 
 def trace(workdir: Path, session: str, *lines: dict[str, Any]) -> None:

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.fleet.door import Door, serving, silent_port
-from tui.core import door_probe, ids, running
-from tui.core.running import RunningRecord
+from tui.core import ids
+from tui.core.running import probe as door_probe
+from tui.core.running import records as running
+from tui.core.running.records import RunningRecord
 
 
 def mine(session_id: str, url: str, workdir: Path | None = None) -> RunningRecord:

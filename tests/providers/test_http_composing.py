@@ -15,7 +15,7 @@ from tests.providers.server import (
     openai_call,
 )
 from tests.providers.test_http_drivers import capsule, run
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 
 def order(events: list[ev.Event]) -> list[str]:

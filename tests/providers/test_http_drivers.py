@@ -22,7 +22,7 @@ from tests.providers.server import (
     openai_call,
     openai_frames,
 )
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session

@@ -9,13 +9,13 @@ import threading
 
 from tests.door_fake import CONTEXT, SESSION, FakeDoor, ack, closed, frame, raw, serving, status
 from tests.fakes import Collect
-from tui.core import events as ev
-from tui.core.event_stream import EventStream
+from tui.core.a2a.client import Card, DoorClient
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
 from tui.core.headless import HumanPrinter
 from tui.core.remote.adapter import RemoteAdapter
-from tui.core.remote.door import Card, DoorClient
 from tui.core.remote.watch import StreamFrame, Watcher, WatchState, to_stream_frame
-from tui.core.secrets import remember
+from tui.core.text.secrets import remember
 
 T1 = "tsk_" + "1" * 32
 CARD = Card("C", "fake-capsule", "0.1.0", "http://127.0.0.1:1", SESSION, (), True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.core.remote.sse import Frame, SseParser
+from tui.core.a2a.sse import Frame, SseParser
 
 STREAM = (b"event: connection-ack\ndata: {\"role\":\"observer\"}\n\n"
           b":heartbeat\n\n"

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from tests.fakes import Collect
-from tui.core import events as ev
-from tui.core.event_stream import EventStream
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
 from tui.core.remote.trace_fill import TraceFill
 
 

@@ -7,7 +7,7 @@ import threading
 import time
 
 from tests.door_fake import FakeDoor, ack, closed, frame, heartbeats, serving, silence, status
-from tui.core.remote.door import DoorClient
+from tui.core.a2a.client import DoorClient
 from tui.core.remote.watch import StreamFrame, Watcher, WatchState
 
 T1, T2 = "tsk_" + "1" * 32, "tsk_" + "2" * 32

@@ -14,7 +14,7 @@ from typing import Any
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tests.fakes import Collect
 from tests.served import killed_once
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
@@ -258,7 +258,7 @@ def test_a_logs_folder_that_is_a_link_is_said_to_the_model_and_on_the_screen(
 
 def test_the_background_record_is_redacted_and_private(
         make_capsule: CapsuleFactory, murmur_home: Path) -> None:
-    from tui.core.secrets import remember
+    from tui.core.text.secrets import remember
 
     key = "sk-background-" + "7q" * 16
     remember(key)  # as a provider key resolved for the session is

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tui.core import contracts
-from tui.core.contracts import ToolContract
 from tui.core.errors import LaunchError
 from tui.core.manifest.model import Artifact, Capabilities, Capsule
+from tui.core.tools import contracts
+from tui.core.tools.contracts import ToolContract
 
 
 def _declared(tmp_path: Path, text: str) -> ToolContract | None:

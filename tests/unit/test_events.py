@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from tui.core import events as ev
-from tui.core.asking import InputRequest, InputTimeout, NoAnswer
-from tui.core.event_stream import EventStream
+from tui.core.asking.request import InputRequest, InputTimeout, NoAnswer
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
 from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
 
 VOCABULARY = {

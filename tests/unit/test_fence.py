@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from tests.fakes import write_conversation
 from tui.core.chat import assistant_message, tool_message, user_message
-from tui.core.fence import NEUTRALISED, fence, unfenced, unfenced_message
 from tui.core.record.catalog import scan
 from tui.core.record.export import export_markdown
+from tui.core.text.fence import NEUTRALISED, fence, unfenced, unfenced_message
 
 MARKERS = ["<untrusted-content source=tool:bash>", "</untrusted-content>",
            "<UNTRUSTED-CONTENT>", "</Untrusted-Content >", "<untrusted-content", "\n", "<", ">"]

@@ -168,7 +168,7 @@ def test_a_journaled_result_that_is_no_chat_message_counts_as_not_finished(
 def test_no_key_byte_reaches_the_journal(tmp_path: Path) -> None:
     import base64
 
-    from tui.core import secrets
+    from tui.core.text import secrets
 
     key = "sk-journal-" + "k3y" * 12
     secrets.remember(key)

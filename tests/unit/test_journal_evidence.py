@@ -17,7 +17,7 @@ from tests.unit.test_journal import KEY, calls, keyed, result
 from tui.core.loop.journal import JOURNAL, Journal, Questions
 from tui.core.loop.journal_read import Found, continued, holds_turn, read_journal
 from tui.core.loop.journal_seal import Seal
-from tui.core.secrets import redact
+from tui.core.text.secrets import redact
 
 
 def dead_turn(folder: Path, session_id: str = "ses_dead") -> Journal:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from tui.core.listening import NotHeld, Tables, held_by
+from tui.core.running.listening import NotHeld, Tables, held_by
 
 LISTENER = """
 import socket, sys

@@ -11,11 +11,11 @@ import pytest
 
 from tests.conftest import text_response, tool_response
 from tests.fakes import Collect, RecordingDriver
-from tui.core import events as ev
 from tui.core.cancel import CancelToken
 from tui.core.chat import assistant_message, user_message
-from tui.core.event_stream import EventStream
-from tui.core.hooks import Fault
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
+from tui.core.fs.workdir import SessionPaths
 from tui.core.inference.driver import DriverError, DriverReply
 from tui.core.loop import compaction
 from tui.core.loop.context import Context
@@ -35,9 +35,9 @@ from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Compaction, Inference
 from tui.core.shell.handler import ShellHandler
 from tui.core.shell.tool import ShellTool
-from tui.core.tools import SkillHandler, ToolTable
+from tui.core.tools.table import SkillHandler, ToolTable
+from tui.core.wasm.hooks import Fault
 from tui.core.wasm.values import record
-from tui.core.workdir import SessionPaths
 
 HEAD: dict[str, Any] = {"model": "m", "max_tokens": 100, "system": "be brief", "tools": [],
                         "params": {}}

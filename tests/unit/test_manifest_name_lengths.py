@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CapsuleFactory, run_cli, text_response
-from tui.core.context_lock import lock_path
 from tui.core.manifest.reader import ManifestError, parse_capsule
-from tui.core.segments import MAX_NAME_BYTES
+from tui.core.record.context_lock import lock_path
+from tui.core.text.segments import MAX_NAME_BYTES
 
 FILE = Path("/capsules/demo/murmur.yaml")
 MANIFEST = """\

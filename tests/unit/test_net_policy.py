@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.core import net_policy
+from tui.core.a2a import net_policy
 from tui.core.manifest.reader import load_capsule
 from tui.core.wasm.sandbox import network
 

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.core.secrets import (
+from tui.core.text.secrets import (
     REDACTED,
     ByteStreamRedactor,
     Secrets,

@@ -12,9 +12,9 @@ import pytest
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tests.fakes import Collect
-from tui.core import events as ev
 from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
+from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule

@@ -9,19 +9,19 @@ import time
 from pathlib import Path
 
 from tests.fakes import Collect
-from tui.core import events as ev
 from tui.core.cancel import CancelToken
-from tui.core.event_stream import EventStream
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
+from tui.core.fs.workdir import SessionPaths
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.report import LIVE_LINES, PROGRESS_BYTES, CallFeed, Report
 from tui.core.loop.state import TaskState
-from tui.core.secrets import remember
 from tui.core.shell.handler import ShellHandler
 from tui.core.shell.live import LINE_CHARS, PARTIAL_SECONDS, LiveLines
 from tui.core.shell.tool import ShellTool
-from tui.core.tools import ToolTable
-from tui.core.workdir import SessionPaths
+from tui.core.text.secrets import remember
+from tui.core.tools.table import ToolTable
 
 # Waits for ./go (at most ~30 s, so a broken stream fails instead of hanging), then says so.
 KEY = "sk-live-Zq8/+w==x7Yb3Kd9Pq2Lm5"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tui.core import secrets
 from tui.core.shell.output import CAP_BYTES, LOG_CAP_BYTES
 from tui.core.shell.tool import ShellTool
+from tui.core.text import secrets
 
 MIB = 1024 * 1024
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui.core.shell_prefix import matches, shell_argv, shell_prefix
+from tui.core.tools.shell_prefix import matches, shell_argv, shell_prefix
 
 
 @pytest.mark.parametrize("binary, command, prefix", [

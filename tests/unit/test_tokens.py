@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.core import tokens
 from tui.core.chat import assistant_message, for_payload, tool_message, user_message
+from tui.core.text import tokens
 
 
 def test_counts_match_known_cl100k_values() -> None:
@@ -31,7 +31,7 @@ def test_counting_never_touches_the_network() -> None:
         "    raise RuntimeError('network used')\n"
         "socket.socket.connect = refuse\n"
         "socket.getaddrinfo = refuse\n"
-        "from tui.core import tokens\n"
+        "from tui.core.text import tokens\n"
         "print(tokens.count('offline counting works'))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from tests.benchmarks.attachments import attaching_capsule
 from tests.benchmarks.hostile import session_peak_rss
-from tui.core import tokens
 from tui.core.chat import tool_message
 from tui.core.loop.context import Context
 from tui.core.record.attachments import AttachmentStore
+from tui.core.text import tokens
 
 MIB = 1 << 20
 GROWTH_BOUND = 64 * MIB  # generous: it is ~15 MiB; it was ~150 MiB while images stayed as

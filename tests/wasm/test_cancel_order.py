@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 
 from tests.fakes import Collect
-from tui.core import events as ev
-from tui.core.asking import InputRequest, NoAnswer
+from tui.core.asking.request import InputRequest, NoAnswer
 from tui.core.cancel import CancelToken
+from tui.core.events import vocabulary as ev
+from tui.core.events.wording import log_line, said
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
-from tui.core.wording import log_line, said
 
 DEMO = Path(__file__).resolve().parents[2] / "tui" / "demo"
 

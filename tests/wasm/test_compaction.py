@@ -10,7 +10,7 @@ from typing import Any
 from tests.conftest import read_jsonl
 from tests.wasm.conftest import WasmCapsule, answer, call
 from tests.wasm.test_wasm_session import hook_entry, run, tool_entry
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 from tui.core.loop.compaction import rebuild, unpaired
 from tui.core.record.reader import to_wit
 
@@ -181,10 +181,10 @@ def test_a_compaction_drops_the_continuation(wasm_capsule: WasmCapsule,
 def test_a_compact_resume_goes_through_the_on_compaction_hook(
         wasm_capsule: WasmCapsule, tmp_path: Path) -> None:
     from tests.fakes import Collect
+    from tui.core.fs.paths import murmur_home
     from tui.core.loop.launch import LaunchOptions
     from tui.core.loop.session import Session
     from tui.core.manifest.reader import load_capsule
-    from tui.core.paths import murmur_home
     from tui.core.session_index import Resume, find
 
     hook = hook_entry("summariser", "all_hook", contract=COMPACTOR, tmp=tmp_path)

@@ -13,8 +13,8 @@ import pytest
 
 from tests.fakes import Collect
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call
-from tui.core import events as ev
 from tui.core.errors import LaunchError
+from tui.core.events import vocabulary as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session

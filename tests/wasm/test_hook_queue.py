@@ -9,13 +9,13 @@ from pathlib import Path
 from tests.fakes import Collect
 from tests.wasm.conftest import WasmCapsule, answer
 from tests.wasm.test_wasm_session import hook_entry
-from tui.core import events as ev
-from tui.core.hooks import QUEUE_SIZE
+from tui.core.events import vocabulary as ev
 from tui.core.loop.compaction import compaction_event
 from tui.core.loop.hook_points import tool_event
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
+from tui.core.wasm.hooks import QUEUE_SIZE
 
 
 def test_an_async_hooks_full_queue_drops_jobs_with_a_fault(wasm_capsule: WasmCapsule,

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from tests.wasm.conftest import FIXTURES, answer
 from tests.wasm.test_rebuilt_turn import SAFE, tool_folder
-from tui.core.asking import InputRequest
+from tui.core.asking.request import InputRequest
 from tui.core.chat import Message, text_of
 from tui.core.loop import rebuild
 from tui.core.loop.context import Context

@@ -23,14 +23,14 @@ from tests.conftest import read_jsonl
 from tests.e2e.test_language_guests import guest
 from tests.fakes import Collect
 from tests.guests.build import cache_root
-from tui.core import delegation
-from tui.core import events as ev
+from tui.core.a2a import send as delegation
+from tui.core.a2a.net_policy import parse_rules
+from tui.core.events import vocabulary as ev
+from tui.core.events.wording import log_line
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
-from tui.core.net_policy import parse_rules
-from tui.core.wording import log_line
 
 pytestmark = pytest.mark.slow  # builds the Python delegating capsule (componentize-py)
 

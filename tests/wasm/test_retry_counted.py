@@ -13,7 +13,7 @@ import pytest
 from tests.fakes import Collect
 from tests.guests.build import build_guest, cache_root
 from tests.wasm.conftest import WasmCapsule, answer, call
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session

@@ -16,7 +16,7 @@ from pathlib import Path
 from tests.conftest import read_jsonl
 from tests.fakes import Collect
 from tests.wasm.conftest import WasmCapsule, answer, call
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule

@@ -14,9 +14,9 @@ import pytest
 from tests.conftest import read_jsonl
 from tests.fakes import Collect
 from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call, fixture
-from tui.core import events as ev
 from tui.core.errors import LaunchError
-from tui.core.event_stream import EventStream
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session

@@ -32,15 +32,15 @@ from tui.app.screens.confirm import ConfirmScreen
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.supervisor import SupervisorScreen
 from tui.app.state import SessionState
-from tui.core import events as ev
 from tui.core.cancel import CancelToken
+from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import SessionResult
 from tui.core.loop.session import Session
 
 if TYPE_CHECKING:
     from tui.app.responder import Question
+    from tui.core.asking.questions import QuestionBoard
     from tui.core.door.serving import Serving
-    from tui.core.questions import QuestionBoard
 
 ESC_WINDOW = 1.5
 CTRL_C_WINDOW = 2.0  # a second Ctrl+C within it quits

@@ -14,7 +14,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tui.core.approvals import ApprovalRequest, Decision
+from tui.core.tools.approvals import ApprovalRequest, Decision
 
 
 @dataclass(eq=False)

@@ -20,10 +20,10 @@ from tui.app.browser.requests import ResumeConversation
 from tui.app.fleet.links import Link, LinkState
 from tui.app.responder import ScreenResponder
 from tui.app.state import QueuedTask
-from tui.core import events as ev
-from tui.core.asking import InputRequest, NoAnswer
+from tui.core.asking.request import InputRequest, NoAnswer
 from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError
+from tui.core.events import vocabulary as ev
 
 
 class AttachApp(SupervisorApp):

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, get_args
 
-from tui.core.printable import printable
-from tui.core.secrets import redact
+from tui.core.text.printable import printable
+from tui.core.text.secrets import redact
 
 Mode = Literal["auto", "osc", "bell", "off"]
 Kind = Literal["question", "approval", "done", "failed"]

@@ -27,7 +27,7 @@ from typing import Any
 from textual.app import App
 from textual.message import Message
 
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 FLUSH_SECONDS = 0.05
 FLUSH_BUDGET_SECONDS = 0.02  # the loop time one flush may take

@@ -16,8 +16,8 @@ from tui.app.screens.ask import AskScreen
 from tui.app.screens.supervisor import SupervisorScreen
 from tui.app.state import SessionState
 from tui.app.theming import ThemeHost
-from tui.core import events as ev
-from tui.core.approvals import Decision
+from tui.core.events import vocabulary as ev
+from tui.core.tools.approvals import Decision
 
 TITLE = "murmur-tui"
 

@@ -12,10 +12,10 @@ from tui.app.dialogs import DialogHost
 from tui.app.state import QueuedTask, TaskQueue
 from tui.app.widgets.prompt import PromptArea
 from tui.app.widgets.task_queue import QueueView
-from tui.core import events as ev
 from tui.core import session_index
 from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError
+from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 

@@ -15,10 +15,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tui.core.asking import InputRequest, InputTimeout, NoAnswer
+from tui.core.asking.request import InputRequest, InputTimeout, NoAnswer
 
 if TYPE_CHECKING:
-    from tui.core.questions import OpenQuestion, QuestionBoard
+    from tui.core.asking.questions import OpenQuestion, QuestionBoard
 
 
 @dataclass(eq=False)

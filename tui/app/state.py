@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, fields
 
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 CHARS_PER_TOKEN = 4.0  # what streamed text is estimated at until the turn's count arrives
 

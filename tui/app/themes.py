@@ -16,9 +16,9 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from tui.core.errors import MurmurTuiError
+from tui.core.fs.paths import bundled
 from tui.core.manifest.located_yaml import read
 from tui.core.manifest.problems import YamlError, describe
-from tui.core.paths import bundled
 
 DEFAULT_THEME = "murmur-dark"
 COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tui.app.browser.host import BrowserHost
 from tui.app.themes import DEFAULT_THEME, ThemeError, load_all, load_theme, user_theme_dir
-from tui.core.private import make_private_dirs
+from tui.core.fs.private_files import make_private_dirs
 
 
 class ThemeHost(BrowserHost):

@@ -16,8 +16,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from tui.core import events as ev
-from tui.core.wording import Form, LineKind, Said, latest_line, said, task_ended, tool_started
+from tui.core.events import vocabulary as ev
+from tui.core.events.wording import (
+    Form,
+    LineKind,
+    Said,
+    latest_line,
+    said,
+    task_ended,
+    tool_started,
+)
 
 WINDOW = 40  # turns whose lines are kept while following the output
 MODEL_TURNS = 2000  # turns whose text is kept in memory

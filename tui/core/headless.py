@@ -1,5 +1,5 @@
 """Headless mode: events printed as lines (or JSON lines), questions answered from the command
-line or stdin. What each line says is in `tui.core.wording`, shared with the transcript."""
+line or stdin. What each line says is in `tui.core.events.wording`, shared with the transcript."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from tui.core import events as ev
-from tui.core.asking import InputRequest, InputTimeout, NoAnswer
-from tui.core.printable import printable
-from tui.core.stdin_lines import MAX_LINE, Lines, lines_of
-from tui.core.text_rule import whole
-from tui.core.wording import log_line, warning
+from tui.core.asking.request import InputRequest, InputTimeout, NoAnswer
+from tui.core.asking.stdin_lines import MAX_LINE, Lines, lines_of
+from tui.core.events import vocabulary as ev
+from tui.core.events.wording import log_line, warning
+from tui.core.text.printable import printable
+from tui.core.text.text_rule import whole
 
 if TYPE_CHECKING:
-    from tui.core.questions import OpenQuestion, QuestionBoard
+    from tui.core.asking.questions import OpenQuestion, QuestionBoard
 
 
 class JsonPrinter:

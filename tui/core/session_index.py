@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from tui.core.beneath import Refused
 from tui.core.errors import LaunchError
-from tui.core.private import append_private
-from tui.core.safe_read import read_bounded
-from tui.core.secrets import redact
-from tui.core.strict_json import NotJson, loads_line
+from tui.core.fs.beneath import Refused
+from tui.core.fs.private_files import append_private
+from tui.core.fs.safe_read import read_bounded
+from tui.core.text.secrets import redact
+from tui.core.text.strict_json import NotJson, loads_line
 
 INDEX = Path("tui") / "sessions.jsonl"
 MAX_INDEX_BYTES = 64 << 20  # a bigger index is read from its last 64 MiB

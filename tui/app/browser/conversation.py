@@ -14,10 +14,10 @@ from textual.widgets import Footer, Static
 
 from tui.app.browser.message_view import MessageView
 from tui.app.browser.requests import ContinueConversation, OpenExport, OpenSearch
-from tui.core.printable import printable
 from tui.core.record.backward import Located, count_messages
 from tui.core.record.catalog import Conversation
 from tui.core.session_index import ResumeMode
+from tui.core.text.printable import printable
 
 POLL_SECONDS = 0.5
 

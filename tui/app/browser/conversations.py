@@ -20,7 +20,7 @@ from textual.widgets import Footer, Input, Static
 
 from tui.app.browser.requests import ContinueConversation, OpenConversation, OpenSearch
 from tui.app.widgets.row_list import Row, RowList
-from tui.core.private import make_private_dirs
+from tui.core.fs.private_files import make_private_dirs
 from tui.core.record.backward import count_messages
 from tui.core.record.catalog import Conversation, read_preview, scan
 from tui.core.record.indexed import Sessions, by_conversation, human_duration

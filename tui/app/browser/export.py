@@ -10,10 +10,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from tui.core.printable import printable
-from tui.core.private import replacing
+from tui.core.fs.private_files import replacing
 from tui.core.record.catalog import Conversation
 from tui.core.record.export import export_jsonl, export_markdown
+from tui.core.text.printable import printable
 
 
 def export(conversation: Conversation, target: Path) -> int:

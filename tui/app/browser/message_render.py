@@ -22,11 +22,11 @@ from rich.style import Style
 from rich.text import Text
 
 from tui.core.chat import compact_json
-from tui.core.fence import unfenced_message
+from tui.core.events.wording import mark
 from tui.core.ids import mint_time_ms
-from tui.core.printable import printable
 from tui.core.record.catalog import as_text
-from tui.core.wording import mark
+from tui.core.text.fence import unfenced_message
+from tui.core.text.printable import printable
 
 MAX_CHARS = 20_000  # characters of one message drawn
 MAX_LINES = 400  # lines of one block drawn (before wrapping)

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 from tui.app.browser.requests import ResumeConversation
 from tui.core.errors import MurmurTuiError
-from tui.core.printable import printable
 from tui.core.record.catalog import Conversation
 from tui.core.record.indexed import by_conversation
 from tui.core.session_index import Entry, Resume, ResumeMode, index_path
+from tui.core.text.printable import printable
 
 if TYPE_CHECKING:
-    from tui.core.approvals import Mode, Setup
     from tui.core.loop.launch import LaunchOptions
     from tui.core.manifest.model import Capsule
+    from tui.core.tools.approvals import Mode, Setup
 
 
 class CannotResume(MurmurTuiError):
@@ -68,8 +68,8 @@ def follow_up(wanted: ResumeConversation, home: Path, approve: Mode | None
     """What the supervisor's follow-up session for `wanted` is built from, as `launch --resume`
     builds it: the capsule, the options, and approvals in the mode the previous session had
     (`approve`: None, none were on). CannotResume when the capsule went away or changed."""
-    from tui.core.approvals import prepare
     from tui.core.loop.launch import LaunchOptions
+    from tui.core.tools.approvals import prepare
 
     loaded = capsule(wanted.entry, wanted.mode)
     setup = prepare(approve or "off", home, loaded.manifest_path, loaded.name)

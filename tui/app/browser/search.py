@@ -15,8 +15,8 @@ from textual.worker import get_current_worker
 
 from tui.app.browser.requests import OpenConversation
 from tui.app.widgets.row_list import RowList
-from tui.core.printable import printable
 from tui.core.record.catalog import Conversation, Hit, scan, search_all
+from tui.core.text.printable import printable
 
 MAX_HITS = 5000
 

@@ -1,5 +1,6 @@
 """The supervisor's tie to one session over its door: the client (answers, tasks, cancel,
-stop), the stream watcher, and the adapter that turns frames into `tui.core.events` events —
+stop), the stream watcher, and the adapter that turns frames into events
+(`tui.core.events.vocabulary`) —
 handed to `deliver` in the batch each frame makes, on the watcher's thread.
 
 No Textual here: the fleet screen and the attached supervisor screen both use it.
@@ -15,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui.core import events as ev
 from tui.core.errors import MurmurTuiError
-from tui.core.secrets import redact
+from tui.core.events import vocabulary as ev
+from tui.core.text.secrets import redact
 
 if TYPE_CHECKING:
+    from tui.core.a2a.client import DoorClient
     from tui.core.remote.adapter import RemoteAdapter
-    from tui.core.remote.door import DoorClient
     from tui.core.remote.watch import StreamFrame, Watcher, WatchState
 
 
@@ -74,14 +75,14 @@ class Link:
         threading.Thread(target=self._open, name=f"link {self.url}", daemon=True).start()
 
     def _open(self) -> None:
-        from tui.core.event_stream import EventStream
+        from tui.core.a2a.client import DoorClient
+        from tui.core.events.stream import EventStream
         from tui.core.remote.adapter import RemoteAdapter
-        from tui.core.remote.door import DoorClient
         from tui.core.remote.trace_fill import TraceFill
         from tui.core.remote.watch import Watcher
 
         # the token is the caller's to give: it has checked that `url` is the session's own
-        # socket (tui/core/running.py, Verdict.address); a record's token is never read here
+        # socket (tui/core/running/records.py, Verdict.address); a record's token is never read here
         door = DoorClient(self.url, self.token)
         try:
             card = door.card()
@@ -162,7 +163,7 @@ class Link:
         import json
         import time
 
-        from tui.core.private import append_private
+        from tui.core.fs.private_files import append_private
 
         line = {"session_id": self.session_id, "task_id": task_id,
                 "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
@@ -189,7 +190,7 @@ def _model(workdir: str) -> str:
     not say)."""
     if not workdir:
         return ""
-    from tui.ps import trace_facts
+    from tui.commands.ps import trace_facts
 
     facts = trace_facts(Path(workdir) / "trace.jsonl")
     return facts.model or "" if facts is not None else ""

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 Group = Literal["needs", "working", "done"]
 GROUPS: tuple[tuple[Group, str], ...] = (

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Input, Static
 
 from tui.app.fleet.model import GROUPS, FleetSession, age, ordered, totals
 from tui.app.widgets.row_list import Row, RowList
-from tui.core.printable import printable
+from tui.core.text.printable import printable
 
 MAX_ROWS = 10_000
 Asking = Literal["answer", "task", "launch"]

@@ -23,7 +23,7 @@ from textual.widgets import Input, Static
 
 from tui.app.approver import PendingApproval
 from tui.app.screens.fit import fit_question
-from tui.core.approvals import Choice, Decision
+from tui.core.tools.approvals import Choice, Decision
 
 ARMING_SECONDS = 0.5
 COMPACT_BELOW = 30  # rows: a shorter terminal gets the dialog's tighter spacing

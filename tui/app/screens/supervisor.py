@@ -25,7 +25,7 @@ from tui.app.widgets.task_queue import QueueView
 from tui.app.widgets.tool_calls import ToolCallsPane
 from tui.app.widgets.tools_pane import ToolsPane
 from tui.app.widgets.transcript import Transcript
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 NARROW_BELOW = 100  # columns: below this the transcript and the panes take turns
 

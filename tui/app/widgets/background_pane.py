@@ -17,8 +17,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from tui.app.widgets.row_list import RowList
-from tui.core import events as ev
-from tui.core.printable import printable
+from tui.core.events import vocabulary as ev
+from tui.core.text.printable import printable
 
 MAX_WORK_ROWS = 500
 TAIL_BYTES = 16 * 1024  # how much of the end of a log the tail reads

@@ -23,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
-from tui.core.printable import printable
+from tui.core.text.printable import printable
 
 
 class LinesView(ScrollView, can_focus=True):

@@ -37,7 +37,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.app.widgets.scrolling import resize_content
-from tui.core.printable import printable
+from tui.core.text.printable import printable
 
 
 @dataclass

@@ -7,8 +7,8 @@ have scrolled away). A command none of whose lines showed live gets the excerpt 
 from __future__ import annotations
 
 from tui.app.widgets.row_list import RowList
-from tui.core import events as ev
-from tui.core.wording import duration, mark
+from tui.core.events import vocabulary as ev
+from tui.core.events.wording import duration, mark
 
 MAX_SHELL_LINES = 3000
 SHELL_EXCERPT_LINES = 40

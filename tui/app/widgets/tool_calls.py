@@ -19,10 +19,10 @@ from textual.widgets import Static
 
 from tui.app.widgets.contracts_file import read_contracts
 from tui.app.widgets.row_list import RowList
-from tui.core import events as ev
-from tui.core.fence import unfenced
-from tui.core.printable import printable
-from tui.core.wording import duration, short
+from tui.core.events import vocabulary as ev
+from tui.core.events.wording import duration, short
+from tui.core.text.fence import unfenced
+from tui.core.text.printable import printable
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK_SECONDS = 0.25

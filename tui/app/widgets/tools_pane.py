@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from tui.app.widgets.contracts_file import MAX_TOOLS, ToolEntry, read_contracts
 from tui.app.widgets.row_list import Row, RowList
-from tui.core.printable import printable
+from tui.core.text.printable import printable
 
 # capabilities as a row shows them (the detail names them in full)
 SHORT = {"environment.read": "env.r", "environment.write": "env.w", "filesystem.read": "fs.r",

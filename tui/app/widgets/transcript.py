@@ -38,7 +38,7 @@ from tui.app.transcript_model import (
 from tui.app.widgets.lines_view import LinesView
 from tui.app.widgets.scrolling import resize_content
 from tui.app.widgets.transcript_style import Palette, entry_line, palette, turn_header
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 __all__ = ["LOAD_OLDER", "MODEL_TURNS", "WINDOW", "Transcript"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rich.style import Style
 from rich.text import Text
 
-from tui.core.wording import LineKind
+from tui.core.events.wording import LineKind
 
 DIM = Style(dim=True)
 

@@ -18,16 +18,16 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
-from tui.core import events as ev
 from tui.core import ids
+from tui.core.asking.questions import QuestionBoard
 from tui.core.door.auth import Tokens, declared_credentials
 from tui.core.door.card import CardFacts, card, methods
 from tui.core.door.frames import Broadcast, FrameSink, status
 from tui.core.door.rpc import BUSY, CLOSING
 from tui.core.door.tasks import DoorTask, TaskTable
 from tui.core.errors import LaunchError
+from tui.core.events import vocabulary as ev
 from tui.core.manifest.model import Capsule
-from tui.core.questions import QuestionBoard
 
 if TYPE_CHECKING:
     from tui.core.door.server import DoorServer

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.manifest.model import A2A_03_SCOPES, DOOR_SCOPES, OPERATOR, Capsule
-from tui.core.secrets import remember
+from tui.core.text.secrets import remember
 
 SCOPES: tuple[str, ...] = DOOR_SCOPES
 OLD_SCOPES = A2A_03_SCOPES

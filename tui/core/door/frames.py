@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 REPLAY_FRAMES = 512
 QUEUE_FRAMES = 128

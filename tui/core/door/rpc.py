@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tui.core import strict_json
 from tui.core.door.frames import Frame
 from tui.core.door.tasks import STATES, DoorTask, TaskTable
-from tui.core.text_rule import lone_surrogate_at, where_lone_surrogate
+from tui.core.text import strict_json
+from tui.core.text.text_rule import lone_surrogate_at, where_lone_surrogate
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, INVALID_PARAMS, INTERNAL = \
     -32700, -32600, -32601, -32602, -32603

@@ -23,7 +23,13 @@ from typing import Any, Protocol
 
 from tui.core.door import Door
 from tui.core.errors import LaunchError
-from tui.core.running import OPERATOR, RunningRecord, remove_record, write_record, write_token
+from tui.core.running.records import (
+    OPERATOR,
+    RunningRecord,
+    remove_record,
+    write_record,
+    write_token,
+)
 
 
 class ServedSession(Protocol):

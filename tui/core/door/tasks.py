@@ -13,9 +13,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui.core import events as ev
 from tui.core.door.frames import final_message, final_state
-from tui.core.secrets import redact_value
+from tui.core.events import vocabulary as ev
+from tui.core.text.secrets import redact_value
 
 STATES = {"submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
           "input-required": "TASK_STATE_INPUT_REQUIRED", "completed": "TASK_STATE_COMPLETED",

@@ -4,9 +4,9 @@ An `api_key` of `${NAME}` is looked up in `credentials:` of `$MURMUR_HOME/config
 whenever the file changes, so a rotated key is picked up without a restart — and then in the
 environment (`W-SEC-027`: a key from the environment is read once and warned about). A literal
 key works, with a warning. `keyless: true` sends no key. Every key that was ever handed out is
-registered with the one redaction (`tui.core.secrets`), which keeps it — in every encoding — out
-of everything murmur-tui writes. A `config.yaml` that other users can read is warned about
-(`W-SEC-028`).
+registered with the one redaction (`tui.core.text.secrets`), which keeps it — in every
+encoding — out of everything murmur-tui writes. A `config.yaml` that other users can read is
+warned about (`W-SEC-028`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui.core import secrets
 from tui.core.errors import MurmurTuiError
 from tui.core.manifest.located_yaml import read_private
 from tui.core.manifest.model import KEY_REFERENCE
 from tui.core.manifest.problems import YamlError
+from tui.core.text import secrets
 
 REDACTED = secrets.REDACTED
 

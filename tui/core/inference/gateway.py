@@ -39,9 +39,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from tui.core import secrets
 from tui.core.inference.credentials import CredentialError, Credentials, Key
 from tui.core.manifest.model import Gateway
+from tui.core.text import secrets
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host",

@@ -18,11 +18,11 @@ from typing import Any
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
+from tui.core.fs.private_files import append_private
 from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
 from tui.core.manifest.located_yaml import read, read_text
 from tui.core.manifest.problems import YamlError
-from tui.core.private import append_private
-from tui.core.secrets import redact
+from tui.core.text.secrets import redact
 
 CHUNK_CHARS = 8  # characters per streamed chunk
 CHARS_PER_SECOND = 0.0  # 0: as fast as the screen takes them

@@ -19,21 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tui.core import events as ev
 from tui.core.chat import Message, from_wit_message, tool_calls_of
+from tui.core.events import vocabulary as ev
+from tui.core.fs.private_files import append_private
 from tui.core.loop.context import Context
 from tui.core.loop.report import Report
 from tui.core.loop.state import Failed
 from tui.core.manifest.model import Compaction
-from tui.core.private import append_private
 from tui.core.record.reader import to_wit
-from tui.core.secrets import redact
+from tui.core.text.secrets import redact
 from tui.core.wasm.values import record
 
 if TYPE_CHECKING:
     from wasmtime.component import Record
 
-    from tui.core.hooks import Fault, Hook
+    from tui.core.wasm.hooks import Fault, Hook
 
 
 class CompactionHooks(Protocol):

@@ -14,10 +14,10 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any, Protocol, overload
 
-from tui.core import tokens
 from tui.core.chat import Message, compact_json, for_payload
 from tui.core.inference.driver import DriverReply
 from tui.core.loop import continuation
+from tui.core.text import tokens
 
 
 class RecordSink(Protocol):

@@ -8,20 +8,20 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui.core import events as ev
-from tui.core.asking import InputTimeout
+from tui.core.asking.request import InputTimeout
 from tui.core.cancel import CancelToken
 from tui.core.chat import Message, text_of, tool_message
-from tui.core.contracts import FAILURE_KEY, MAX_PAYLOAD_BYTES, failure_kind, retry_decision
+from tui.core.events import vocabulary as ev
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.journal import Interrupted, Questions
 from tui.core.loop.report import DeltaSink, Report
 from tui.core.loop.state import CanceledError, InputTimedOut, TaskState
-from tui.core.tools import ToolCall, ToolHandler, ToolOutcome, ToolTable, refusal
+from tui.core.tools.contracts import FAILURE_KEY, MAX_PAYLOAD_BYTES, failure_kind, retry_decision
+from tui.core.tools.table import ToolCall, ToolHandler, ToolOutcome, ToolTable, refusal
 from tui.core.wasm.values import record
 
 if TYPE_CHECKING:  # `launch --approve` only
-    from tui.core.approvals import Approvals
+    from tui.core.tools.approvals import Approvals
 
 
 class Dispatcher:

@@ -9,26 +9,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui.core import events as ev
-from tui.core.artifacts import resolve_wasm
+from tui.core.artifacts.resolve import resolve_wasm
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
+from tui.core.events import vocabulary as ev
+from tui.core.fs.private_files import append_private, write_private
+from tui.core.fs.workdir import SessionPaths
 from tui.core.loop.report import Report
 from tui.core.loop.state import Reopen
 from tui.core.manifest.model import Capsule
-from tui.core.private import append_private, write_private
-from tui.core.secrets import redact
-from tui.core.segments import segment_problem
+from tui.core.text.secrets import redact
+from tui.core.text.segments import segment_problem
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.wasm.values import record
-from tui.core.workdir import SessionPaths
 
 if TYPE_CHECKING:  # the hook runner (and wasmtime) load only for a capsule with hooks
     from wasmtime.component import Record
 
-    from tui.core.hooks import Fault, Hook, HookRunner
-    from tui.core.shell.tool import ShellResult
+    from tui.core.tools.table import ShellResult
     from tui.core.wasm.calls import HostServices
+    from tui.core.wasm.hooks import Fault, Hook, HookRunner
     from tui.core.wasm.runtime import WasmRuntime
 
 KEEP_ENCODED = 1 << 16  # a message's JSON longer than this is not kept between turns
@@ -41,7 +41,7 @@ def hooks_of(capsule: Capsule, home: Path, paths: SessionPaths,
     for entry in capsule.artifacts:
         if entry.runtime != "hook":
             continue
-        from tui.core.hooks import Hook, contract
+        from tui.core.wasm.hooks import Hook, contract
         from tui.core.wasm.sandbox import sandbox
 
         resolved = resolve_wasm(capsule, entry, home)
@@ -64,7 +64,7 @@ class HookPoints:
         self.runner: HookRunner | None = None
         self._encoded: dict[str, str] = {}  # message id -> its payload JSON
         if hooks:
-            from tui.core.hooks import HookRunner
+            from tui.core.wasm.hooks import HookRunner
 
             assert runtime is not None
             try:
@@ -93,7 +93,7 @@ class HookPoints:
             for manifest in output.payload or []:
                 name = str(getattr(manifest, "binary-name"))
                 if segment_problem(name):
-                    from tui.core.hooks import Fault
+                    from tui.core.wasm.hooks import Fault
 
                     self._fault(Fault(hook.name, "on-stage", None,
                                       f"write-manifests: {name!r} is not a tool name", True))

@@ -10,18 +10,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui.core import events as ev
-from tui.core import ids, tokens
-from tui.core.asking import InputRequest, InputResponder, InputTimeout
+from tui.core import ids
+from tui.core.asking.request import InputRequest, InputResponder, InputTimeout
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json, from_wit_message
+from tui.core.events import vocabulary as ev
 from tui.core.inference.driver import Driver, NullStream
 from tui.core.inference.response import parse_response
 from tui.core.loop.journal import Questions
 from tui.core.loop.report import Report
 from tui.core.record.reader import EMPTY_PAGE, MessagePage, RecordReader
-from tui.core.secrets import redact
-from tui.core.text_rule import whole
+from tui.core.text import tokens
+from tui.core.text.secrets import redact
+from tui.core.text.text_rule import whole
 
 if TYPE_CHECKING:
     from tui.core.wasm.calls import ArtifactServices

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.chat import Message
+from tui.core.fs.private_files import open_append, write_all
 from tui.core.loop.journal_seal import Seal
-from tui.core.private import open_append, write_all
-from tui.core.secrets import redact, redact_value
+from tui.core.text.secrets import redact, redact_value
 
 JOURNAL = "journal.jsonl"
 # A resume reads at most this much of a journal; a bigger one is not carried over (W-RESUME).

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.beneath import Refused
 from tui.core.chat import chat_shape_problem
+from tui.core.fs.beneath import Refused
+from tui.core.fs.safe_read import open_regular, read_bounded
 from tui.core.loop.journal import (
     JOURNAL,
     MAX_JOURNAL_BYTES,
@@ -23,8 +24,7 @@ from tui.core.loop.journal import (
     OpenTurn,
 )
 from tui.core.loop.journal_seal import Seal, Unread, Verified, load, verify
-from tui.core.safe_read import open_regular, read_bounded
-from tui.core.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import NotJson, loads_line
 
 
 @dataclass

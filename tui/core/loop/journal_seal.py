@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.beneath import Refused
-from tui.core.private import make_private_dirs
-from tui.core.safe_read import read_bounded
-from tui.core.secrets import remember
-from tui.core.strict_json import NotJson, loads_line
+from tui.core.fs.beneath import Refused
+from tui.core.fs.private_files import make_private_dirs
+from tui.core.fs.safe_read import read_bounded
+from tui.core.text.secrets import remember
+from tui.core.text.strict_json import NotJson, loads_line
 
 KEY_BYTES = 32
 _DOMAIN = b"murmur-tui journal 1\x00"  # what the MAC is of: never confused with another use

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui.core.asking import NoAnswer
-from tui.core.loop.state import ExitStatus
+from tui.core.asking.request import NoAnswer
+from tui.core.events.kinds import ExitStatus
+from tui.core.fs.workdir import SessionPaths
 from tui.core.session_index import Resume
-from tui.core.workdir import SessionPaths
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui.core import events as ev
 from tui.core import ids
 from tui.core.errors import LaunchError
+from tui.core.events import vocabulary as ev
+from tui.core.fs.task_file import forget_task, write_task
 from tui.core.loop import task
 from tui.core.loop.inbox import Inbox, Pending
 from tui.core.loop.report import Report
 from tui.core.loop.state import TaskOutcome
 from tui.core.manifest.model import Lifecycle
 from tui.core.session_index import Entry
-from tui.core.task_file import forget_task, write_task
 
 if TYPE_CHECKING:  # the shell loads only for a capsule that allows one
     from tui.core.shell.background import Background

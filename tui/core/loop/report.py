@@ -10,12 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from tui.core import events as ev
-from tui.core.event_stream import EventStream
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventStream
+from tui.core.fs.private_files import append_private
 from tui.core.loop.state import Position
-from tui.core.private import append_private
-from tui.core.secrets import StreamRedactor, redact
-from tui.core.tools import OutputStream
+from tui.core.text.secrets import StreamRedactor, redact
+from tui.core.tools.table import OutputStream
 
 LIVE_INTERVAL = 0.1  # seconds: one call's live output and progress go out at most this often
 LIVE_LINES = 200  # of one stream, the newest lines one ShellOutput carries

@@ -15,15 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui.core import events as ev
-from tui.core import ids, paths, session_index
-from tui.core.artifacts import pin_first_run
-from tui.core.asking import InputResponder
+from tui.core import ids, session_index
+from tui.core.artifacts.resolve import pin_first_run
+from tui.core.asking.request import InputResponder
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
-from tui.core.context_lock import ContextInUse, ContextLock, lock_path
 from tui.core.errors import LaunchError
-from tui.core.event_stream import EventSink, EventStream
+from tui.core.events import vocabulary as ev
+from tui.core.events.stream import EventSink, EventStream
+from tui.core.fs import paths
+from tui.core.fs.private_files import private_home
+from tui.core.fs.task_file import write_task
+from tui.core.fs.workdir import session_paths, write_manifest_copy, write_result
 from tui.core.inference.driver import Driver
 from tui.core.loop import lifecycle, rebuild, setup, task
 from tui.core.loop.context import Context, sha
@@ -40,19 +43,17 @@ from tui.core.loop.report import Report
 from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Inference
-from tui.core.private import private_home
 from tui.core.record.attachments import AttachmentStore
+from tui.core.record.context_lock import ContextInUse, ContextLock, lock_path
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter, record_path
-from tui.core.segments import check_segment
-from tui.core.task_file import write_task
+from tui.core.text.segments import check_segment
 from tui.core.trace.writer import TraceWriteError, TraceWriter
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
-from tui.core.workdir import session_paths, write_manifest_copy, write_result
 
 if TYPE_CHECKING:  # loaded only by the sessions that use them
-    from tui.core.approvals import Approvals
     from tui.core.inference.retry import RetryNotice
+    from tui.core.tools.approvals import Approvals
     from tui.core.wasm.runtime import WasmRuntime
     from tui.core.wasm.script import ScriptCapsule
 

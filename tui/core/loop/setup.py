@@ -10,24 +10,25 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tui.core import contracts, murmur_md
-from tui.core import events as ev
-from tui.core.artifacts import declared_upstream_auth, resolve_skill, resolve_wasm
+from tui.core.artifacts.resolve import declared_upstream_auth, resolve_skill, resolve_wasm
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
+from tui.core.events import vocabulary as ev
+from tui.core.fs import murmur_md
+from tui.core.fs.task_file import TASK_FILE, read_task_at
+from tui.core.fs.workdir import SessionPaths
 from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
 from tui.core.loop.context import sha
 from tui.core.loop.report import Report
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
-from tui.core.secrets import redact
 from tui.core.session_index import Resume
-from tui.core.task_file import TASK_FILE, read_task_at
-from tui.core.text_rule import whole
-from tui.core.tools import SkillHandler, ToolSpec, ToolTable
+from tui.core.text.secrets import redact
+from tui.core.text.text_rule import whole
+from tui.core.tools import contracts
+from tui.core.tools.table import SkillHandler, ToolSpec, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
-from tui.core.workdir import SessionPaths
 
 if TYPE_CHECKING:
     from tui.core.wasm.calls import HostServices
@@ -117,7 +118,7 @@ def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionP
     if entry.builtin in HTTP_BUILTINS:
         return http_driver(capsule, entry, home, warn)
     assert runtime is not None
-    from tui.core.inference.wasm_driver import WasmDriver
+    from tui.core.wasm.driver import WasmDriver
 
     resolved = resolve_wasm(capsule, entry, home)
     gateway = None
@@ -218,7 +219,7 @@ def _bytes(path: Path) -> bytes:
 
 def write_contracts(table: ToolTable, target: SessionPaths) -> Path:
     """`tools/contracts.json` (0600): every tool's contract and fingerprint, by name."""
-    from tui.core.private import write_private
+    from tui.core.fs.private_files import write_private
 
     data = {}
     for name in sorted(table.contracts):
@@ -233,7 +234,7 @@ def write_contracts(table: ToolTable, target: SessionPaths) -> Path:
 def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
     """Murmur's synthetic `tools/<binary>/murmur.yaml` for every allowed shell binary, and
     every tool's contract (`tools/contracts.json`)."""
-    from tui.core.private import write_private
+    from tui.core.fs.private_files import write_private
     from tui.core.shell.tool import synthetic_manifest
 
     write_contracts(table, target)
@@ -296,7 +297,7 @@ def write_murmur_md(capsule: Capsule, session_id: str, specs: list[ToolSpec],
         model=capsule.inference.model if capsule.inference else "",
         context_max_tokens=capsule.context.max_tokens, compaction_hook=compaction_hook,
         tools=tools, shell_allow=capsule.capabilities.shell_allow)
-    from tui.core.private import write_private
+    from tui.core.fs.private_files import write_private
 
     try:
         write_private(target / "MURMUR.md", redact(text))

@@ -7,17 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from tui.core.events.kinds import CancelPhase, FailureCause
 from tui.core.frozen import Frozen
-
-# How a task (and the session) ended: trace `task_end` / `session_end` exit_status (spec §2).
-ExitStatus: TypeAlias = Literal["ok", "failed", "canceled", "max_turns_reached",
-                                "spend_ceiling_reached", "reopen_budget_exhausted"]
-# Why a task attempt failed: trace `task_failed` cause (spec §2).
-FailureCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
-                                  "runtime_error", "input_timeout", "compaction_hook",
-                                  "reopen_budget_exhausted"]
-# What a driver call decided: trace `inference` decision.
-TurnDecision: TypeAlias = Literal["tool_call", "end_turn", "text", "error"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -38,11 +29,6 @@ class Usage(Frozen):
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
-
-
-# what a task was doing when it was canceled (Murmur's task_canceled `phase`, the ones a
-# single session has)
-CancelPhase = Literal["turn", "inference", "input"]
 
 
 @dataclass

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui.core import events as ev
 from tui.core import ids
-from tui.core.asking import InputTimeout
+from tui.core.asking.request import InputTimeout
 from tui.core.chat import Message, chat_shape_problem, user_message
+from tui.core.events import vocabulary as ev
+from tui.core.fs.task_file import TASK_FILE, write_task
+from tui.core.fs.workdir import SessionPaths
 from tui.core.loop import compaction, rebuild
 from tui.core.loop.context import Context
 from tui.core.loop.dispatch import Dispatcher
@@ -38,11 +40,9 @@ from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Compaction
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter
-from tui.core.secrets import redact
-from tui.core.task_file import TASK_FILE, write_task
+from tui.core.text.secrets import redact
 from tui.core.trace.writer import TraceWriteError
 from tui.core.wasm.errors import GuestFailure
-from tui.core.workdir import SessionPaths
 
 if TYPE_CHECKING:
     from tui.core.wasm.script import ScriptCapsule

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tui.core import events as ev
-from tui.core import tokens
 from tui.core.cancel import CancelToken
 from tui.core.chat import assistant_message
+from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import TurnDecision
 from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
 from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
 from tui.core.loop import compaction
@@ -27,10 +27,10 @@ from tui.core.loop.state import (
     Limited,
     TaskOutcome,
     TaskState,
-    TurnDecision,
     TurnOutcome,
 )
 from tui.core.manifest.model import Inference
+from tui.core.text import tokens
 
 _DECISIONS: dict[str, TurnDecision] = {"tool_call": "tool_call", "end_turn": "end_turn",
                                        "max_tokens": "text"}

@@ -22,8 +22,8 @@ from tui.core.manifest.model import (
 )
 from tui.core.manifest.problems import describe
 from tui.core.manifest.yaml_section import Section, one_of
-from tui.core.secrets import remember
-from tui.core.segments import segment_problem
+from tui.core.text.secrets import remember
+from tui.core.text.segments import segment_problem
 
 _ARTIFACT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$")
 MAX_KEY_CHARS = 4096  # a literal api_key longer than this is no provider's key

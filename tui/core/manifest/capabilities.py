@@ -9,8 +9,8 @@ from pathlib import Path
 from tui.core.manifest.model import Capabilities, Limits
 from tui.core.manifest.problems import describe
 from tui.core.manifest.yaml_section import MISSING, Section, path_problem
-from tui.core.secrets import credential_shaped
-from tui.core.segments import MAX_NAME_BYTES
+from tui.core.text.secrets import credential_shaped
+from tui.core.text.segments import MAX_NAME_BYTES
 
 _BINARY_NAME = re.compile(r"^[A-Za-z0-9._+-]+$")
 # Keys Murmur defines that murmur-tui reads no further (accepted without a warning).

@@ -40,7 +40,7 @@ from tui.core.manifest.model import (
 from tui.core.manifest.network import read_network
 from tui.core.manifest.problems import Problem, Report, YamlError, describe
 from tui.core.manifest.yaml_section import Section
-from tui.core.segments import segment_problem
+from tui.core.text.segments import segment_problem
 
 _DURATION = re.compile(r"^([0-9]{1,9})([smhd])$")
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

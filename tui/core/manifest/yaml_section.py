@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import yaml
 
 from tui.core.manifest.problems import Report, describe, node_line, show_key
-from tui.core.segments import MAX_NAME_BYTES
+from tui.core.text.segments import MAX_NAME_BYTES
 
 T = TypeVar("T")
 C = TypeVar("C", bound=str)  # one of a closed set of strings (a Literal)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tui.core import beneath
-from tui.core.private import write_private
+from tui.core.fs import beneath
+from tui.core.fs.private_files import write_private
 
 MAGIC: dict[str, tuple[bytes, ...]] = {
     "image/png": (b"\x89PNG\r\n\x1a\n",),

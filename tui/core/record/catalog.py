@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.chat import compact_json
-from tui.core.fence import unfenced_message
-from tui.core.printable import printable
 from tui.core.record.backward import Located, parse_line
 from tui.core.record.writer import RECORD_FILE, conversations_root
+from tui.core.text.fence import unfenced_message
+from tui.core.text.printable import printable
 
 PREVIEW_BYTES = 256 * 1024
 PREVIEW_CHARS = 200

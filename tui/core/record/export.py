@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tui.core.chat import compact_json
-from tui.core.fence import unfenced_message
-from tui.core.printable import printable
 from tui.core.record.backward import read_forward
 from tui.core.record.catalog import Conversation, as_text
+from tui.core.text.fence import unfenced_message
+from tui.core.text.printable import printable
 
 
 def export_jsonl(path: Path, out: TextIO) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tui.core.chat import Message, wit_content
 from tui.core.errors import MurmurTuiError, Where
-from tui.core.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import NotJson, loads_line
 
 CURSOR_PREFIX = "mc_"
 MAX_LIMIT = 100

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tui.core.chat import Message, compact_json
-from tui.core.private import open_append
-from tui.core.secrets import redact
-from tui.core.segments import segment_problem
+from tui.core.fs.private_files import open_append
+from tui.core.text.secrets import redact
+from tui.core.text.segments import segment_problem
 
 RECORD_FILE = "conversation.jsonl"
 

@@ -1,5 +1,5 @@
-"""A remote session's stream frames as `tui.core.events`, so the supervisor screen shows an
-attached session as it shows one of its own.
+"""A remote session's stream frames as events (`tui.core.events.vocabulary`), so the supervisor
+screen shows an attached session as it shows one of its own.
 
 Every event goes out through an `EventStream`, which stamps it and redacts every value (a door
 may echo a key back). What the stream does not carry is left at its empty value: a model the
@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 if TYPE_CHECKING:
-    from tui.core.event_stream import EventStream
-    from tui.core.loop.state import ExitStatus, FailureCause
-    from tui.core.remote.door import Card
+    from tui.core.a2a.client import Card
+    from tui.core.events.kinds import ExitStatus, FailureCause
+    from tui.core.events.stream import EventStream
     from tui.core.remote.trace_fill import TraceFill
     from tui.core.remote.watch import StreamFrame
 

@@ -7,7 +7,7 @@ The file is read from where the last read stopped; each line is taken once (its 
 is remembered), so reading again after a gap or a reconnect adds nothing twice. A line that
 is not JSON, or a last line still being written, is left for the next read.
 
-The session's own shell can write its workdir, so the trace is opened as tui/core/safe_read.py
+The session's own shell can write its workdir, so the trace is opened as tui/core/fs/safe_read.py
 opens every session file: a link, a FIFO or a device at its name is not read (and never
 waited on), at most MAX_READ_BYTES are read at a time, and a line is parsed without recursion
 (a line nested 100,000 deep is one bad line).
@@ -19,14 +19,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from tui.core import events as ev
-from tui.core.beneath import Refused
-from tui.core.loop.state import TurnDecision
-from tui.core.safe_read import open_regular
-from tui.core.strict_json import NotJson, loads_line
+from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import TurnDecision
+from tui.core.fs.beneath import Refused
+from tui.core.fs.safe_read import open_regular
+from tui.core.text.strict_json import NotJson, loads_line
 
 if TYPE_CHECKING:
-    from tui.core.event_stream import EventStream
+    from tui.core.events.stream import EventStream
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_READ_BYTES = 64 * 1024 * 1024  # at most this much of the trace per read

@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui.core.remote.door import DoorClient, DoorError, refusal, rpc_error, shared_tls
-from tui.core.remote.sse import SseParser
+from tui.core.a2a.client import DoorClient, DoorError, refusal, rpc_error, shared_tls
+from tui.core.a2a.sse import SseParser
 
 if TYPE_CHECKING:
     import httpx

@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tui.core import events as ev
-from tui.core.beneath import Refused
+from tui.core.events import vocabulary as ev
+from tui.core.fs.beneath import Refused
+from tui.core.fs.private_files import append_private, open_append, write_all
+from tui.core.fs.safe_read import read_bounded
 from tui.core.ids import mint
-from tui.core.private import append_private, open_append, write_all
-from tui.core.safe_read import read_bounded
-from tui.core.secrets import redact
-from tui.core.strict_json import NotJson, loads_line
+from tui.core.text.secrets import redact
+from tui.core.text.strict_json import NotJson, loads_line
 from tui.core.trace.reader import TraceFormatError, first_event
 
 RECORD_FILE = "background.jsonl"

@@ -6,7 +6,15 @@ import time
 
 from tui.core.cancel import CancelToken
 from tui.core.shell.tool import INPUT_SCHEMA, ShellRefused, ShellTool, tool_description
-from tui.core.tools import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, ms_since, refusal
+from tui.core.tools.table import (
+    SILENT,
+    CallProgress,
+    ToolCall,
+    ToolOutcome,
+    ToolSpec,
+    ms_since,
+    refusal,
+)
 
 
 class ShellHandler:

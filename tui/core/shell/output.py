@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from tui.core.private import make_private_dirs
-from tui.core.secrets import ByteStreamRedactor, redact
+from tui.core.fs.private_files import make_private_dirs
+from tui.core.text.secrets import ByteStreamRedactor, redact
 
 CAP_BYTES = 16 * 1024
 LOG_CAP_BYTES = 64 * 1024 * 1024

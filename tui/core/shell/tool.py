@@ -21,19 +21,19 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError
+from tui.core.fs.private_files import make_private_dirs
 from tui.core.hardening import make_undumpable
 from tui.core.manifest.model import INTERPRETERS
-from tui.core.private import make_private_dirs
-from tui.core.secrets import credential_shaped, redact
 from tui.core.shell.background import Background, Work
 from tui.core.shell.live import LiveLines, OutputStream
 from tui.core.shell.output import LOG_CAP_BYTES, OutputCapture, size_text
 from tui.core.shell.process import Group, pump, spawn
+from tui.core.text.secrets import credential_shaped, redact
+from tui.core.tools.table import ShellResult
 
 DEFAULT_DEADLINE = 600.0  # capabilities.limits.deadline_seconds unset (as for tools, drivers)
 DEADLINE_KEY = "capabilities.limits.deadline_seconds"
@@ -44,24 +44,6 @@ class ShellRefused(MurmurTuiError):
     """The call never ran (bad input, binary not allowed or not found): an error result."""
 
     default_code = "E-SHELL"
-
-
-@dataclass(frozen=True)
-class ShellResult:
-    binary: str  # the resolved absolute path, or the bare name when nothing resolved
-    command: str
-    exit_code: int
-    stdout: str  # at most CAP_BYTES of it
-    stderr: str
-    stdout_bytes: int
-    stderr_bytes: int
-    duration_ms: int
-    truncated: bool
-    full_output_path: str | None
-    text: str  # the tool result text the model reads
-    stopped: str | None = None  # "timeout" | "canceled" | "supervisor exit": the group was killed
-    log_capped: bool = False  # the log reached LOG_CAP_BYTES and the rest was discarded
-    work_id: str | None = None  # demoted: the command goes on in the background as this
 
 
 def tool_description(binary: str) -> str:

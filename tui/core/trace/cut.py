@@ -19,7 +19,7 @@ from collections.abc import Callable
 from json.decoder import JSONDecodeError
 from typing import cast
 
-from tui.core.strict_json import MAX_DEPTH
+from tui.core.text.strict_json import MAX_DEPTH
 
 _WS = " \t\r\n"
 _CUT, _BAD = -1, -2

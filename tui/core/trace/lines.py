@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui.core import events as ev
+from tui.core.events import vocabulary as ev
 
 ERROR_BYTES = 2000  # an error or reason text in a line: at most this many bytes of UTF-8
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.beneath import Refused
 from tui.core.errors import MurmurTuiError, Where
-from tui.core.safe_read import open_regular
-from tui.core.strict_json import NotJson, loads_line
+from tui.core.fs.beneath import Refused
+from tui.core.fs.safe_read import open_regular
+from tui.core.text.strict_json import NotJson, loads_line
 from tui.core.trace.cut import cut_short
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # no line murmur-tui writes comes near this

@@ -8,7 +8,7 @@ only for a session that ran more than one task. Murmur refuses a trace without `
 here it is shown with `status: not ended`, and a last line cut short (a killed session) is
 named on one line before the sections.
 
-Every line printed goes through the one redaction (`tui.core.secrets`).
+Every line printed goes through the one redaction (`tui.core.text.secrets`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tui.core.secrets import redact, redact_value
+from tui.core.text.secrets import redact, redact_value
 from tui.core.trace.details import TraceDetails
 
 INPUT_INLINE_LIMIT = 120  # characters of a tool call's compact JSON input on its row
@@ -271,7 +271,7 @@ def remember_known_keys(home: Path) -> None:
 
     from tui.core.manifest.located_yaml import read_private
     from tui.core.manifest.problems import YamlError
-    from tui.core.secrets import credential_shaped, remember
+    from tui.core.text.secrets import credential_shaped, remember
 
     for name, value in os.environ.items():
         if credential_shaped(name):

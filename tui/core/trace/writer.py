@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tui.core import events as ev
 from tui.core import ids
 from tui.core.errors import MurmurTuiError, Where
-from tui.core.private import open_append
-from tui.core.secrets import redact
+from tui.core.events import vocabulary as ev
+from tui.core.fs.private_files import open_append
+from tui.core.text.secrets import redact
 from tui.core.trace import lines
 
 TRACE_FILE = "trace.jsonl"

@@ -21,7 +21,16 @@ from typing import Any
 
 import yaml
 
-from tui.core.artifacts import (
+from tui.core.artifacts.pins import (
+    LOCK_FILE,
+    Lock,
+    LockError,
+    Pin,
+    lock_path,
+    read_lock,
+    sha256_hex,
+)
+from tui.core.artifacts.resolve import (
     ResolvedArtifact,
     artifact_manifest,
     pinnable,
@@ -29,11 +38,10 @@ from tui.core.artifacts import (
     store_places,
 )
 from tui.core.errors import MurmurTuiError
-from tui.core.lock import LOCK_FILE, Lock, LockError, Pin, lock_path, read_lock, sha256_hex
+from tui.core.fs.private_files import make_private_dirs, write_private
 from tui.core.manifest.model import Artifact, Capsule
-from tui.core.private import make_private_dirs, write_private
-from tui.core.segments import segment_problem
-from tui.core.tools import ToolHandler, ToolTable
+from tui.core.text.segments import segment_problem
+from tui.core.tools.table import ToolHandler, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.wasm.values import record
 

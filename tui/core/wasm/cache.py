@@ -23,7 +23,7 @@ from pathlib import Path
 import wasmtime
 from wasmtime.component import Component
 
-from tui.core.private import make_private_dirs
+from tui.core.fs.private_files import make_private_dirs
 from tui.core.wasm.errors import ComponentLoadError
 
 WASMTIME_VERSION = importlib.metadata.version("wasmtime")

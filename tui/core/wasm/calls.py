@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 import wasmtime
 
+from tui.core.a2a.net_policy import Rule
 from tui.core.inference.driver import StreamSink
-from tui.core.net_policy import Rule
 
 
 class ArtifactServices(Protocol):

@@ -28,10 +28,10 @@ from typing import Any
 import wasmtime
 from wasmtime.component import Func, Instance
 
+from tui.core.a2a.net_policy import Rule
+from tui.core.fs.private_files import open_append
 from tui.core.manifest.model import Limits
-from tui.core.net_policy import Rule
-from tui.core.private import open_append
-from tui.core.secrets import ByteStreamRedactor
+from tui.core.text.secrets import ByteStreamRedactor
 from tui.core.wasm import calls, conversion, http_gate
 from tui.core.wasm.cache import LoadedComponent
 from tui.core.wasm.errors import GuestFailure

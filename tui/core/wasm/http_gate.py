@@ -27,7 +27,7 @@ from typing import Any
 import wasmtime
 from wasmtime.component import Component, Func, Linker, ResourceAny, Variant
 
-from tui.core import net_policy
+from tui.core.a2a import net_policy
 
 HANDLER = "wasi:http/outgoing-handler@0.2.12"
 GATE_INSTANCES = 2  # core instances the gate adds to a store

@@ -1,5 +1,5 @@
 """`murmur:message/send@0.1.0`, for script capsules: `send(peer-url, message)` hands the
-message to `tui.core.delegation` (the peer checked against the capsule's
+message to `tui.core.a2a.send` (the peer checked against the capsule's
 `capabilities.network.allow` first) and returns the peer's immediate `task-result`, or the
 reason as the call's `err`. A sent task is reported through the session
 (`HostServices.delegated`: a `Delegated` event and Murmur's `a2a_send` trace line). Called
@@ -11,8 +11,8 @@ from typing import Any
 
 from wasmtime.component import Record
 
-from tui.core import delegation
-from tui.core.paths import murmur_home
+from tui.core.a2a import send as delegation
+from tui.core.fs.paths import murmur_home
 from tui.core.wasm.calls import HostTrap, current
 from tui.core.wasm.values import record
 

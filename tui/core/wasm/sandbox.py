@@ -19,12 +19,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from tui.core import net_policy
+from tui.core.a2a import net_policy
+from tui.core.a2a.net_policy import Rule
 from tui.core.chat import compact_json
+from tui.core.fs.private_files import make_private_dirs
 from tui.core.manifest.model import Artifact, Capsule
-from tui.core.net_policy import Rule
-from tui.core.private import make_private_dirs
-from tui.core.secrets import credential_shaped
+from tui.core.text.secrets import credential_shaped
 from tui.core.wasm.guest import Sandbox
 
 DEFAULT_DEADLINE = 600.0

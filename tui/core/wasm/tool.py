@@ -21,15 +21,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tui.core import beneath
-from tui.core.artifacts import ResolvedArtifact
-from tui.core.asking import InputTimeout, NoAnswer
+from tui.core.artifacts.resolve import ResolvedArtifact
+from tui.core.asking.request import InputTimeout, NoAnswer
 from tui.core.cancel import CancelToken
-from tui.core.contracts import MAX_ERROR_BYTES, MAX_PROGRESS_BYTES, cut
+from tui.core.fs import beneath
 from tui.core.inference.driver import StreamSink
 from tui.core.manifest.model import Capsule
 from tui.core.record import attachments
-from tui.core.tools import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, refusal
+from tui.core.tools.contracts import MAX_ERROR_BYTES, MAX_PROGRESS_BYTES, cut
+from tui.core.tools.table import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, refusal
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices, HostTrap
 from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutList, CutStr

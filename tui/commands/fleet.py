@@ -1,0 +1,230 @@
+"""`murmur-tui attach` and `murmur-tui fleet`: the command-line side of watching sessions over
+their doors (docs/fleet.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from tui.core.errors import MurmurTuiError
+
+TOKEN_ENV = "MURMUR_DOOR_TOKEN"  # a door token for `attach URL` (argv is readable by others)
+MAX_TOKEN_FILE = 4096  # a door token is ~50 bytes; a bigger file is not one
+
+
+class AttachError(MurmurTuiError):
+    pass
+
+
+def add_parsers(commands: Any) -> None:
+    attach = commands.add_parser(
+        "attach", help="the supervisor screen on a session running elsewhere",
+        description="Attach to a running session over its A2A door: SESSION is a session id "
+                    "(or its last 4+ characters) from `murmur-tui ps`, or the door's URL. "
+                    "Leaving the screen leaves the session running.")
+    attach.add_argument("target", metavar="SESSION|URL")
+    given = attach.add_mutually_exclusive_group()
+    given.add_argument("--token-file", type=Path,
+                       help=f"a file holding the door's bearer token (default: the operator's "
+                            f"token from the session's running record, else ${TOKEN_ENV})")
+    add_credential_option(given, "the screen")
+    attach.add_argument("--theme", help="the screen's theme")
+    fleet = commands.add_parser(
+        "fleet", help="every running session on one screen, grouped by what needs you",
+        description="Every session serving a door on this machine (the running records under "
+                    "$MURMUR_HOME/running), and those you launch from the screen, grouped "
+                    "Needs you / Working / Done. Enter attaches; q there comes back.")
+    fleet.add_argument("--theme", help="the screen's theme")
+
+
+def add_credential_option(parser: Any, who: str) -> None:
+    """`--credential NAME`, as Murmur's `mur token --credential` names it."""
+    parser.add_argument(
+        "--credential", metavar="NAME",
+        help=f"present the token of this credential from the session's running record "
+             f"(default: operator, which holds every scope); a credential declared under "
+             f"network.authentication.credentials limits {who} to its scopes")
+
+
+def resolve(home: Path, target: str, token_file: Path | None,
+            credential: str | None = None) -> tuple[str, str, Any, str | None]:
+    """(session id, url, running record or None, token) for SESSION|URL. A session's token is
+    its record's (the operator's, or `credential`'s), presented only at the address checked
+    to be the session's own socket (`url` is then that address)."""
+    token = _token_from(token_file)
+    if target.startswith(("http://", "https://")):
+        if credential is not None:
+            raise AttachError("--credential reads a token from a session's running record: "
+                              "name the session (from `murmur-tui ps`), not a URL")
+        return "", _checked_url(target), None, token if token else _env_token()
+    from tui.core.running.probe import door_url, verify
+    from tui.core.running.records import OPERATOR, credential_names, read_records, read_token
+
+    records = [found.record for found in read_records(home) if found.record is not None]
+    exact = [r for r in records if r.session_id == target]
+    matches = exact or ([r for r in records if len(target) >= 4 and
+                         (r.session_id.endswith(target) or r.session_id.startswith(target))])
+    if not matches:
+        raise AttachError(f"no running session {target!r} under {home / 'running'} "
+                          "(`murmur-tui ps` lists them)")
+    if len(matches) > 1:
+        raise AttachError(f"{target!r} names {len(matches)} sessions: "
+                          f"{', '.join(r.session_id for r in matches[:5])}; give more of it")
+    record = matches[0]
+    name = credential or OPERATOR
+    if token is None:
+        token = read_token(home, record, name)
+        if token is None and credential is not None:
+            names = credential_names(home, record)
+            raise AttachError(_no_credential(record.session_id, name, names),
+                              code="E-RUN-049" if names else "E-RUN-048")
+    verdict = verify(record, 3.0, token=token, credential=name)
+    if verdict.state != "live":
+        raise AttachError(f"session {record.session_id} is {verdict.state}: {verdict.reason}")
+    # a token goes only where the door was found to be the session's own socket
+    return (record.session_id, door_url(record, verdict), record,
+            token if verdict.address else None)
+
+
+def _no_credential(session_id: str, name: str, names: list[str]) -> str:
+    """Murmur's E-RUN-048 / E-RUN-049 words for a credential the record does not hold."""
+    if not names:
+        return (f"{session_id} has a public door or its record holds no token: its capsule "
+                "declares no network.authentication, so it minted no credential "
+                f"{_quoted(name)}")
+    return f"{session_id} minted no credential {_quoted(name)}; it has: {', '.join(names)}"
+
+
+def _quoted(name: str) -> str:
+    from tui.core.text.printable import printable
+
+    return f"'{printable(name[:64], keep_newlines=False)}'"
+
+
+def _checked_url(target: str) -> str:
+    """A door URL given on the command line, refused here when no HTTP client could use it."""
+    import httpx
+
+    url = target.rstrip("/")
+    problem = None if url.isascii() and url.isprintable() else \
+        "it holds a character that is not printable ASCII"
+    if problem is None:
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, ValueError) as exc:
+            problem = str(exc).splitlines()[0][:200] if str(exc) else "it does not parse"
+        else:
+            if parsed.scheme not in ("http", "https"):
+                problem = f"its scheme is {parsed.scheme[:20]!r}, not http or https"
+            elif not parsed.host:
+                problem = "it names no host"
+            elif parsed.port is not None and not 0 < parsed.port <= 65535:
+                problem = f"{parsed.port} is not a port (1 to 65535)"
+            elif parsed.userinfo:
+                problem = "it holds a user name or password (give a token with --token-file)"
+    if problem is not None:
+        raise AttachError(f"{_quoted(target)} is not a door URL: {problem}")
+    return url
+
+
+def _env_token() -> str | None:
+    from tui.core.running.address import token_problem
+
+    token = os.environ.get(TOKEN_ENV)
+    if not token:  # unset or empty: no token
+        return None
+    problem = token_problem(token)
+    if problem is not None:
+        raise AttachError(f"${TOKEN_ENV} is not a bearer token: {problem}")
+    return token
+
+
+def _token_from(path: Path | None) -> str | None:
+    """The token in a file the person named: a regular file (a link to one is followed: the
+    path is theirs), at most MAX_TOKEN_FILE bytes, never waited on; one trailing newline is
+    dropped, and the rest must be one bearer token (printable ASCII, no space)."""
+    if path is None:
+        return None
+    from tui.core.fs.beneath import Refused
+    from tui.core.fs.safe_read import read_bounded
+    from tui.core.running.address import token_problem
+
+    shown = f"--token-file {path}"
+    try:
+        target = Path(os.path.realpath(path))
+        if target != path.absolute():
+            shown = f"{shown} (a link to {target})"
+        read = read_bounded(target, MAX_TOKEN_FILE)
+    except (Refused, OSError, ValueError) as exc:
+        raise AttachError(f"{shown}: {_said(exc)}") from None
+    if read.truncated:
+        raise AttachError(f"{shown}: it is {read.size} bytes; a token file holds one token "
+                          f"(at most {MAX_TOKEN_FILE} bytes)")
+    data = read.data.removesuffix(b"\n")
+    try:
+        token = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AttachError(f"{shown}: it is not UTF-8 text") from None
+    problem = token_problem(token)
+    if problem is not None:
+        raise AttachError(f"{shown}: expected one token on one line; {problem}")
+    from tui.core.text.secrets import remember
+
+    remember(token)
+    return token
+
+
+def _said(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return str(exc.strerror or exc)
+    return str(exc) or type(exc).__name__
+
+
+def attach(args: argparse.Namespace) -> int:
+    from tui.core.fs.paths import murmur_home
+
+    home = murmur_home()
+    session_id, url, record, token = resolve(home, args.target, args.token_file,
+                                             args.credential)
+    code, to_fleet = _attach(home, session_id, url, record, token, args.theme)
+    return fleet(args) if to_fleet else code
+
+
+def _attach(home: Path, session_id: str, url: str, record: Any, token: str | None,
+            theme: str | None) -> tuple[int, bool]:
+    """The attached screen; (exit status, whether F asked for the fleet screen)."""
+    from tui.app.attach import AttachApp
+
+    app = AttachApp(home, session_id, url, record, theme=theme, token=token)
+    app.run()
+    if app.why_gone:
+        sys.stderr.write(f"murmur-tui: {url}: {app.why_gone}\n")
+        return 1, app.to_fleet
+    return 0, app.to_fleet
+
+
+def fleet(args: argparse.Namespace) -> int:
+    """The fleet screen; Enter attaches to a session and `q` there comes back here."""
+    from tui.app.fleet.app import FleetApp
+    from tui.core.fs.paths import murmur_home
+
+    home = murmur_home()
+    kept: dict[str, Any] = {}
+    launched: list[Any] = []
+    notice: str | None = None
+    while True:
+        app = FleetApp(home, theme=args.theme, kept=kept, launched=launched, notice=notice)
+        app.run()
+        kept, launched, notice = app.ended(), app.launched, None
+        target = app.open_request
+        if target is None:
+            return 0
+        try:
+            _, url, record, token = resolve(home, target.session_id, None)
+        except AttachError as exc:
+            notice = exc.text
+            continue
+        _attach(home, target.session_id, url, record, token, args.theme)

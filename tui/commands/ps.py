@@ -1,0 +1,338 @@
+"""`murmur-tui ps`: every session under `$MURMUR_HOME/running/` — Murmur's and murmur-tui's —
+verified as Murmur verifies it, with what it is doing (docs/fleet.md, "Finding running
+sessions").
+
+What a session is doing comes from its `trace.jsonl` when its workdir is on this machine (the
+open task: a `task_start` with no `task_end` after it; the model from `session_start`), and from
+its door: `GetTask` on that task says whether it waits for an answer. A door of the 0.3 or an
+older generation answers `tasks/get` without an id with its active task, so its state is known
+without a trace. Anything else is `unknown`.
+
+Everything `ps` reads is hostile input: a record is judged alone (one that is not a record is
+named on stderr, the others are listed), and the session's files are read through
+tui/core/fs/safe_read.py — a FIFO, a link or a device where `trace.jsonl` or `task.md` should be is
+named and passed over, never waited on — and only a bounded head and tail of the trace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from tui.core.a2a.client import first_user_text
+from tui.core.fs.beneath import Refused
+from tui.core.fs.safe_read import open_regular, read_bounded
+from tui.core.running import probe as door_probe
+from tui.core.running import records as running
+from tui.core.text.printable import printable
+from tui.core.text.secrets import redact
+from tui.core.text.strict_json import NotJson, loads_line
+
+if TYPE_CHECKING:
+    import httpx
+
+STATUS_WORDS = {"live": "running", "unreachable": "unreachable", "gone": "gone"}
+MAX_TRACE_LINE = 1024 * 1024  # task and session lines are small; a longer line is not one
+MAX_TRACE_HEAD = MAX_TRACE_LINE  # the first line: `session_start`
+MAX_TRACE_TAIL = 16 * 1024 * 1024  # the open task is near the end
+MAX_TASK_CHARS = 60  # the TASK column
+MAX_TASK_MD = 4096
+_INTERESTING = (b'"session_start"', b'"task_start"', b'"task_end"', b'"session_end"')
+_WAITING = ("input-required", "TASK_STATE_INPUT_REQUIRED")
+
+
+@dataclass
+class TraceFacts:
+    """What a local trace says: the model, the open task (id and source), whether the session
+    has ended."""
+
+    model: str | None = None
+    task_id: str | None = None
+    task_source: str | None = None
+    ended: bool = False
+    problem: str | None = None  # why the trace was not read (a FIFO, a link, …)
+
+
+@dataclass
+class Row:
+    record: running.RunningRecord
+    verdict: running.Verdict
+    state: str = "unknown"  # working / needs you / idle / unknown ("-" when gone)
+    model: str | None = None
+    task: str | None = None
+    question: str | None = None
+    notes: list[str] = field(default_factory=list)  # files of the session not read, and why
+
+    def to_json(self) -> dict[str, Any]:
+        record = self.record
+        return {
+            "session_id": record.session_id,
+            "capsule": f"{record.capsule_name}@{record.capsule_version}",
+            "capsule_name": record.capsule_name,
+            "capsule_version": record.capsule_version,
+            "status": STATUS_WORDS[self.verdict.state],
+            "reason": _shown(self.verdict.reason),
+            "door": self.verdict.door,
+            "state": self.state,
+            "model": _shown(self.model),
+            "task": _shown(self.task),
+            "question": _shown(self.question),
+            "detached": record.outlives_launcher,
+            "started_at": record.started_at,
+            "uptime_secs": running.started_seconds_ago(record.started_at),
+            "url": record.url,
+            "pid": record.pid,
+            "workdir": str(record.workdir),
+        }
+
+
+@dataclass
+class Listing:
+    rows: list[Row]
+    problems: list[str]
+
+
+def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
+           credential: str = running.OPERATOR) -> Listing:
+    """Every record, verified (doors probed concurrently), with its state; the files that are
+    not records as one sentence each. `credential` names the token presented to each door
+    that authenticates (the operator's, or a declared one's from the record's `credentials`)."""
+    found = running.read_records(home)
+    records = [item.record for item in found if item.record is not None]
+    tokens = [running.read_token(home, record, credential) for record in records]
+    verdicts = door_probe.verify_all(records, timeout, tokens=tokens, credential=credential)
+    rows = [Row(record, verdict) for record, verdict in zip(records, verdicts, strict=True)]
+    if rows:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import httpx
+
+        with httpx.Client(timeout=timeout, trust_env=False) as client, \
+                ThreadPoolExecutor(max_workers=min(door_probe.MAX_PROBES, len(rows))) as pool:
+            list(pool.map(lambda pair: _fill(pair[0], client, pair[1]),
+                          zip(rows, tokens, strict=True)))
+    return Listing(rows, running.describe(found))
+
+
+def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
+    """The row's state, model and task, from its trace and, when it is live, its door."""
+    facts = trace_facts(row.record.workdir / "trace.jsonl")
+    if facts is not None and facts.problem is not None:
+        row.notes.append(f"{row.record.workdir / 'trace.jsonl'}: {facts.problem}; not read")
+        facts = None
+    if facts is not None:
+        row.model = facts.model
+    if row.verdict.state == "gone":
+        row.state = "-"
+        return
+    task: dict[str, Any] | None = None
+    if facts is not None:
+        if facts.task_id is None or facts.ended:
+            row.state = "idle"
+            return
+        row.state = "working"
+        if row.verdict.state == "live":
+            method = "GetTask" if row.verdict.door == "1.0" else "tasks/get"
+            task = _task(door_probe.rpc(client, row.record, row.verdict, method,
+                                     {"id": facts.task_id}, token))
+        if facts.task_source == "task_md":
+            row.task = _task_md(row)
+    elif row.verdict.state == "live" and row.verdict.door in ("0.3", "legacy"):
+        task = _task(door_probe.rpc(client, row.record, row.verdict, "tasks/get", None, token))
+        row.state = "working" if task is not None else "unknown"
+    if task is None:
+        return
+    status = task.get("status")
+    state = status.get("state") if isinstance(status, dict) else None
+    if state in _WAITING:
+        row.state = "needs you"
+        row.question = _artifact_text(task, "prompt")
+    elif isinstance(state, str) and _terminal(state):
+        row.state = "idle"
+    row.task = first_user_text(task) or row.task
+
+
+def trace_facts(path: Path) -> TraceFacts | None:
+    """The model and the open task from a trace; None when there is no trace file here, facts
+    with `problem` when what is there is not read (a FIFO, a link, a device, a folder). Lines
+    that are not JSON are skipped: this reads for a glance, not an audit. Only the first
+    MAX_TRACE_HEAD bytes (the first `session_start`) and the last MAX_TRACE_TAIL bytes are
+    read, so a trace that never ends (a sparse file, one still being written) costs the same."""
+    try:
+        fd = open_regular(path)
+    except Refused as exc:
+        return None if str(exc) == "no such file" else TraceFacts(problem=str(exc))
+    try:
+        size = os.fstat(fd).st_size
+        if size <= MAX_TRACE_HEAD + MAX_TRACE_TAIL:
+            chunks = [_pread(fd, size, 0)]
+        else:  # the head's first line, then the tail from its first whole line
+            head = _pread(fd, MAX_TRACE_HEAD, 0)
+            tail = _pread(fd, MAX_TRACE_TAIL, size - MAX_TRACE_TAIL)
+            chunks = [head[:head.find(b"\n") + 1], tail[tail.find(b"\n") + 1:]]
+    except OSError as exc:
+        return TraceFacts(problem=f"cannot be read ({exc.strerror or exc})")
+    finally:
+        os.close(fd)
+    facts = TraceFacts()
+    for chunk in chunks:
+        for raw in chunk.split(b"\n"):
+            if len(raw) <= MAX_TRACE_LINE and any(name in raw for name in _INTERESTING):
+                _take(facts, raw)
+    return facts
+
+
+def _pread(fd: int, count: int, offset: int) -> bytes:
+    pieces: list[bytes] = []
+    while count > 0:
+        piece = os.pread(fd, min(count, 1 << 20), offset)
+        if not piece:
+            break
+        pieces.append(piece)
+        count -= len(piece)
+        offset += len(piece)
+    return b"".join(pieces)
+
+
+def _take(facts: TraceFacts, raw: bytes) -> None:
+    """One trace line's part in the facts."""
+    try:
+        line = loads_line(raw)
+    except NotJson:
+        return
+    if not isinstance(line, dict):
+        return
+    kind = line.get("event_type")
+    if kind == "session_start":
+        model = line.get("model")
+        facts.model = model if isinstance(model, str) else facts.model
+        facts.ended = False
+    elif kind == "task_start" and isinstance(line.get("task_id"), str):
+        facts.task_id = line["task_id"]
+        source = line.get("source")
+        facts.task_source = source if isinstance(source, str) else None
+    elif kind == "task_end" and line.get("task_id") == facts.task_id:
+        facts.task_id = facts.task_source = None
+    elif kind == "session_end":
+        facts.ended = True
+
+
+def _task(result: Any) -> dict[str, Any] | None:
+    if isinstance(result, dict) and isinstance(result.get("task"), dict):
+        result = result["task"]  # a SendMessage-shaped answer
+    return result if isinstance(result, dict) and "status" in result else None
+
+
+def _terminal(state: str) -> bool:
+    return state.removeprefix("TASK_STATE_").lower() in ("completed", "failed", "canceled",
+                                                        "rejected")
+
+
+def _parts_text(parts: Any) -> str | None:
+    if not isinstance(parts, list):
+        return None
+    texts = [part["text"] for part in parts if isinstance(part, dict)
+             and isinstance(part.get("text"), str)]
+    return "\n".join(texts) if texts else None
+
+
+def _artifact_text(task: dict[str, Any], name: str) -> str | None:
+    artifacts = task.get("artifacts")
+    for artifact in artifacts if isinstance(artifacts, list) else []:
+        if isinstance(artifact, dict) and name in (artifact.get("name"),
+                                                   artifact.get("artifactId")):
+            return _parts_text(artifact.get("parts"))
+    status = task.get("status")
+    message = status.get("message") if isinstance(status, dict) else None
+    if isinstance(message, str):
+        return message
+    return _parts_text(message.get("parts")) if isinstance(message, dict) else None
+
+
+def _task_md(row: Row) -> str | None:
+    path = row.record.workdir / "task.md"
+    try:
+        return read_bounded(path, MAX_TASK_MD).data.decode("utf-8", "replace")
+    except Refused as exc:
+        if str(exc) != "no such file":
+            row.notes.append(f"{path}: {exc}; not read")
+        return None
+
+
+def _shown(text: str | None) -> str | None:
+    return None if text is None else printable(redact(text), keep_newlines=True)
+
+
+def first_line(text: str | None, limit: int = MAX_TASK_CHARS) -> str:
+    if not text or not text.strip():
+        return "-"
+    line = printable(redact(text.strip().splitlines()[0]), keep_newlines=False)
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def uptime(started_at: str) -> str:
+    """`HH:MM:SS`, with `Nd ` past a day, as `mur ps` prints it; `-` when unreadable."""
+    seconds = running.started_seconds_ago(started_at)
+    if seconds is None:
+        return "-"
+    days, rest = divmod(seconds, 86_400)
+    clock = f"{rest // 3600:02}:{rest % 3600 // 60:02}:{rest % 60:02}"
+    return f"{days}d {clock}" if days else clock
+
+
+def table(rows: Sequence[Row]) -> list[str]:
+    """`mur ps`'s columns in its order and widths, then STATE, MODEL and TASK."""
+    if not rows:
+        return ["no running capsules"]
+    model_width = max([5] + [len(first_line(row.model, 32)) for row in rows])
+    url_width = max([3] + [len(row.record.url) for row in rows])
+    lines = [f"{'SESSION':<36}  {'CAPSULE':<24}  {'STATUS':<12}  {'DETACHED':<8}  "
+             f"{'UPTIME':<9}  {'URL':<{url_width}}  {'STATE':<9}  {'MODEL':<{model_width}}  TASK"]
+    for row in rows:
+        record = row.record
+        capsule = first_line(f"{record.capsule_name}@{record.capsule_version}", 64)
+        task = first_line(row.question if row.state == "needs you" else row.task)
+        if row.state == "needs you" and task != "-":
+            task = first_line(f"? {task}")
+        lines.append(
+            f"{record.session_id:<36}  {capsule:<24}  {STATUS_WORDS[row.verdict.state]:<12}  "
+            f"{'yes' if record.outlives_launcher else 'no':<8}  {uptime(record.started_at):<9}"
+            f"  {printable(record.url, keep_newlines=False):<{url_width}}  {row.state:<9}  "
+            f"{first_line(row.model, 32):<{model_width}}  {task}".rstrip())
+    return lines
+
+
+def run(home: Path, *, as_json: bool = False, show_all: bool = False, prune: bool = False,
+        timeout: float = door_probe.PROBE_TIMEOUT, out: TextIO | None = None,
+        err: TextIO | None = None, credential: str = running.OPERATOR) -> int:
+    """The command: the table (or one JSON array) on `out`; files that are not records, session
+    files not read, stale counts and pruned records on `err`. 0 when the records were read;
+    RunningDirError when the folder cannot be listed."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    listing = gather(home, timeout, credential)
+    for problem in listing.problems:
+        err.write(f"murmur-tui: not a running record: {printable(problem, False)}\n")
+    for row in listing.rows:
+        for note in row.notes:
+            err.write(f"murmur-tui: {row.record.session_id}: {printable(note, False)}\n")
+    gone = [row for row in listing.rows if row.verdict.state == "gone"]
+    if prune:
+        for row in gone:
+            running.remove_record(home, row.record.session_id)
+            err.write(f"pruned: {row.record.session_id} — {row.verdict.reason}\n")
+    shown = [row for row in listing.rows if show_all or row.verdict.state != "gone"]
+    if as_json:
+        out.write(json.dumps([row.to_json() for row in shown], ensure_ascii=False) + "\n")
+    else:
+        out.write("\n".join(table(shown)) + "\n")
+    if gone and not prune and not show_all:
+        count = len(gone)
+        err.write(f"{count} stale record{'s' if count != 1 else ''} (the process is gone): "
+                  "--all lists them, --prune removes them\n")
+    return 0
