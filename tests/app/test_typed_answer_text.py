@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.app.conftest import settle, wait_for
+from tests.app.conftest import answerable, settle, wait_for
 from tests.app.test_dialog import asking_capsule
 from tests.conftest import read_jsonl
 from tests.fakes import start_session
@@ -23,6 +23,8 @@ async def test_an_answer_typed_on_the_screen_holding_a_lone_surrogate_is_made_wh
         dialog = app.dialog
         assert isinstance(dialog, AskScreen)
         dialog.arming_seconds = 0  # no type-ahead guard: the test types after it opened
+        # pushed is not yet mounted: the answer field takes keys once the dialog is on screen
+        await wait_for(pilot, lambda: answerable(app) and dialog.answer.has_focus)
         dialog.answer.insert("ma\udcffin")  # what a paste of bytes that are not UTF-8 gives
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.result is not None)
