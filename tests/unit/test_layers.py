@@ -187,3 +187,50 @@ def test_the_loop_pieces_load_and_work_without_a_session() -> None:
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == ""
+
+
+# -- packages ---------------------------------------------------------------------------------
+def package_of(module: str, packages: set[str]) -> str:
+    """The innermost package holding `module` (a package's own `__init__` is the package)."""
+    if module in packages:
+        return module
+    return module.rpartition(".")[0]
+
+
+def two_way_packages(graph: dict[str, set[str]], packages: set[str]) -> list[tuple[str, str]]:
+    """Pairs of packages each importing the other. A package inside another counts as its own
+    (`tui.core.loop` is not `tui.core`); a package and the one holding it may lean on each
+    other (the loose modules of `tui.core` use `fs`, and `fs` raises `tui.core.errors`)."""
+    edges = {(package_of(a, packages), package_of(b, packages))
+             for a, targets in graph.items() for b in targets}
+    return sorted((a, b) for a, b in edges if a < b and (b, a) in edges
+                  and not b.startswith(a + ".") and not a.startswith(b + "."))
+
+
+def packages_in(root: Path) -> set[str]:
+    return {".".join(path.parent.relative_to(root.parent).parts)
+            for path in root.rglob("__init__.py")}
+
+
+def test_the_package_check_finds_two_packages_importing_each_other(tmp_path: Path) -> None:
+    for name in ("pkg", "pkg/one", "pkg/two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+    (tmp_path / "pkg/one/a.py").write_text("from pkg.two import b\n")
+    (tmp_path / "pkg/two/b.py").write_text("x = 1\n")
+    (tmp_path / "pkg/two/c.py").write_text("def later():\n    from pkg.one.a import y\n")
+    (tmp_path / "pkg/top.py").write_text("from pkg.one import a\n")  # a parent and its child
+    (tmp_path / "pkg/one/d.py").write_text("from pkg import top\n")
+    root = tmp_path / "pkg"
+    assert two_way_packages(import_graph(root), packages_in(root)) == [("pkg.one", "pkg.two")]
+
+
+def test_no_two_packages_import_each_other() -> None:
+    root = Path(tui.__file__).parent
+    assert two_way_packages(import_graph(root), packages_in(root)) == []
+
+
+def test_the_core_keeps_at_most_eight_loose_modules() -> None:
+    loose = sorted(path.stem for path in Path(tui.core.__file__).parent.glob("*.py")
+                   if path.name != "__init__.py")
+    assert len(loose) <= 8, f"modules directly in tui/core: {loose}"
