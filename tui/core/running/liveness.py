@@ -16,7 +16,7 @@ from tui.core.a2a.card import Generation
 Liveness = Literal["live", "unreachable", "gone"]
 
 
-class Held(Protocol):
+class ProcessClaim(Protocol):
     """What layers 1 and 2 read of a record."""
 
     @property
@@ -75,7 +75,7 @@ def pid_is_alive(pid: int) -> bool:
     return not (fields and fields[0] == "Z")
 
 
-def process_state(record: Held) -> Verdict | None:
+def process_state(record: ProcessClaim) -> Verdict | None:
     """Layers 1 and 2, local and cheap: None when the record's process holds its pid, else the
     verdict (gone, or unreachable when the start time cannot be read — no evidence of an end)."""
     if not pid_is_alive(record.pid):
