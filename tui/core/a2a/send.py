@@ -33,7 +33,6 @@ from tui.core import ids
 from tui.core.a2a import net_policy, rpc
 from tui.core.a2a.card import CARD_PATH, METHODS, VERSION_HEADER, Generation, parse_card
 from tui.core.a2a.rpc import DoorError
-from tui.core.a2a.task import task_state, unwrap
 from tui.core.errors import MurmurTuiError
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact, remember
@@ -152,7 +151,7 @@ def task_result(answer: Any, generation: Generation, shown: str) -> TaskResult:
     if generation == "C" and isinstance(result, dict):
         if "task" not in result and "message" in result:
             raise DelegationError(f"peer {shown} answered with a message, not a task")
-        result = unwrap(result) if "task" in result else None
+        result = result.get("task")
     if not isinstance(result, dict):
         raise DelegationError(f"peer {shown} answered without a task")
     task_id, context_id = result.get("id"), result.get("contextId")
@@ -172,7 +171,7 @@ def task_result(answer: Any, generation: Generation, shown: str) -> TaskResult:
 
 def state_word(state: str) -> str | None:
     """`TASK_STATE_INPUT_REQUIRED` and `input-required` alike -> "input-required"."""
-    word = task_state(state)
+    word = state.removeprefix("TASK_STATE_").lower().replace("_", "-")
     return word if word in STATES else None
 
 

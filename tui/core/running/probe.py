@@ -1,13 +1,14 @@
 """Layer 3 of a running record's check: its door, probed as Murmur probes it
 (`crates/capsule-runtime/src/running.rs`; docs/fleet.md, "A record is a hint").
 
-`verify` runs all three layers (the process ones are tui/core/running/records.py's). The agent
-card at
-the record's address must name the record's session: the public card, read without a token;
+`verify` runs all three layers (the process ones are tui/core/running/liveness.py's). The agent
+card at the record's address — read with the one card parser (tui/core/a2a/card.py), every
+request made through the one JSON-RPC exchange (tui/core/a2a/rpc.py) — must name the record's
+session: the public card, read without a token;
 on a door that asks for one, the extended card, read with the token only once the socket
 listening at that address is found among the record's process's own open files
 (tui/core/running/listening.py) — and then from that checked address alone (`Verdict.address`).
-Every later call that carries a token (`rpc`, and `door_url` for the attached screen and the
+Every later call that carries a token (`rpc_call`, and `door_url` for the attached screen and the
 fleet) goes there too. Nothing a door answers, and no address a record holds, raises.
 
 No Textual, no Rich; httpx is imported only when a door is probed.
