@@ -1,6 +1,9 @@
-"""A fake Murmur door for tests: stdlib HTTP on 127.0.0.1:0, in the shapes of each door
-generation (A: Murmur v0.2.0, B: the A2A 0.3 interface, C: the newest), replaying scripted
-`stream/watch` connections and recording every request it got.
+"""The fake Murmur door every test speaks to: stdlib HTTP on 127.0.0.1:0, in the shapes of each
+door generation (tui/core/a2a/card.py: A, Murmur v0.2.0 — or v0.4.0's card with `previous` —;
+B, the A2A 0.3 interface; C, the newest), replaying scripted `stream/watch` connections,
+answering `GetTask`/`tasks/get` from its task table, serving the extended card to its token
+(the public card of a door with a token names no session, as Murmur's does), and recording
+every request it got (header names in lower case).
 
 A connection script is a list of steps: `frame(event, data, id)`, `heartbeats(n)` (n
 heartbeat periods of nothing but `:heartbeat`), `silence(seconds)` (no byte at all),
@@ -21,16 +24,19 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tui.core.a2a.card import CAPSULE_EXT, DOOR_EXT, METHODS, STREAM_EXT, Generation
+
 Step = tuple[str, Any]
 SESSION = "ses_0199c4e2f1b7712a9d3e4f50617283ff"
 CONTEXT = "ctx_0199c4e2f1b7712a9d3e4f50617283a1"
-METHODS = {
+SERVED = {
     "A": ["message/send", "message/stream", "stream/watch", "tasks/get"],
     "B": ["message/send", "message/stream", "stream/watch", "tasks/get", "tasks/cancel",
           "session/stop"],
     "C": ["SendMessage", "SendStreamingMessage", "stream/watch", "GetTask", "CancelTask",
           "session/stop"],
 }
+URI = "https://docs.murmur.nexus/reference/"
 STATES_C = {"submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
             "input-required": "TASK_STATE_INPUT_REQUIRED", "completed": "TASK_STATE_COMPLETED",
             "failed": "TASK_STATE_FAILED", "canceled": "TASK_STATE_CANCELED",
@@ -91,14 +97,17 @@ class Task:
     state: str
     prompt: str | None = None
     answers: list[str] = field(default_factory=list)
+    text: str | None = None  # what it was asked: its history's first user message
 
 
 class FakeDoor:
-    def __init__(self, generation: str = "C", scripts: Sequence[Sequence[Step]] = (),
+    def __init__(self, generation: Generation = "C", scripts: Sequence[Sequence[Step]] = (),
                  *, token: str | None = None, scopes: Sequence[str] | None = None,
                  heartbeat: float = 0.05, session_id: str | None = SESSION,
-                 name: str = "fake-capsule", version: str = "0.1.0") -> None:
-        self.generation = generation
+                 name: str = "fake-capsule", version: str = "0.1.0",
+                 previous: bool = False) -> None:
+        self.generation: Generation = generation
+        self.previous = previous  # door A serves v0.4.0's card: `session_id` and `serves`
         self.scripts = [list(script) for script in scripts]
         self.token = token
         self.scopes = None if scopes is None else set(scopes)
@@ -111,7 +120,7 @@ class FakeDoor:
         self.stopped = False
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
                                         daemon=True)
@@ -136,34 +145,57 @@ class FakeDoor:
         return [r for r in self.requests
                 if isinstance(r.body, dict) and r.body.get("method") == method]
 
-    def wait_input(self, task: str, prompt: str, context: str = CONTEXT) -> None:
-        self.tasks[task] = Task(task, context, "input-required", prompt)
+    def wait_input(self, task: str, prompt: str, context: str = CONTEXT,
+                   text: str | None = None) -> None:
+        self.tasks[task] = Task(task, context, "input-required", prompt, text=text)
+
+    def working(self, task: str, text: str | None = None, context: str = CONTEXT) -> None:
+        self.tasks[task] = Task(task, context, "working", text=text)
+
+    @property
+    def address(self) -> str:
+        """`host:port`, as a running record names a door."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def methods(self) -> list[str]:
+        extended = METHODS["extended"][self.generation]
+        served = SERVED[self.generation]
+        return [*served, extended] if self.token is not None and extended else served
 
     # -- shapes --------------------------------------------------------------------------
-    def card(self) -> dict[str, Any]:
+    def card(self, extended: bool = False) -> dict[str, Any]:
         if self.generation == "A":
-            return {"name": self.name, "version": self.version, "url": f"localhost:{self.port}",
-                    "capabilities": {"tools": ["bash"], "shell": True, "network": False,
-                                     "streaming": True}}
+            card: dict[str, Any] = {
+                "name": self.name, "version": self.version, "url": f"localhost:{self.port}",
+                "capabilities": {"tools": ["bash"], "shell": True, "network": False,
+                                 "streaming": True}}
+            if self.previous:
+                if self.session_id is not None:
+                    card["session_id"] = self.session_id
+                card["capabilities"]["cancellation"] = True
+                card["serves"] = {"methods": SERVED["A"], "planes": []}
+            return card
         version = "1.0" if self.generation == "C" else "0.3"
         capsule: dict[str, Any] = {"tools": ["bash"], "shell": True, "network": False,
                                    "planes": []}
         if self.session_id is not None:
             capsule["sessionId"] = self.session_id
+        extensions = [{"uri": URI + "agent-card/" + DOOR_EXT, "required": False,
+                       "params": {"methods": self.methods, "peerTasks": False}}]
+        if self.token is None or extended:  # an authenticated door's card hides the session
+            extensions.append({"uri": URI + "agent-card/" + CAPSULE_EXT, "required": False,
+                               "params": capsule})
+        extensions.append({"uri": URI + "streaming-protocol/" + STREAM_EXT, "required": False,
+                           "params": {"frames": ["status", "artifact", "text"]}})
         return {
             "name": self.name, "description": f"Murmur capsule {self.name} {self.version}",
             "version": self.version,
             "supportedInterfaces": [{"url": self.url, "protocolBinding": "JSONRPC",
                                      "protocolVersion": version}],
             "capabilities": {"streaming": True, "pushNotifications": False,
-                             "extendedAgentCard": False, "extensions": [
-                {"uri": "https://docs.murmur.nexus/reference/agent-card/#murmur-door-v1",
-                 "required": False, "params": {"methods": METHODS[self.generation],
-                                               "peerTasks": False}},
-                {"uri": "https://docs.murmur.nexus/reference/agent-card/#murmur-capsule-v1",
-                 "required": False, "params": capsule},
-                {"uri": "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1",
-                 "required": False, "params": {"frames": ["status", "artifact", "text"]}}]},
+                             "extendedAgentCard": self.token is not None,
+                             "extensions": extensions},
             "securitySchemes": {}, "securityRequirements": [],
             "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
             "skills": []}
@@ -178,6 +210,9 @@ class FakeDoor:
                 artifact = {"artifactId": "prompt", "name": "prompt",
                             "parts": [{"text": task.prompt, "mediaType": "text/plain"}]}
             body["artifacts"] = [artifact]
+        if task.text is not None:
+            body["history"] = [{"role": "ROLE_USER" if c else "user",
+                                "parts": [{"text": task.text}]}]
         return body
 
     # -- the server ----------------------------------------------------------------------
@@ -258,10 +293,12 @@ class FakeDoor:
             self._err(handler, rid, -32009, "A2A version '' is not supported; this agent "
                       "speaks 1.0")
             return
-        if method not in METHODS[self.generation]:
+        if method not in self.methods:
             self._err(handler, rid, -32601, "Method not found")
             return
-        if method == "stream/watch":
+        if method == METHODS["extended"][self.generation]:
+            self._ok(handler, rid, self.card(extended=True))
+        elif method == "stream/watch":
             self._watch(handler)
         elif method in ("message/send", "SendMessage"):
             self._send(handler, rid, params)
@@ -349,6 +386,11 @@ class FakeDoor:
             pass
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # fifty probes at once
+    daemon_threads = True
+
+
 @contextmanager
 def serving(door: FakeDoor) -> Iterator[FakeDoor]:
     door.start()
@@ -356,3 +398,10 @@ def serving(door: FakeDoor) -> Iterator[FakeDoor]:
         yield door
     finally:
         door.vanish()
+
+
+def silent_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -14,7 +14,7 @@ import pytest
 
 from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory, run_cli, text_response
-from tests.fleet.door import Door, serving
+from tests.door_fake import FakeDoor, serving
 from tests.fleet.test_ps import record, trace
 from tests.served import SLEEP, Served, serve
 from tui.app.attach import AttachApp
@@ -117,13 +117,13 @@ def test_attach_with_a_credential_the_session_did_not_mint_names_those_it_has(
 def test_ps_with_a_credential_presents_that_token_alone(murmur_home: Path, tmp_path: Path
                                                        ) -> None:
     session = ids.session_id()
-    with serving(Door(session, token="tok-watcher-5521")) as door:
+    with serving(FakeDoor(session_id=session, token="tok-watcher-5521")) as door:
         trace(tmp_path / "w", session)
         record(murmur_home, session, door.url, tmp_path / "w", door_token="tok-operator-7730",
                credentials={"watcher": "tok-watcher-5521"})
         as_watcher = run_cli("ps", "--json", "--credential", "watcher", timeout=90)
         as_auditor = run_cli("ps", "--json", "--credential", "auditor", timeout=90)
-        seen = [request[1].get("Authorization") for request in door.requests]
+        seen = [request.headers.get("authorization") for request in door.requests]
     [watched] = json.loads(as_watcher.stdout)
     assert watched["status"] == "running", watched["reason"]
     [unknown] = json.loads(as_auditor.stdout)

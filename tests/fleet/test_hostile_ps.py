@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import CapsuleFactory, run_cli, text_response
-from tests.fleet.door import Door, serving
+from tests.door_fake import FakeDoor, serving
 from tests.fleet.test_ps import record, trace
 from tests.served import SLEEP, Served, serve
 from tui.commands.fleet import AttachError, resolve
 from tui.core import ids
 from tui.core.running import records as running
+from tui.core.running import tokens
 from tui.core.running.records import RunningRecord
 
 AUTH = "network:\n  authentication:\n    scheme: bearer\n"
@@ -57,7 +58,7 @@ def test_a_record_whose_url_no_client_can_use_is_named_and_the_others_are_listed
         murmur_home: Path, tmp_path: Path, url: str) -> None:
     good = ids.session_id()
     bad = ids.session_id()
-    with serving(Door(good)) as door:
+    with serving(FakeDoor(session_id=good)) as door:
         record(murmur_home, good, door.url, tmp_path / "good")
         value = RunningRecord.for_this_process(bad, "127.0.0.1:1", "demo", "0.1.0",
                                                tmp_path).to_json()
@@ -82,10 +83,10 @@ def test_ps_and_attach_never_send_a_token_to_a_door_the_session_does_not_hold(
     real = serve(make_capsule([text_response("x")], extra=SLEEP + AUTH))
     served.append(real)
     genuine = record_of(murmur_home, real.session_id)
-    token = running.read_token(murmur_home, genuine)
+    token = tokens.read_token(murmur_home, genuine)
     assert token
     forged = ids.session_id()
-    with serving(Door(forged, token="anything")) as impostor:
+    with serving(FakeDoor(session_id=forged, token="anything")) as impostor:
         write_raw(murmur_home, forged, {**genuine.to_json(), "session_id": forged,
                                         "url": impostor.url, "door_token": token})
         rows, said = ps_rows()
@@ -96,9 +97,8 @@ def test_ps_and_attach_never_send_a_token_to_a_door_the_session_does_not_hold(
     assert "could not be tied to the session's process" in rows[forged]["reason"]
     assert "its token was not sent" in rows[forged]["reason"]
     assert attached.returncode == 2 and "its token was not sent" in attached.stderr
-    assert requests and all(request[0].startswith("GET") for request in requests)
-    assert not any("Authorization" in request[1] or "authorization" in request[1]
-                   for request in requests)
+    assert requests and all(request.method == "GET" for request in requests)
+    assert not any("authorization" in request.headers for request in requests)
     assert token not in said + attached.stderr + json.dumps(rows)
 
 
@@ -108,7 +108,7 @@ def test_no_request_reaches_a_record_url_before_its_pid_and_start_time_are_check
     dead.wait()
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
-        with serving(Door(ids.session_id(), token="anything")) as impostor:
+        with serving(FakeDoor(session_id=ids.session_id(), token="anything")) as impostor:
             for pid in (dead.pid, sleeper.pid):  # gone; alive but started at another time
                 record(murmur_home, ids.session_id(), impostor.url, tmp_path, pid=pid,
                        door_token="tok-operator-never-sent")
@@ -167,7 +167,7 @@ def test_ps_names_a_task_md_that_is_not_a_file_and_lists_the_session(
     trace(workdir, session, {"event_type": "task_start", "task_id": "tsk_md",
                              "source": "task_md"})
     os.mkfifo(workdir / "task.md", 0o600)
-    with serving(Door(session)) as door:
+    with serving(FakeDoor(session_id=session)) as door:
         record(murmur_home, session, door.url, workdir)
         rows, said = ps_rows()
     assert rows[session]["state"] == "working" and rows[session]["task"] is None

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_cli
-from tests.fleet.door import Door, serving, silent_port
+from tests.door_fake import FakeDoor, Task, serving, silent_port
 from tui.core import ids
 from tui.core.running import records as running
 from tui.core.running.records import RunningRecord
@@ -44,26 +44,22 @@ class Fleet:
         self.asking, self.idle, self.busy, self.quiet, self.stale = (
             ids.session_id() for _ in range(5))
         task = ids.task_id()
-        door = stack.enter_context(serving(Door(self.asking, token="tok-operator-4471")))
-        door.tasks[task] = {
-            "id": task, "contextId": "ctx_1", "status": {"state": "TASK_STATE_INPUT_REQUIRED"},
-            "artifacts": [{"artifactId": "prompt", "name": "prompt", "mediaType": "text/plain",
-                           "parts": [{"text": "Which env?\nstaging or prod"}]}],
-            "history": [{"role": "ROLE_USER", "parts": [{"text": "Deploy the site\nfast"}]}]}
+        door = stack.enter_context(serving(FakeDoor(session_id=self.asking,
+                                                    token="tok-operator-4471")))
+        door.tasks[task] = Task(task, "ctx_1", "input-required", "Which env?\nstaging or prod",
+                                text="Deploy the site\nfast")
         trace(tmp / "asking", self.asking,
               {"event_type": "task_start", "task_id": task, "source": "a2a"})
         record(home, self.asking, door.url, tmp / "asking", door_token="tok-operator-4471")
         self.asking_door = door
 
-        idle_door = stack.enter_context(serving(Door(self.idle)))
+        idle_door = stack.enter_context(serving(FakeDoor(session_id=self.idle)))
         trace(tmp / "idle", self.idle, {"event_type": "task_start", "task_id": "tsk_a"},
               {"event_type": "task_end", "task_id": "tsk_a", "exit_status": "ok"})
         record(home, self.idle, idle_door.url, tmp / "idle")
 
-        busy_door = stack.enter_context(serving(Door(self.busy, "0.3")))
-        busy_door.active = {"id": "tsk_b", "contextId": "ctx_b",
-                            "status": {"state": "working"},
-                            "history": [{"role": "user", "parts": [{"text": "Count stars"}]}]}
+        busy_door = stack.enter_context(serving(FakeDoor("B", session_id=self.busy)))
+        busy_door.working("tsk_b", "Count stars", context="ctx_b")  # `tasks/get` names it
         record(home, self.busy, busy_door.url, tmp / "nowhere")
 
         record(home, self.quiet, f"127.0.0.1:{silent_port()}", tmp / "nowhere")
@@ -102,8 +98,8 @@ def test_ps_lists_what_each_session_is_doing(fleet: Fleet) -> None:
     assert "ses_broken.json: is not JSON" in result.stderr
     assert "tok-operator-4471" not in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
-    asked = [req for req in fleet.asking_door.requests if req[0].startswith("POST")]
-    assert {req[2]["method"] for req in asked} == {"GetExtendedAgentCard", "GetTask"}
+    asked = [req for req in fleet.asking_door.requests if req.method == "POST"]
+    assert {req.body["method"] for req in asked} == {"GetExtendedAgentCard", "GetTask"}
 
 
 def test_ps_json_is_one_array_and_all_adds_the_stale_record(fleet: Fleet) -> None:

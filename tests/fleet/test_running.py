@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.fleet.door import Door, serving, silent_port
+from tests.door_fake import FakeDoor, serving, silent_port
 from tui.core import ids
+from tui.core.a2a.card import Generation
+from tui.core.running import liveness, tokens
 from tui.core.running import probe as door_probe
 from tui.core.running import records as running
 from tui.core.running.records import RunningRecord
@@ -67,13 +69,13 @@ def test_a_reader_never_sees_half_a_record(murmur_home: Path) -> None:
 def test_the_token_lives_beside_the_record_0600_and_goes_with_it(murmur_home: Path) -> None:
     record = mine(ids.session_id(), "127.0.0.1:4000")
     running.write_record(murmur_home, record)
-    assert running.read_token(murmur_home, record) is None
-    path = running.write_token(murmur_home, record.session_id, "tok-operator-123")
+    assert tokens.read_token(murmur_home, record) is None
+    path = tokens.write_token(murmur_home, record.session_id, "tok-operator-123")
     assert path.name == f"{record.session_id}.token"
     assert path.stat().st_mode & 0o777 == 0o600
-    assert running.read_token(murmur_home, record) == "tok-operator-123"
+    assert tokens.read_token(murmur_home, record) == "tok-operator-123"
     with_field = RunningRecord(**{**record.__dict__, "door_token": "tok-in-record"})
-    assert running.read_token(murmur_home, with_field) == "tok-in-record"
+    assert tokens.read_token(murmur_home, with_field) == "tok-in-record"
     assert "tok-in-record" not in repr(with_field)
     running.remove_record(murmur_home, record.session_id)
     assert not os.listdir(murmur_home / "running")
@@ -156,38 +158,39 @@ def test_no_folder_is_no_records_and_an_unlistable_one_is_an_error(murmur_home: 
 
 
 # -- the three layers ---------------------------------------------------------------------------
-@pytest.mark.parametrize("shape", ["newest", "0.3", "previous"])
-def test_a_live_record_is_live_on_every_card_shape(shape: str) -> None:
+@pytest.mark.parametrize("generation", ["C", "B", "A"])
+def test_a_live_record_is_live_on_every_card_shape(generation: Generation) -> None:
     session = ids.session_id()
-    with serving(Door(session, shape)) as door:  # type: ignore[arg-type]
+    with serving(FakeDoor(generation, session_id=session, previous=True)) as door:
         verdict = door_probe.verify(mine(session, door.url), 5.0)
     assert verdict.state == "live", verdict.reason
-    assert verdict.door == {"newest": "1.0", "0.3": "0.3", "previous": "legacy"}[shape]
+    assert verdict.door == generation
 
 
-@pytest.mark.parametrize("shape", ["newest", "0.3"])
-def test_an_authenticated_door_is_verified_through_its_extended_card(shape: str) -> None:
+@pytest.mark.parametrize("generation", ["C", "B"])
+def test_an_authenticated_door_is_verified_through_its_extended_card(
+        generation: Generation) -> None:
     session = ids.session_id()
-    with serving(Door(session, shape, token="tok-operator-xyz")) as door:  # type: ignore[arg-type]
+    with serving(FakeDoor(generation, session_id=session, token="tok-operator-xyz")) as door:
         record = mine(session, door.url)
         without = door_probe.verify(record, 5.0)
         wrong = door_probe.verify(record, 5.0, token="tok-wrong")
         right = door_probe.verify(record, 5.0, token="tok-operator-xyz")
-        posts = [req for req in door.requests if req[0].startswith("POST")]
+        posts = [req for req in door.requests if req.method == "POST"]
     assert without.state == "unreachable" and "no token" in (without.reason or "")
     assert wrong.state == "unreachable" and "401 (invalid_token)" in (wrong.reason or "")
     assert right.state == "live", right.reason
-    method = posts[-1][2]["method"]
-    if shape == "newest":
-        assert method == "GetExtendedAgentCard" and posts[-1][1].get("A2A-Version") == "1.0"
+    method = posts[-1].body["method"]
+    if generation == "C":
+        assert method == "GetExtendedAgentCard" and posts[-1].headers.get("a2a-version") == "1.0"
     else:
         assert method == "agent/getAuthenticatedExtendedCard"
-    assert posts[-1][1]["Authorization"] == "Bearer tok-operator-xyz"
+    assert posts[-1].headers["authorization"] == "Bearer tok-operator-xyz"
     assert "tok-operator-xyz" not in repr(right) + str(right.reason)
 
 
 def test_a_card_naming_another_session_keeps_the_record_as_unreachable() -> None:
-    with serving(Door(ids.session_id())) as door:
+    with serving(FakeDoor(session_id=ids.session_id())) as door:
         record = mine(ids.session_id(), door.url)
         verdict = door_probe.verify(record, 5.0)
     assert verdict.state == "unreachable"
@@ -215,7 +218,7 @@ def test_a_reused_pid_is_gone() -> None:
     try:
         record = RunningRecord(**{**mine(ids.session_id(), "127.0.0.1:1").__dict__,
                                   "pid": sleeper.pid})  # this process's start time, not its
-        assert running.process_start_token(sleeper.pid) != record.process_start
+        assert liveness.process_start_token(sleeper.pid) != record.process_start
         verdict = door_probe.verify(record, 5.0)
     finally:
         sleeper.kill()
@@ -226,7 +229,7 @@ def test_a_reused_pid_is_gone() -> None:
 
 def test_a_zombie_is_gone() -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
-    start = running.process_start_token(child.pid)
+    start = liveness.process_start_token(child.pid)
     record = RunningRecord(**{**mine(ids.session_id(), "127.0.0.1:1").__dict__,
                               "pid": child.pid, "process_start": start or "?"})
     try:
@@ -247,7 +250,7 @@ def test_fifty_records_are_verified_concurrently() -> None:
     hold.bind(("127.0.0.1", 0))
     hold.listen(100)  # accepts connections and never answers: every read times out
     try:
-        with serving(Door(ids.session_id())) as door:
+        with serving(FakeDoor(session_id=ids.session_id())) as door:
             live = [mine(door.session_id, door.url) for _ in range(25)]
             silent = [mine(ids.session_id(), f"127.0.0.1:{hold.getsockname()[1]}")
                       for _ in range(25)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.core.a2a.sse import Frame, SseParser
+from tui.core.text.sse import ServerEvent, SseParser
 
 STREAM = (b"event: connection-ack\ndata: {\"role\":\"observer\"}\n\n"
           b":heartbeat\n\n"
@@ -14,13 +14,13 @@ STREAM = (b"event: connection-ack\ndata: {\"role\":\"observer\"}\n\n"
           b"data: no event name\n\n"
           b"event: empty\n\n"
           b"id: 9\nevent: cut\ndata: never ended")
-EXPECTED = [Frame("connection-ack", "{\"role\":\"observer\"}"),
-            Frame("status", "{\"id\":\"tsk_1\"}", "3"),
-            Frame("text", "one\ntwo", "4"),
-            Frame("message", "no event name")]
+EXPECTED = [ServerEvent("connection-ack", "{\"role\":\"observer\"}"),
+            ServerEvent("status", "{\"id\":\"tsk_1\"}", "3"),
+            ServerEvent("text", "one\ntwo", "4"),
+            ServerEvent("message", "no event name")]
 
 
-def parse(pieces: list[bytes], cap: int = 1 << 20) -> tuple[list[Frame], SseParser]:
+def parse(pieces: list[bytes], cap: int = 1 << 20) -> tuple[list[ServerEvent], SseParser]:
     parser = SseParser(cap)
     frames = [f for piece in pieces for f in parser.feed(piece)]
     return frames, parser
@@ -49,7 +49,7 @@ def test_a_huge_line_is_dropped_whole_in_any_chunking(cuts: list[int], junk: byt
     points = sorted({c for c in cuts if c <= len(stream)})
     pieces = [stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)]
     frames, parser = parse(pieces, cap=1000)
-    assert frames == [Frame("status", "{}", "1")]
+    assert frames == [ServerEvent("status", "{}", "1")]
     assert parser.dropped == 1
 
 
@@ -58,9 +58,9 @@ def test_memory_stays_bounded_while_a_line_never_ends() -> None:
     for _ in range(1000):
         assert parser.feed(b"data: " + b"y" * 10_000) == []
         assert len(parser._buffer) <= 4096
-    assert parser.feed(b"\n\nevent: status\ndata: {}\n\n") == [Frame("status", "{}")]
+    assert parser.feed(b"\n\nevent: status\ndata: {}\n\n") == [ServerEvent("status", "{}")]
     assert parser.dropped == 1
 
 
 def test_invalid_utf8_is_replaced_not_raised() -> None:
-    assert parse([b"data: \xff\xfe ok\n\n"])[0] == [Frame("message", "\ufffd\ufffd ok")]
+    assert parse([b"data: \xff\xfe ok\n\n"])[0] == [ServerEvent("message", "\ufffd\ufffd ok")]

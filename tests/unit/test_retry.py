@@ -7,8 +7,8 @@ import random
 import time
 
 from tui.core.inference.retry import RetryPolicy, parse_retry_after
-from tui.core.inference.sse import ServerEvent, events
 from tui.core.manifest.model import Retry
+from tui.core.text.sse import ServerEvent, events
 
 
 def test_waits_double_with_jitter_up_to_the_ceiling() -> None:

@@ -13,6 +13,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
+from tui.core.running.records import RunningRecord, write_record
+from tui.core.running.tokens import token_at, write_token
 
 pytestmark = pytest.mark.slow  # builds the Python delegating capsule (componentize-py)
 
@@ -145,12 +148,13 @@ def run(root: Path, task: str) -> tuple[SessionResult, Collect, dict[str, Any]]:
 
 
 def running_record(home: Path, url: str, token: str | None) -> None:
-    running = home / "running"
-    running.mkdir(parents=True, exist_ok=True)
-    (running / "ses_peer.json").write_text(json.dumps(
-        {"session_id": "ses_peer", "url": url, "pid": 1, "capsule_name": "worker"}))
+    record = RunningRecord(session_id="ses_peer", url=url.removeprefix("http://"), pid=1,
+                           process_start="1", capsule_name="worker", capsule_version="1.0.0",
+                           workdir=home, outlives_launcher=False,
+                           started_at="2026-01-01T00:00:00Z")
+    write_record(home, record)
     if token is not None:
-        (running / "ses_peer.token").write_text(token + "\n")
+        write_token(home, "ses_peer", token)
 
 
 def test_a_peer_outside_network_allow_is_refused_and_never_connected_to(
@@ -258,7 +262,8 @@ def test_a_peer_that_never_answers_is_an_err_after_the_read_timeout(
 def send(peer: Peer, home: Path | None = None) -> delegation.TaskResult:
     rules = parse_rules((f"http://{peer.authority}",))
     return delegation.send(f"http://{peer.authority}",
-                           delegation.Outgoing("m1", None, "hello"), rules, home)
+                           delegation.Outgoing("m1", None, "hello"), rules,
+                           partial(token_at, home) if home is not None else None)
 
 
 @pytest.mark.parametrize(("reply", "words"), [

@@ -61,7 +61,8 @@ def resolve(home: Path, target: str, token_file: Path | None,
                               "name the session (from `murmur-tui ps`), not a URL")
         return "", _checked_url(target), None, token if token else _env_token()
     from tui.core.running.probe import door_url, verify
-    from tui.core.running.records import OPERATOR, credential_names, read_records, read_token
+    from tui.core.running.records import read_records
+    from tui.core.running.tokens import OPERATOR, credential_names, read_token
 
     records = [found.record for found in read_records(home) if found.record is not None]
     exact = [r for r in records if r.session_id == target]

@@ -24,11 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tui.core.a2a.client import first_user_text
+from tui.core.a2a.card import DOOR_WORDS, METHODS
+from tui.core.a2a.task import TERMINAL, artifact_text, first_user_text, parts_text, task_state
+from tui.core.a2a.task import unwrap as unwrap_task
 from tui.core.fs.beneath import Refused
 from tui.core.fs.safe_read import open_regular, read_bounded
 from tui.core.running import probe as door_probe
-from tui.core.running import records as running
+from tui.core.running import records, tokens
+from tui.core.running.liveness import Verdict
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
 from tui.core.text.strict_json import NotJson, loads_line
@@ -43,7 +46,6 @@ MAX_TRACE_TAIL = 16 * 1024 * 1024  # the open task is near the end
 MAX_TASK_CHARS = 60  # the TASK column
 MAX_TASK_MD = 4096
 _INTERESTING = (b'"session_start"', b'"task_start"', b'"task_end"', b'"session_end"')
-_WAITING = ("input-required", "TASK_STATE_INPUT_REQUIRED")
 
 
 @dataclass
@@ -60,8 +62,8 @@ class TraceFacts:
 
 @dataclass
 class Row:
-    record: running.RunningRecord
-    verdict: running.Verdict
+    record: records.RunningRecord
+    verdict: Verdict
     state: str = "unknown"  # working / needs you / idle / unknown ("-" when gone)
     model: str | None = None
     task: str | None = None
@@ -77,14 +79,14 @@ class Row:
             "capsule_version": record.capsule_version,
             "status": STATUS_WORDS[self.verdict.state],
             "reason": _shown(self.verdict.reason),
-            "door": self.verdict.door,
+            "door": DOOR_WORDS[self.verdict.door] if self.verdict.door else None,
             "state": self.state,
             "model": _shown(self.model),
             "task": _shown(self.task),
             "question": _shown(self.question),
             "detached": record.outlives_launcher,
             "started_at": record.started_at,
-            "uptime_secs": running.started_seconds_ago(record.started_at),
+            "uptime_secs": records.started_seconds_ago(record.started_at),
             "url": record.url,
             "pid": record.pid,
             "workdir": str(record.workdir),
@@ -98,15 +100,15 @@ class Listing:
 
 
 def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
-           credential: str = running.OPERATOR) -> Listing:
+           credential: str = tokens.OPERATOR) -> Listing:
     """Every record, verified (doors probed concurrently), with its state; the files that are
     not records as one sentence each. `credential` names the token presented to each door
     that authenticates (the operator's, or a declared one's from the record's `credentials`)."""
-    found = running.read_records(home)
-    records = [item.record for item in found if item.record is not None]
-    tokens = [running.read_token(home, record, credential) for record in records]
-    verdicts = door_probe.verify_all(records, timeout, tokens=tokens, credential=credential)
-    rows = [Row(record, verdict) for record, verdict in zip(records, verdicts, strict=True)]
+    found = records.read_records(home)
+    held = [item.record for item in found if item.record is not None]
+    shown = [tokens.read_token(home, record, credential) for record in held]
+    verdicts = door_probe.verify_all(held, timeout, tokens=shown, credential=credential)
+    rows = [Row(record, verdict) for record, verdict in zip(held, verdicts, strict=True)]
     if rows:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -115,8 +117,8 @@ def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
         with httpx.Client(timeout=timeout, trust_env=False) as client, \
                 ThreadPoolExecutor(max_workers=min(door_probe.MAX_PROBES, len(rows))) as pool:
             list(pool.map(lambda pair: _fill(pair[0], client, pair[1]),
-                          zip(rows, tokens, strict=True)))
-    return Listing(rows, running.describe(found))
+                          zip(rows, shown, strict=True)))
+    return Listing(rows, records.describe(found))
 
 
 def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
@@ -137,22 +139,23 @@ def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
             return
         row.state = "working"
         if row.verdict.state == "live":
-            method = "GetTask" if row.verdict.door == "1.0" else "tasks/get"
-            task = _task(door_probe.rpc(client, row.record, row.verdict, method,
-                                     {"id": facts.task_id}, token))
+            method = METHODS["get"][row.verdict.door or "C"] or "GetTask"
+            task = _task(door_probe.rpc_call(client, row.record, row.verdict, method,
+                                             {"id": facts.task_id}, token))
         if facts.task_source == "task_md":
             row.task = _task_md(row)
-    elif row.verdict.state == "live" and row.verdict.door in ("0.3", "legacy"):
-        task = _task(door_probe.rpc(client, row.record, row.verdict, "tasks/get", None, token))
+    elif row.verdict.state == "live" and row.verdict.door in ("A", "B"):  # the active task
+        task = _task(door_probe.rpc_call(client, row.record, row.verdict, "tasks/get", None,
+                                         token))
         row.state = "working" if task is not None else "unknown"
     if task is None:
         return
     status = task.get("status")
-    state = status.get("state") if isinstance(status, dict) else None
-    if state in _WAITING:
+    state = task_state(status.get("state")) if isinstance(status, dict) else ""
+    if state == "input-required":
         row.state = "needs you"
-        row.question = _artifact_text(task, "prompt")
-    elif isinstance(state, str) and _terminal(state):
+        row.question = _question(task)
+    elif state in TERMINAL:
         row.state = "idle"
     row.task = first_user_text(task) or row.task
 
@@ -223,35 +226,20 @@ def _take(facts: TraceFacts, raw: bytes) -> None:
 
 
 def _task(result: Any) -> dict[str, Any] | None:
-    if isinstance(result, dict) and isinstance(result.get("task"), dict):
-        result = result["task"]  # a SendMessage-shaped answer
-    return result if isinstance(result, dict) and "status" in result else None
+    task = unwrap_task(result)  # a SendMessage-shaped answer, or a bare task
+    return task if isinstance(task, dict) and "status" in task else None
 
 
-def _terminal(state: str) -> bool:
-    return state.removeprefix("TASK_STATE_").lower() in ("completed", "failed", "canceled",
-                                                        "rejected")
-
-
-def _parts_text(parts: Any) -> str | None:
-    if not isinstance(parts, list):
-        return None
-    texts = [part["text"] for part in parts if isinstance(part, dict)
-             and isinstance(part.get("text"), str)]
-    return "\n".join(texts) if texts else None
-
-
-def _artifact_text(task: dict[str, Any], name: str) -> str | None:
-    artifacts = task.get("artifacts")
-    for artifact in artifacts if isinstance(artifacts, list) else []:
-        if isinstance(artifact, dict) and name in (artifact.get("name"),
-                                                   artifact.get("artifactId")):
-            return _parts_text(artifact.get("parts"))
+def _question(task: dict[str, Any]) -> str | None:
+    """What a waiting task asks: its `prompt` artifact, else its status message."""
+    prompt = artifact_text(task, "prompt")
+    if prompt is not None:
+        return prompt or None
     status = task.get("status")
     message = status.get("message") if isinstance(status, dict) else None
     if isinstance(message, str):
         return message
-    return _parts_text(message.get("parts")) if isinstance(message, dict) else None
+    return parts_text(message.get("parts")) if isinstance(message, dict) else None
 
 
 def _task_md(row: Row) -> str | None:
@@ -277,7 +265,7 @@ def first_line(text: str | None, limit: int = MAX_TASK_CHARS) -> str:
 
 def uptime(started_at: str) -> str:
     """`HH:MM:SS`, with `Nd ` past a day, as `mur ps` prints it; `-` when unreadable."""
-    seconds = running.started_seconds_ago(started_at)
+    seconds = records.started_seconds_ago(started_at)
     if seconds is None:
         return "-"
     days, rest = divmod(seconds, 86_400)
@@ -309,7 +297,7 @@ def table(rows: Sequence[Row]) -> list[str]:
 
 def run(home: Path, *, as_json: bool = False, show_all: bool = False, prune: bool = False,
         timeout: float = door_probe.PROBE_TIMEOUT, out: TextIO | None = None,
-        err: TextIO | None = None, credential: str = running.OPERATOR) -> int:
+        err: TextIO | None = None, credential: str = tokens.OPERATOR) -> int:
     """The command: the table (or one JSON array) on `out`; files that are not records, session
     files not read, stale counts and pruned records on `err`. 0 when the records were read;
     RunningDirError when the folder cannot be listed."""
@@ -324,7 +312,7 @@ def run(home: Path, *, as_json: bool = False, show_all: bool = False, prune: boo
     gone = [row for row in listing.rows if row.verdict.state == "gone"]
     if prune:
         for row in gone:
-            running.remove_record(home, row.record.session_id)
+            records.remove_record(home, row.record.session_id)
             err.write(f"pruned: {row.record.session_id} — {row.verdict.reason}\n")
     shown = [row for row in listing.rows if show_all or row.verdict.state != "gone"]
     if as_json:

@@ -39,7 +39,8 @@ from tui.core.fs.private_files import create_private
 from tui.core.text.printable import printable
 
 if TYPE_CHECKING:
-    from tui.core.running.records import RunningRecord, Verdict
+    from tui.core.running.liveness import Verdict
+    from tui.core.running.records import RunningRecord
     from tui.core.session_index import Entry
 
 DRAIN_SECONDS = 0.05  # events reach the list at most this late (a question: at once)
@@ -106,8 +107,10 @@ class FleetApp(ThemeHost):
     def _discover(self) -> None:
         """Every record, checked: a session whose stream is live needs only its process
         checked (its door answers already); the others, all three layers."""
+        from tui.core.running.liveness import Verdict, process_state
         from tui.core.running.probe import verify_all
-        from tui.core.running.records import Verdict, process_state, read_records, read_token
+        from tui.core.running.records import read_records
+        from tui.core.running.tokens import read_token
 
         found = read_records(self.home)
         records = [item.record for item in found if item.record is not None]
@@ -132,7 +135,7 @@ class FleetApp(ThemeHost):
     def _discovered(self, found: list[tuple[RunningRecord, Verdict]],
                     problems: Sequence[str] = ()) -> None:
         from tui.core.running.probe import door_address, door_url
-        from tui.core.running.records import read_token
+        from tui.core.running.tokens import read_token
 
         for problem in problems:  # each broken record file is said once, never followed
             if problem not in self._told:
@@ -297,7 +300,8 @@ class FleetApp(ThemeHost):
     def _resumable(self, session: FleetSession) -> Entry | str:
         """The index entry of the dead session `session` shows, or why it is not one."""
         from tui.core.errors import LaunchError
-        from tui.core.running.records import process_state, read_records
+        from tui.core.running.liveness import process_state
+        from tui.core.running.records import read_records
         from tui.core.session_index import find, index_path
 
         sid = session.session_id

@@ -1,12 +1,10 @@
 """A client for a running session's A2A door (Murmur's JSON-RPC 2.0 over HTTP).
 
-Three generations of the door are in use (docs/fleet.md): A, Murmur v0.2.0 (`message/send`,
-`tasks/get`, a card with `url` and no `supportedInterfaces`); B, an A2A v1.0 card declaring
-`protocolVersion` "0.3" with the 0.3 method names; C, the newest (`SendMessage`, `GetTask`,
-`CancelTask`, the `A2A-Version: 1.0` header on every request, a reply naming its `taskId`).
-`DoorClient.card()` tells them apart; every call is then made in the shape its generation
-expects. Every refusal — Murmur's 401/403 bodies, a JSON-RPC error, a connection refused, a
-timeout — is one `DoorError` naming the door and what it refused. httpx loads on first use.
+`DoorClient.card()` reads the door's agent card with the one card parser
+(tui/core/a2a/card.py), which tells the three generations apart; every call is then made in the
+shape its generation expects, through the one JSON-RPC exchange (tui/core/a2a/rpc.py). Every
+refusal — Murmur's 401/403 bodies, a JSON-RPC error, a connection refused, a timeout — is one
+`DoorError` naming the door and what it refused. httpx loads on first use.
 """
 
 from __future__ import annotations
@@ -15,225 +13,22 @@ import itertools
 import json
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from tui.core.errors import MurmurTuiError
-from tui.core.text.secrets import redact, remember
+from tui.core.a2a import rpc
+from tui.core.a2a.card import CARD_PATH, METHODS, VERSION_HEADER, Card, Generation, parse_card
+from tui.core.a2a.rpc import DoorError, refusal, rpc_error, shared_tls
+from tui.core.a2a.task import RemoteTask, first_user_text, parse_task, task_state
+from tui.core.text.secrets import remember
 
 if TYPE_CHECKING:
     import httpx
 
-Generation = Literal["A", "B", "C"]
-CARD_PATH = "/.well-known/agent-card.json"
-MAX_BODY_BYTES = 16 * 1024 * 1024  # no door answer comes near this
+__all__ = ["CARD_PATH", "Card", "DoorClient", "DoorError", "Generation", "RemoteTask",
+           "first_user_text", "parse_card", "parse_task", "refusal", "rpc_error", "shared_tls",
+           "task_state"]
+
 DEFAULT_TIMEOUT = 10.0
-
-DOOR_EXT = "#murmur-door-v1"
-CAPSULE_EXT = "#murmur-capsule-v1"
-STREAM_EXT = "#murmur-stream-v1"
-
-# The method each call uses, per generation (None: that door has no such method).
-_METHODS: dict[str, dict[Generation, str | None]] = {
-    "send": {"A": "message/send", "B": "message/send", "C": "SendMessage"},
-    "get": {"A": "tasks/get", "B": "tasks/get", "C": "GetTask"},
-    "cancel": {"A": None, "B": "tasks/cancel", "C": "CancelTask"},
-    "stop": {"A": None, "B": "session/stop", "C": "session/stop"},
-    "extended": {"A": None, "B": "agent/getAuthenticatedExtendedCard",
-                 "C": "GetExtendedAgentCard"},
-}
-_DEFAULT_METHODS: dict[Generation, tuple[str, ...]] = {
-    "A": ("message/send", "message/stream", "stream/watch", "tasks/get"),
-    "B": ("message/send", "message/stream", "stream/watch", "tasks/get", "tasks/cancel",
-          "session/stop"),
-    "C": ("SendMessage", "SendStreamingMessage", "stream/watch", "GetTask", "CancelTask",
-          "session/stop"),
-}
-
-
-class DoorError(MurmurTuiError):
-    """A door refused a request, answered with an error, or could not be reached. The text
-    names the door's address and what was refused."""
-
-    default_code = "E-DOOR"
-
-    def __init__(self, text: str, *, status: int | None = None, reason: str | None = None,
-                 rpc_code: int | None = None) -> None:
-        super().__init__(redact(text))
-        self.status = status  # the HTTP status of a refusal (401, 403, …)
-        self.reason = reason  # Murmur's refusal code: unauthenticated, invalid_token, …
-        self.rpc_code = rpc_code  # a JSON-RPC error's code
-
-
-@dataclass(frozen=True)
-class Card:
-    """What a door's agent card says, whatever its generation."""
-
-    generation: Generation
-    name: str
-    version: str
-    url: str
-    session_id: str | None  # None: the card does not say (door A, or an authenticated door)
-    methods: tuple[str, ...]
-    streaming: bool
-    authenticated: bool = False
-    conversation_mode: str | None = None
-
-    @property
-    def protocol(self) -> str:
-        return {"A": "Murmur v0.2.0", "B": "A2A 0.3", "C": "A2A 1.0"}[self.generation]
-
-
-@dataclass(frozen=True)
-class RemoteTask:
-    """A task as a door reports it, in Murmur's words for its state (`input-required`, …)."""
-
-    id: str
-    context_id: str
-    state: str
-    prompt: str | None = None  # the question it waits on (the `prompt` artifact)
-    response: str | None = None  # a completed task's answer (the `response` artifact)
-    message: str | None = None  # a terminal task's status message
-    text: str | None = None  # what it was asked: its history's first user message
-
-
-def _text(value: Any, limit: int = 4096) -> str:
-    """A value from a door, as a short readable string."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _extension(card: Mapping[str, Any], suffix: str) -> Mapping[str, Any] | None:
-    capabilities = card.get("capabilities")
-    extensions = capabilities.get("extensions") if isinstance(capabilities, Mapping) else None
-    if not isinstance(extensions, list):
-        return None
-    for item in extensions:
-        if isinstance(item, Mapping) and str(item.get("uri", "")).endswith(suffix):
-            params = item.get("params")
-            return params if isinstance(params, Mapping) else {}
-    return None
-
-
-def _strings(value: Any) -> tuple[str, ...] | None:
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return tuple(value)
-    return None
-
-
-def parse_card(card: Any, url: str) -> Card:
-    """The generation and facts of an agent card (door A: `url` and no
-    `supportedInterfaces`; B/C: the JSONRPC interface's `protocolVersion`)."""
-    if not isinstance(card, Mapping):
-        raise DoorError(f"the door at {url} served an agent card that is not a JSON object")
-    name, version = card.get("name"), card.get("version")
-    if not isinstance(name, str) or not isinstance(version, str):
-        raise DoorError(f"the door at {url} served an agent card without a name and version")
-    capabilities = card.get("capabilities")
-    capabilities = capabilities if isinstance(capabilities, Mapping) else {}
-    streaming = capabilities.get("streaming") is True
-    interfaces = card.get("supportedInterfaces")
-    if interfaces is None:
-        if not isinstance(card.get("url"), str):
-            raise DoorError(f"the door at {url} served an agent card with neither "
-                            "supportedInterfaces nor url: not a Murmur door")
-        serves = card.get("serves")
-        methods = _strings(serves.get("methods")) if isinstance(serves, Mapping) else None
-        session = card.get("session_id")
-        return Card("A", name, version, url, session if isinstance(session, str) else None,
-                    methods or _DEFAULT_METHODS["A"], streaming)
-    if not isinstance(interfaces, list):
-        raise DoorError(f"the door at {url} served an agent card whose supportedInterfaces "
-                        "is not a list")
-    versions = [str(item.get("protocolVersion", "")) for item in interfaces
-                if isinstance(item, Mapping) and item.get("protocolBinding") == "JSONRPC"]
-    generation: Generation
-    if any(v == "1.0" or v.startswith("1.0.") for v in versions):
-        generation = "C"
-    elif "0.3" in versions or any(v.startswith("0.3.") for v in versions):
-        generation = "B"
-    else:
-        said = ", ".join(repr(v) for v in versions) or "no JSONRPC interface"
-        raise DoorError(f"the door at {url} speaks {_text(said, 200)}; murmur-tui speaks A2A "
-                        "1.0, 0.3 and Murmur v0.2.0's door")
-    door = _extension(card, DOOR_EXT) or {}
-    capsule = _extension(card, CAPSULE_EXT) or {}
-    session = capsule.get("sessionId")
-    return Card(generation, name, version, url,
-                session if isinstance(session, str) and session else None,
-                _strings(door.get("methods")) or _DEFAULT_METHODS[generation], streaming,
-                authenticated=capabilities.get("extendedAgentCard") is True)
-
-
-def task_state(value: Any) -> str:
-    """Murmur's word for a task state: `TASK_STATE_INPUT_REQUIRED` → `input-required`."""
-    text = str(value or "")
-    if text.startswith("TASK_STATE_"):
-        text = text[len("TASK_STATE_"):].lower().replace("_", "-")
-    return text
-
-
-def _artifact_text(task: Mapping[str, Any], name: str) -> str | None:
-    artifacts = task.get("artifacts")
-    if not isinstance(artifacts, list):
-        return None
-    for item in artifacts:
-        if not isinstance(item, Mapping):
-            continue
-        if item.get("artifactId") != name and item.get("name") != name:
-            continue
-        parts = item.get("parts")
-        if isinstance(parts, list):
-            return "\n".join(part["text"] for part in parts
-                             if isinstance(part, Mapping) and isinstance(part.get("text"), str))
-    return None
-
-
-def parse_task(value: Any, url: str) -> RemoteTask:
-    """A door's task (a bare task on A/B, `{"task": …}` on C) as a RemoteTask."""
-    task = value.get("task", value) if isinstance(value, Mapping) else value
-    if not isinstance(task, Mapping) or not isinstance(task.get("id"), str):
-        raise DoorError(f"the door at {url} answered with something that is not a task")
-    status = task.get("status")
-    status = status if isinstance(status, Mapping) else {}
-    message = status.get("message")
-    if isinstance(message, Mapping):  # C: a ROLE_AGENT message with one text part
-        parts = message.get("parts")
-        message = "\n".join(p["text"] for p in parts if isinstance(p, Mapping)
-                            and isinstance(p.get("text"), str)) if isinstance(parts, list) else None
-    context = task.get("contextId")
-    return RemoteTask(task["id"], context if isinstance(context, str) else "",
-                      task_state(status.get("state")), _artifact_text(task, "prompt"),
-                      _artifact_text(task, "response"),
-                      message if isinstance(message, str) else None, first_user_text(task))
-
-
-def first_user_text(task: Mapping[str, Any]) -> str | None:
-    """The text of a task's first user message (`history`, either generation's role)."""
-    history = task.get("history")
-    for message in history if isinstance(history, list) else []:
-        if isinstance(message, Mapping) and message.get("role") in ("user", "ROLE_USER"):
-            parts = message.get("parts")
-            texts = [part["text"] for part in parts if isinstance(part, Mapping)
-                     and isinstance(part.get("text"), str)] if isinstance(parts, list) else []
-            return "\n".join(texts) if texts else None
-    return None
-
-
-_TLS: Any = None
-_TLS_LOCK = threading.Lock()
-
-
-def shared_tls() -> Any:
-    """One TLS context for every door client: httpx builds one per client otherwise, ~0.9 MB
-    each, and a fleet holds two clients a session (tests/benchmarks/fleet.py)."""
-    global _TLS
-    with _TLS_LOCK:
-        if _TLS is None:
-            import httpx
-
-            _TLS = httpx.create_ssl_context()
-        return _TLS
 
 
 class DoorClient:
@@ -272,60 +67,18 @@ class DoorClient:
 
     def headers(self, generation: Generation | None) -> dict[str, str]:
         """The headers every JSON-RPC request to this door carries."""
-        headers = {"content-type": "application/json", "accept": "application/json"}
-        if generation == "C":
-            headers["A2A-Version"] = "1.0"
-        if self.token:
-            headers["authorization"] = f"Bearer {self.token}"
-        return headers
+        return rpc.headers(VERSION_HEADER[generation] if generation else None, self.token)
 
     def envelope(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
-        if params is not None:
-            body["params"] = dict(params)
-        return body
+        return rpc.envelope(method, params, next(self._ids))
 
-    def _read(self, response: httpx.Response, what: str) -> bytes:
-        data = bytearray()
-        for chunk in response.iter_bytes():
-            data += chunk
-            if len(data) > MAX_BODY_BYTES:
-                raise DoorError(f"the door at {self.url} answered {what} with more than "
-                                f"{MAX_BODY_BYTES // (1024 * 1024)} MiB")
-        return bytes(data)
-
-    def _exchange(self, method: str, what: str, *, path: str = "/",
+    def _exchange(self, verb: str, what: str, *, path: str = "/",
                   body: Mapping[str, Any] | None = None,
                   headers: Mapping[str, str] | None = None) -> Any:
-        import httpx
-
-        try:
-            with self._http().stream(method, self.url + path, headers=headers,
-                                     content=None if body is None else json.dumps(body)
-                                     ) as response:
-                data = self._read(response, what)
-                status = response.status_code
-        except httpx.TimeoutException as exc:
-            raise DoorError(f"the door at {self.url} did not answer {what} within "
-                            f"{self.timeout:g} s") from exc
-        except httpx.ConnectError as exc:
-            raise DoorError(f"cannot reach the door at {self.url}: {_reason(exc)}") from exc
-        except httpx.HTTPError as exc:
-            raise DoorError(f"the connection to the door at {self.url} broke during "
-                            f"{what}: {_reason(exc)}") from exc
-        try:
-            parsed = json.loads(data) if data else None
-        except ValueError:
-            parsed = None
-        if status in (401, 403):
-            raise refusal(self.url, what, status, parsed)
-        if status != 200:
-            raise DoorError(f"the door at {self.url} answered {what} with HTTP {status}",
-                            status=status)
-        if parsed is None:
-            raise DoorError(f"the door at {self.url} answered {what} with a body that is not "
-                            "JSON")
-        return parsed
+        status, data = rpc.exchange(self._http(), verb, self.url + path, what, door=self.url,
+                                    body=None if body is None else json.dumps(body).encode(),
+                                    sent=headers)
+        return rpc.answer_json(status, data, door=self.url, what=what)
 
     def call(self, method: str, params: Mapping[str, Any] | None = None,
              generation: Generation | None = None) -> Any:
@@ -333,21 +86,12 @@ class DoorClient:
         generation = generation or self.card().generation
         answer = self._exchange("POST", method, body=self.envelope(method, params),
                                 headers=self.headers(generation))
-        if not isinstance(answer, Mapping):
-            raise DoorError(f"the door at {self.url} answered {method} with a body that is not "
-                            "a JSON-RPC response")
-        error = answer.get("error")
-        if error is not None:
-            raise rpc_error(self.url, method, error)
-        if "result" not in answer:
-            raise DoorError(f"the door at {self.url} answered {method} with neither a result "
-                            "nor an error")
-        return answer["result"]
+        return rpc.result_of(answer, door=self.url, method=method)
 
     def method(self, call: str) -> str:
         """The method name for `call` on this door, or a DoorError when it has none."""
         card = self.card()
-        name = _METHODS[call][card.generation]
+        name = METHODS[call][card.generation]
         if name is None or name not in card.methods:
             wanted = {"send": "tasks", "get": "reading tasks", "cancel": "canceling a task",
                       "stop": "stopping the session",
@@ -365,7 +109,7 @@ class DoorClient:
                              headers={"accept": "application/json"})
         card = parse_card(raw, self.url)
         if card.session_id is None and card.authenticated and self.token:
-            extended = _METHODS["extended"][card.generation]
+            extended = METHODS["extended"][card.generation]
             if extended is not None and extended in card.methods:
                 self._card = card
                 full = parse_card(self.call(extended, None, card.generation), self.url)
@@ -445,38 +189,3 @@ class DoorClient:
     def stop(self) -> Any:
         """Stop the session (`session/stop`): cancels every live task."""
         return self.call(self.method("stop"), {})
-
-
-def _reason(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    if "refused" in text.lower() or "errno 111" in text.lower():
-        return "connection refused"
-    return _text(text, 300)
-
-
-def refusal(url: str, what: str, status: int, body: Any) -> DoorError:
-    """Murmur's 401/403 refusal (`{"error": code, "message": …}`) as a DoorError."""
-    code = body.get("error") if isinstance(body, Mapping) else None
-    message = body.get("message") if isinstance(body, Mapping) else None
-    code = code if isinstance(code, str) else ("unauthenticated" if status == 401
-                                               else "forbidden")
-    hint = {"unauthenticated": "it needs a token (--token or the session's token file)",
-            "invalid_token": "the token was not accepted",
-            "insufficient_scope": "the token does not reach this method",
-            "peer_not_accepted": "it does not accept tasks from peer capsules"}.get(code, "")
-    said = f": {_text(message, 500)}" if isinstance(message, str) and message else ""
-    tail = f" ({hint})" if hint else ""
-    return DoorError(f"the door at {url} refused {what}: HTTP {status} {_text(code, 100)}"
-                     f"{said}{tail}", status=status, reason=code)
-
-
-def rpc_error(url: str, method: str, error: Any) -> DoorError:
-    """A JSON-RPC `error` member as a DoorError."""
-    if not isinstance(error, Mapping):
-        return DoorError(f"the door at {url} answered {method} with an error: {_text(error)}")
-    code = error.get("code")
-    message = error.get("message")
-    said = _text(message, 500) if isinstance(message, str) else "(no message)"
-    number = code if isinstance(code, int) and not isinstance(code, bool) else None
-    return DoorError(f"the door at {url} refused {method}: {said} (JSON-RPC {number})",
-                     rpc_code=number)

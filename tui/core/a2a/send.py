@@ -4,14 +4,14 @@
 
 1. checks the peer against `capabilities.network.allow` before any connection (a peer without
    a scheme is `http://`), refused with Murmur's words;
-2. reads the peer's agent card (`GET /.well-known/agent-card.json`) to learn its door's
-   generation — C: `supportedInterfaces[0].protocolVersion` "1.0"; B: "0.3"; A (Murmur
-   v0.2.0): a card with a top-level `url` and no `supportedInterfaces`, or no card at all;
+2. reads the peer's agent card (`GET /.well-known/agent-card.json`) with the one card parser
+   (tui/core/a2a/card.py) to learn its door's generation; no card at all (HTTP 404) is
+   Murmur v0.2.0's door, A;
 3. posts the JSON-RPC request that generation expects to the peer's `/` (never to a URL the
    card names: only the peer the policy allowed is reached) — A/B `message/send` with
    `role: "user"`; C `SendMessage` with `role: "ROLE_USER"` and the header `A2A-Version: 1.0` —
-   with the peer's bearer token when a running record under `$MURMUR_HOME/running/` names the
-   peer and has `<session_id>.token` beside it;
+   through the one JSON-RPC exchange (tui/core/a2a/rpc.py), with the peer's bearer token when
+   `token_at` (the caller's: tui/core/running/tokens.py reads the running records) knows one;
 4. returns the peer's immediate task: its id, context id and state in Murmur's lower-case words.
 
 Every failure is a `DelegationError` whose text names the peer and carries no secret: a refusal
@@ -24,16 +24,15 @@ it should be. httpx is imported only when a task is sent.
 from __future__ import annotations
 
 import json
-import os
-import re
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from tui.core import ids
-from tui.core.a2a import net_policy
+from tui.core.a2a import net_policy, rpc
+from tui.core.a2a.card import CARD_PATH, METHODS, VERSION_HEADER, Generation, parse_card
+from tui.core.a2a.rpc import DoorError
 from tui.core.errors import MurmurTuiError
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact, remember
@@ -45,18 +44,13 @@ if TYPE_CHECKING:
 CONNECT_SECONDS = 5.0
 READ_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 1 << 20
-MAX_TOKEN_BYTES = 4096
-MAX_RECORD_BYTES = 64 << 10
 MAX_ID_CHARS = 512
-CARD_PATH = "/.well-known/agent-card.json"
-A2A_VERSION = "1.0"
-LOOPBACK = frozenset({"localhost", "127.0.0.1", "[::1]"})
 # Murmur's door refusals (agent-card.md "Security"): the codes its 401/403 bodies carry
 AUTH_CODES = frozenset({"unauthenticated", "invalid_token", "insufficient_scope",
                         "peer_not_accepted"})
 STATES = frozenset({"submitted", "working", "input-required", "auth-required", "completed",
                     "canceled", "failed", "rejected"})
-_WORD = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+TokenAt = Callable[[str, int], "str | None"]  # the bearer token of the door at (host, port)
 
 
 class DelegationError(MurmurTuiError):
@@ -106,13 +100,13 @@ def refusal(peer_url: str) -> str:
 
 
 def send(peer_url: str, message: Outgoing, rules: tuple[net_policy.Rule, ...],
-         home: Path | None = None) -> TaskResult:
+         token_at: TokenAt | None = None) -> TaskResult:
     """Send `message` to the peer and return its immediate task (module docstring)."""
     to = peer(peer_url)
     if not net_policy.allowed(rules, to.target):
         raise DelegationError(refusal(peer_url))
     shown = _shown(peer_url)
-    token = peer_token(to, home) if home is not None else None
+    token = peer_token(to, token_at)
     import httpx
 
     timeout = httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS)
@@ -129,45 +123,20 @@ def send(peer_url: str, message: Outgoing, rules: tuple[net_policy.Rule, ...],
     return task_result(_json(data, shown, "its answer"), generation, shown)
 
 
-def request(generation: str, message: Outgoing) -> tuple[dict[str, Any], dict[str, str]]:
-    """The JSON-RPC body and headers `generation` ("A", "B" or "C") expects."""
+def request(generation: Generation, message: Outgoing
+            ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The JSON-RPC body and headers `generation` expects."""
     wire: dict[str, Any] = {"messageId": message.message_id,
                             "role": "ROLE_USER" if generation == "C" else "user",
                             "parts": [{"text": message.text}]}
     if message.context_id is not None:
         wire["contextId"] = message.context_id
-    headers = {"content-type": "application/json", "accept": "application/json",
-               "accept-encoding": "identity"}
-    if generation == "C":
-        headers["a2a-version"] = A2A_VERSION
-    body = {"jsonrpc": "2.0", "id": ids.mint("req"),
-            "method": "SendMessage" if generation == "C" else "message/send",
-            "params": {"message": wire}}
-    return body, headers
+    method = METHODS["send"][generation] or "message/send"
+    body = rpc.envelope(method, {"message": wire}, ids.mint("req"))
+    return body, rpc.headers(VERSION_HEADER[generation])
 
 
-def generation(card: Any) -> str | None:
-    """The door generation an agent card shows ("A", "B", "C"), None when it shows none."""
-    if not isinstance(card, dict):
-        return None
-    interfaces = card.get("supportedInterfaces")
-    if isinstance(interfaces, list) and interfaces:
-        first = interfaces[0]
-        version = first.get("protocolVersion") if isinstance(first, dict) else None
-        if version == "1.0":
-            return "C"
-        if version == "0.3":
-            return "B"
-        return None
-    serves = card.get("serves")  # cards of Murmur v0.4.0 and earlier
-    if isinstance(serves, dict) and isinstance(serves.get("methods"), list):
-        return "C" if "SendMessage" in serves["methods"] else "A"
-    if "url" in card or isinstance(card.get("capabilities"), dict):
-        return "A"
-    return None
-
-
-def task_result(answer: Any, generation: str, shown: str) -> TaskResult:
+def task_result(answer: Any, generation: Generation, shown: str) -> TaskResult:
     if not isinstance(answer, dict):
         raise DelegationError(f"peer {shown} answered with JSON that is not a JSON-RPC reply")
     error = answer.get("error")
@@ -206,61 +175,20 @@ def state_word(state: str) -> str | None:
     return word if word in STATES else None
 
 
-def peer_token(to: Peer, home: Path) -> str | None:
-    """The bearer token of the running session at `to`, when its record says so: the first
-    `$MURMUR_HOME/running/<session_id>.json` whose `url` is the peer, and a
-    `<session_id>.token` beside it. Unreadable records are passed over."""
-    if to.target is None:
+def peer_token(to: Peer, token_at: TokenAt | None) -> str | None:
+    """The bearer token of the running session at `to` (plain http only: a running record's
+    door speaks no TLS), when `token_at` knows one."""
+    if token_at is None or to.target is None or to.target.scheme != "http" or \
+            to.target.port is None:
         return None
-    running = home / "running"
-    try:
-        names = sorted(os.listdir(running))
-    except OSError:
-        return None
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        record = _read_small(running / name, MAX_RECORD_BYTES)
-        try:
-            data = loads_line(record) if record is not None else None
-        except ValueError:
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("url"), str):
-            continue
-        if not _same_place(peer(data["url"]).target, to.target):
-            continue
-        session = data.get("session_id")
-        if not isinstance(session, str) or not _WORD.match(session):
-            continue
-        raw = _read_small(running / f"{session}.token", MAX_TOKEN_BYTES)
-        token = raw.decode("utf-8", errors="replace").strip() if raw is not None else ""
-        if token and token.isprintable() and " " not in token:
-            remember(token)  # never shown, even when a peer echoes it
-            return token
-    return None
+    token = token_at(to.target.host, to.target.port)
+    if token:
+        remember(token)  # never shown, even when a peer echoes it
+    return token or None
 
 
-def _same_place(a: net_policy.Target | None, b: net_policy.Target) -> bool:
-    if a is None or a.scheme != b.scheme or a.port != b.port:
-        return False
-    return a.host == b.host or (a.host in LOOPBACK and b.host in LOOPBACK)
-
-
-def _read_small(path: Path, limit: int) -> bytes | None:
-    """A running record or token file: a regular file (never a link, never waited on), at
-    most `limit` bytes; None for anything else."""
-    from tui.core.fs.beneath import Refused
-    from tui.core.fs.safe_read import read_bounded
-
-    try:
-        read = read_bounded(path, limit)
-    except Refused:
-        return None
-    return None if read.truncated else read.data
-
-
-def _generation(client: httpx.Client, to: Peer, shown: str, token: str | None) -> str:
-    headers = {"accept": "application/json", "accept-encoding": "identity"}
+def _generation(client: httpx.Client, to: Peer, shown: str, token: str | None) -> Generation:
+    headers = {"accept": "application/json"}
     if token is not None:
         headers["authorization"] = f"Bearer {token}"
     status, data = _exchange(client, "GET", to.base + CARD_PATH, shown, headers, None)
@@ -269,48 +197,43 @@ def _generation(client: httpx.Client, to: Peer, shown: str, token: str | None) -
         return "A"  # Murmur's first doors answer message/send and may serve no card
     if not 200 <= status < 300:
         raise DelegationError(f"peer {shown} answered HTTP {status} for its agent card")
-    found = generation(_json(data, shown, "its agent card"))
-    if found is None:
+    try:
+        return parse_card(_json(data, shown, "its agent card"), to.base).generation
+    except DoorError:
         raise DelegationError(f"peer {shown} has an agent card of no A2A door murmur-tui "
-                              "knows (protocol versions 1.0 and 0.3, or Murmur v0.2.0's)")
-    return found
+                              "knows (protocol versions 1.0 and 0.3, or Murmur v0.2.0's)"
+                              ) from None
 
 
 def _exchange(client: httpx.Client, method: str, url: str, shown: str,
               headers: dict[str, str], body: bytes | None) -> tuple[int, bytes]:
-    """One request; its status and at most `MAX_RESPONSE_BYTES` of body, all within
-    `READ_SECONDS` of the connection."""
-    import httpx
-
-    started = time.monotonic()
+    """One request through the one exchange (tui/core/a2a/rpc.py): its status and at most
+    `MAX_RESPONSE_BYTES` of body, all within `READ_SECONDS` of the connection; a redirect is
+    refused, never followed."""
     try:
-        with client.stream(method, url, headers=headers, content=body) as response:
-            if response.is_redirect:
-                raise DelegationError(f"peer {shown} answered with a redirect "
-                                      f"(HTTP {response.status_code}); it is not followed")
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_raw():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise DelegationError(f"peer {shown} answered with more than "
-                                          f"{MAX_RESPONSE_BYTES >> 20} MiB")
-                if time.monotonic() - started > CONNECT_SECONDS + READ_SECONDS:
-                    raise httpx.ReadTimeout("answer too slow")
-                chunks.append(chunk)
-            return response.status_code, b"".join(chunks)
-    except httpx.ConnectTimeout:
-        raise DelegationError(f"peer {shown} did not accept a connection within "
-                              f"{CONNECT_SECONDS:g} s") from None
-    except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout):
-        raise DelegationError(f"peer {shown} did not answer within {READ_SECONDS:g} s"
-                              ) from None
-    except httpx.ConnectError as exc:
-        raise DelegationError(f"cannot connect to peer {shown}: "
-                              f"{_shown(str(exc) or 'connection failed', 200)}") from None
-    except httpx.HTTPError as exc:
-        raise DelegationError(f"peer {shown}: {type(exc).__name__}: "
-                              f"{_shown(str(exc), 200)}") from None
+        status, data = rpc.exchange(client, method, url, "the request", door=shown, body=body,
+                                    sent=headers, max_bytes=MAX_RESPONSE_BYTES,
+                                    deadline=CONNECT_SECONDS + READ_SECONDS)
+    except DoorError as exc:
+        raise DelegationError(_exchange_failure(exc, shown)) from None
+    if 300 <= status < 400:
+        raise DelegationError(f"peer {shown} answered with a redirect (HTTP {status}); it is "
+                              "not followed")
+    return status, data
+
+
+def _exchange_failure(exc: DoorError, shown: str) -> str:
+    """What a failed exchange says, in delegation's words."""
+    if exc.cause == "too-large":
+        return f"peer {shown} answered with more than {MAX_RESPONSE_BYTES >> 20} MiB"
+    if exc.cause == "timeout":
+        cause = exc.__cause__
+        if type(cause).__name__ == "ConnectTimeout":
+            return f"peer {shown} did not accept a connection within {CONNECT_SECONDS:g} s"
+        return f"peer {shown} did not answer within {READ_SECONDS:g} s"
+    if exc.cause == "connect":
+        return f"cannot connect to peer {shown}: {exc.text.rpartition(': ')[2]}"
+    return f"peer {shown}: {exc.text.rpartition(': ')[2]}"
 
 
 def _refused(status: int, data: bytes, shown: str) -> None:

@@ -23,13 +23,8 @@ from typing import Any, Protocol
 
 from tui.core.door import Door
 from tui.core.errors import LaunchError
-from tui.core.running.records import (
-    OPERATOR,
-    RunningRecord,
-    remove_record,
-    write_record,
-    write_token,
-)
+from tui.core.running.records import RunningRecord, remove_record, write_record
+from tui.core.running.tokens import OPERATOR, write_token
 
 
 class ServedSession(Protocol):

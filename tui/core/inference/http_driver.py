@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from tui.core.cancel import CancelToken
-from tui.core.inference import anthropic, openai, sse
+from tui.core.inference import anthropic, openai
 from tui.core.inference.abortable import abortable, watching
 from tui.core.inference.credentials import CredentialError, Credentials, Key
 from tui.core.inference.driver import (
@@ -41,6 +41,7 @@ from tui.core.inference.driver import (
 )
 from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
 from tui.core.manifest.model import Gateway, HttpSettings
+from tui.core.text import sse
 
 ERROR_EXCERPT = 600
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tui.core.a2a.client import DoorClient, DoorError, refusal, rpc_error, shared_tls
-from tui.core.a2a.sse import SseParser
+from tui.core.text.sse import SseParser
 
 if TYPE_CHECKING:
     import httpx

@@ -1,13 +1,14 @@
 """Layer 3 of a running record's check: its door, probed as Murmur probes it
 (`crates/capsule-runtime/src/running.rs`; docs/fleet.md, "A record is a hint").
 
-`verify` runs all three layers (the process ones are tui/core/running/records.py's). The agent
-card at
-the record's address must name the record's session: the public card, read without a token;
+`verify` runs all three layers (the process ones are tui/core/running/liveness.py's). The agent
+card at the record's address — read with the one card parser (tui/core/a2a/card.py), every
+request made through the one JSON-RPC exchange (tui/core/a2a/rpc.py) — must name the record's
+session: the public card, read without a token;
 on a door that asks for one, the extended card, read with the token only once the socket
 listening at that address is found among the record's process's own open files
 (tui/core/running/listening.py) — and then from that checked address alone (`Verdict.address`).
-Every later call that carries a token (`rpc`, and `door_url` for the attached screen and the
+Every later call that carries a token (`rpc_call`, and `door_url` for the attached screen and the
 fleet) goes there too. Nothing a door answers, and no address a record holds, raises.
 
 No Textual, no Rich; httpx is imported only when a door is probed.
@@ -15,20 +16,18 @@ No Textual, no Rich; httpx is imported only when a door is probed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from tui.core.a2a import rpc
+from tui.core.a2a.card import CARD_PATH, METHODS, VERSION_HEADER, Generation, parse_card
+from tui.core.a2a.rpc import DoorError
 from tui.core.running.address import door_host_port
-from tui.core.running.records import (
-    OPERATOR,
-    Door,
-    RunningRecord,
-    Verdict,
-    bare_address,
-    process_state,
-)
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.running.liveness import Verdict, process_state
+from tui.core.running.records import RunningRecord, bare_address
+from tui.core.running.tokens import OPERATOR
 
 if TYPE_CHECKING:
     import httpx
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 MAX_CARD_BYTES = 1024 * 1024
 PROBE_TIMEOUT = 2.0  # seconds, per request: `ps` of 50 sessions stays quick when some are silent
 MAX_PROBES = 32  # doors probed at once
-CAPSULE_EXTENSION = "#murmur-capsule-v1"
 
 
 def verify(record: RunningRecord, timeout: float = PROBE_TIMEOUT, *,
@@ -98,57 +96,28 @@ def door_url(record: RunningRecord, verdict: Verdict) -> str:
     return f"http://{verdict.address}" if verdict.address else door_address(record.url)
 
 
-def door_generation(card: dict[str, Any]) -> Door:
-    """`1.0` (newest), `0.3`, or `legacy` (a card without supportedInterfaces: v0.4.0 and
-    earlier)."""
-    interfaces = card.get("supportedInterfaces")
-    if isinstance(interfaces, list) and interfaces and isinstance(interfaces[0], dict):
-        version = interfaces[0].get("protocolVersion")
-        if version == "0.3":
-            return "0.3"
-        return "1.0"
-    return "legacy"
-
-
-def card_session_id(card: dict[str, Any]) -> str | None:
-    """The session a card names: its capsule extension's `params.sessionId` (found by uri),
-    else the previous card's top-level `session_id`."""
-    capabilities = card.get("capabilities")
-    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
-    if isinstance(extensions, list):
-        for extension in extensions:
-            if not isinstance(extension, dict):
-                continue
-            uri = extension.get("uri")
-            params = extension.get("params")
-            if isinstance(uri, str) and uri.endswith(CAPSULE_EXTENSION) and \
-                    isinstance(params, dict) and isinstance(params.get("sessionId"), str):
-                return str(params["sessionId"])
-    session = card.get("session_id")
-    return session if isinstance(session, str) else None
-
-
 def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
            credential: str = OPERATOR, tables: Tables | None = None) -> Verdict:
     """Layer 3, in the order that keeps a token safe: the public card (no token); then, only
     for a door that asks for one and names no other session, the socket check; then the
     extended card, with the token, at the checked address alone."""
-    import httpx
-
     try:
         host, port = door_host_port(record.url)
     except ValueError as exc:
         return Verdict("unreachable", f"its url is not a door address: {exc}")
     address = f"{host}:{port}"
     base = f"http://{address}"
+    door: Generation | None = None
+    held: str | None = None
     try:
-        card = _get_json(client, f"{base}/.well-known/agent-card.json", address)
-        if not isinstance(card, dict):
+        raw = _json(client, "GET", f"{base}{CARD_PATH}", address, "the agent-card request",
+                    {"accept": "application/json"})
+        if not isinstance(raw, dict):
             return Verdict("unreachable", f"the agent card from {address} is not a JSON object")
-        door = door_generation(card)
-        session = card_session_id(card)
-        held: str | None = None
-        if session is None and _extended(card):
+        card = parse_card(raw, address)
+        door = card.generation
+        session = card.session_id
+        if session is None and card.authenticated:
             if not token:
                 known = "no token" if credential == OPERATOR else \
                     f"no token of credential '{credential}'"
@@ -158,24 +127,23 @@ def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
             if isinstance(checked, Verdict):
                 return Verdict(checked.state, checked.reason, door)
             held = checked
-            extended = _extended_card(client, held, address, door, token)
-            if isinstance(extended, Verdict):
-                return extended
-            card, session = extended, card_session_id(extended)
-    except httpx.TimeoutException:
-        return Verdict("unreachable", f"{address} did not answer within the probe's timeout")
-    except httpx.HTTPError as exc:
-        return Verdict("unreachable", f"nothing answered at {address}: {_why(exc)}")
-    except (httpx.InvalidURL, ValueError) as exc:  # an address httpx will not take after all
-        return Verdict("unreachable", f"{address} cannot be reached: {_why(exc)}")
-    except _ProbeRefused as exc:
-        return Verdict("unreachable", str(exc))
+            method = METHODS["extended"][door] or "GetExtendedAgentCard"
+            reply = _json(client, "POST", f"http://{held}/", address, f"`{method}`",
+                          {**rpc.headers(VERSION_HEADER[door], token), "Host": address},
+                          rpc.envelope(method, None, 1))
+            extended = reply.get("result") if isinstance(reply, dict) else None
+            if not isinstance(extended, dict):
+                return Verdict("unreachable", f"the door at {address} gave no extended card",
+                               door)
+            raw, session = extended, parse_card(extended, address).session_id
+    except DoorError as exc:
+        return Verdict("unreachable", _reason(exc, address), door)
     if session is None:
         return Verdict("unreachable", f"the agent card from {address} names no session", door)
     if session != record.session_id:
         return Verdict("unreachable", f"the capsule at {address} answers for session "
                                       f"{session}", door)
-    return Verdict("live", None, door, card, held)
+    return Verdict("live", None, door, raw, held)
 
 
 def _held(record: RunningRecord, host: str, port: int, tables: Tables | None
@@ -191,100 +159,38 @@ def _held(record: RunningRecord, host: str, port: int, tables: Tables | None
                                       f"session's process ({exc}); its token was not sent")
 
 
-class _ProbeRefused(Exception):
-    pass
-
-
-def _extended(card: dict[str, Any]) -> bool:
-    capabilities = card.get("capabilities")
-    return isinstance(capabilities, dict) and capabilities.get("extendedAgentCard") is True
-
-
-def _extended_card(client: httpx.Client, held: str, address: str, door: Door, token: str
-                   ) -> dict[str, Any] | Verdict:
-    """The extended card from the checked address `held` (the record's `address` in the Host
-    header): `GetExtendedAgentCard` with `A2A-Version: 1.0` on the newest door,
-    `agent/getAuthenticatedExtendedCard` on a 0.3 door."""
-    method = "agent/getAuthenticatedExtendedCard" if door == "0.3" else "GetExtendedAgentCard"
-    headers = {"Authorization": f"Bearer {token}", "Host": address}
-    if door != "0.3":
-        headers["A2A-Version"] = "1.0"
-    reply = _post_json(client, f"http://{held}", address,
-                       {"jsonrpc": "2.0", "id": 1, "method": method}, headers)
-    result = reply.get("result") if isinstance(reply, dict) else None
-    if not isinstance(result, dict):
-        return Verdict("unreachable", f"the door at {address} gave no extended card", door)
-    return result
-
-
-def rpc(client: httpx.Client, record: RunningRecord, verdict: Verdict, method: str,
-        params: dict[str, Any] | None, token: str | None) -> Any:
+def rpc_call(client: httpx.Client, record: RunningRecord, verdict: Verdict, method: str,
+             params: dict[str, Any] | None, token: str | None) -> Any:
     """One JSON-RPC call to a verified record's door, with the header its generation expects;
     the token goes only to the address checked to be the session's socket (`verdict.address`).
     The reply's `result`, or None for an error reply or a failed call."""
-    import httpx
-
     address = bare_address(record.url)
-    headers: dict[str, str] = {"Host": address}
-    if token and verdict.address:
-        headers["Authorization"] = f"Bearer {token}"
-    if verdict.door == "1.0":
-        headers["A2A-Version"] = "1.0"
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
-    if params is not None:
-        body["params"] = params
+    version = VERSION_HEADER[verdict.door] if verdict.door else None
+    sent = {**rpc.headers(version, token if verdict.address else None), "Host": address}
     try:
-        reply = _post_json(client, door_url(record, verdict), address, body, headers)
-    except (httpx.HTTPError, httpx.InvalidURL, ValueError, _ProbeRefused):
+        reply = _json(client, "POST", f"{door_url(record, verdict)}/", address, f"`{method}`",
+                      sent, rpc.envelope(method, params, 1))
+        return rpc.result_of(reply, door=address, method=method)
+    except DoorError:
         return None
-    return reply.get("result") if isinstance(reply, dict) else None
 
 
-def _get_json(client: httpx.Client, url: str, address: str) -> Any:
-    with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
-        return _json_body(response, address, "the agent-card request")
+def _json(client: httpx.Client, verb: str, url: str, address: str, what: str,
+          sent: dict[str, str], body: dict[str, Any] | None = None) -> Any:
+    """One request through the one exchange (tui/core/a2a/rpc.py), its JSON answer."""
+    status, data = rpc.exchange(client, verb, url, what, door=address,
+                                body=None if body is None else json.dumps(body).encode(),
+                                sent=sent, max_bytes=MAX_CARD_BYTES)
+    return rpc.answer_json(status, data, door=address, what=what)
 
 
-def _post_json(client: httpx.Client, base: str, address: str, body: dict[str, Any],
-               headers: dict[str, str]) -> Any:
-    import json
-
-    with client.stream("POST", f"{base}/", content=json.dumps(body).encode(),
-                       headers={"Content-Type": "application/json", **headers}) as response:
-        return _json_body(response, address, f"`{body['method']}`")
-
-
-def _json_body(response: httpx.Response, address: str, what: str) -> Any:
-    if response.status_code in (401, 403):
-        raise _ProbeRefused(f"{address} refused {what} with {response.status_code}"
-                            f"{_refusal(response)}")
-    if response.status_code != 200:
-        raise _ProbeRefused(f"{address} answered {what} with {response.status_code}")
-    data = bytearray()
-    for chunk in response.iter_bytes():
-        data += chunk
-        if len(data) > MAX_CARD_BYTES:
-            raise _ProbeRefused(f"{address} answered {what} with more than "
-                                f"{MAX_CARD_BYTES} bytes")
-    try:
-        return loads_line(bytes(data))
-    except NotJson as exc:
-        raise _ProbeRefused(f"the answer from {address} to {what} is not JSON ({exc})"
-                            ) from None
-
-
-def _refusal(response: httpx.Response) -> str:
-    """` (invalid_token)`: the `error` of Murmur's refusal body, when it has one."""
-    import httpx
-
-    try:
-        value = loads_line(response.read()[:4096])
-    except (NotJson, httpx.HTTPError):
-        return ""
-    error = value.get("error") if isinstance(value, dict) else None
-    return f" ({error})" if isinstance(error, str) and error.isidentifier() else ""
-
-
-def _why(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:200]
+def _reason(exc: DoorError, address: str) -> str:
+    """Why a door did not confirm its session, in the words `ps` has always used."""
+    if exc.cause == "timeout":
+        return f"{address} did not answer within the probe's timeout"
+    if exc.cause in ("connect", "broken"):
+        return f"nothing answered at {address}: {exc.text.rpartition(': ')[2]}"
+    if exc.cause == "refused":  # Murmur's code alone: the door's own message is not repeated
+        code = f" ({exc.reason})" if exc.reason and exc.reason.isidentifier() else ""
+        return f"{address} refused the request with {exc.status}{code}"
+    return exc.text

@@ -4,9 +4,9 @@ as Murmur writes and reads them (`crates/capsule-runtime/src/running.rs`; docs/f
 
 A record is a hint, never a fact. Murmur's three layers stand between a record and the claim
 that its session is live: the pid is alive (a zombie is not), the process holding it started
-when the record says (`/proc/<pid>/stat` field 22: a reused pid fails here) — both here,
-`process_state` — and the agent card at the record's url names the same session
-(tui/core/running/probe.py, `verify`). The folder is 0700 and each record 0600.
+when the record says (a reused pid fails here) — tui/core/running/liveness.py — and the agent
+card at the record's url names the same session (tui/core/running/probe.py, `verify`). The door
+tokens beside a record are tui/core/running/tokens.py's. The folder is 0700, each record 0600.
 
 A record is also read as hostile input: every file is opened without following a link and
 without blocking (tui/core/fs/safe_read.py), a bounded amount is read, the JSON is parsed without
@@ -25,24 +25,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from tui.core.errors import MurmurTuiError, Where
 from tui.core.fs.beneath import Refused
 from tui.core.fs.private_files import FILE_MODE, FOLDER_MODE, make_private_dirs
 from tui.core.fs.safe_read import open_regular
-from tui.core.running.address import door_host_port, shown_url, token_problem
+from tui.core.running.address import door_host_port, shown_url
+from tui.core.running.liveness import process_start_token
 from tui.core.text.strict_json import NotJson, loads_line
 
 RUNNING_DIR = "running"
 MAX_RECORD_BYTES = 64 * 1024  # a record is a few hundred bytes
-MAX_TOKEN_BYTES = 4096
 MAX_CREDENTIALS = 64
-OPERATOR = "operator"  # the credential holding every scope: the record's `door_token`
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
-Liveness = Literal["live", "unreachable", "gone"]
-Door = Literal["1.0", "0.3", "legacy"]
 
 
 class RunningDirError(MurmurTuiError):
@@ -170,22 +167,6 @@ class Found:
         return f"{self.path}: {self.problem}" if self.problem else str(self.path)
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What the three layers say: `live`, `unreachable` (the process is the record's, its door
-    did not answer for the session: the record is kept) or `gone` (no process, a zombie, or a
-    pid now held by a process that started at another time: stale). `reason` says why when not
-    live; `door` is the door's generation when its card was read; `card` is the card that
-    named the session. `address` is set when the door was found to be the record's process's
-    own socket (`host:port`, an IP literal): the one place its token may be sent."""
-
-    state: Liveness
-    reason: str | None = None
-    door: Door | None = None
-    card: dict[str, Any] | None = field(default=None, repr=False)
-    address: str | None = None
-
-
 # -- paths and files ----------------------------------------------------------------------------
 def running_dir(home: Path) -> Path:
     return home / RUNNING_DIR
@@ -209,7 +190,7 @@ def write_record(home: Path, record: RunningRecord) -> Path:
     import json
 
     path = record_path(home, record.session_id)
-    _write_private(path, json.dumps(record.to_json(), indent=2) + "\n")
+    write_private(path, json.dumps(record.to_json(), indent=2) + "\n")
     return path
 
 
@@ -217,38 +198,6 @@ def remove_record(home: Path, session_id: str) -> None:
     """Remove a session's record and its token file, if they are there."""
     for path in (record_path(home, session_id), token_path(home, session_id)):
         path.unlink(missing_ok=True)
-
-
-def write_token(home: Path, session_id: str, token: str) -> Path:
-    """Write a door's operator token beside its record: `<session_id>.token`, mode 0600."""
-    path = token_path(home, session_id)
-    _write_private(path, token + "\n")
-    return path
-
-
-def read_token(home: Path, record: RunningRecord, credential: str = OPERATOR) -> str | None:
-    """The token of `credential` for the record's door: the operator's is the record's
-    `door_token`, else its `<session_id>.token` file; another's is the record's
-    `credentials[name]`. None when there is none (or the file is not a private regular file of
-    this user's, or the token could not go in an HTTP header)."""
-    if credential != OPERATOR:
-        token = record.credentials.get(credential)
-    elif record.door_token:
-        token = record.door_token
-    else:
-        data, _problem = _read_private(token_path(home, record.session_id), MAX_TOKEN_BYTES)
-        token = data.decode("utf-8", "replace").strip() if data is not None else None
-    if not token or token_problem(token) is not None:
-        return None
-    _remember(token)
-    return token
-
-
-def credential_names(home: Path, record: RunningRecord) -> list[str]:
-    """The credentials a record's session minted and the record holds, operator first."""
-    names = [OPERATOR] if read_token(home, record) is not None else []
-    return names + sorted(name for name in record.credentials
-                          if name != OPERATOR and read_token(home, record, name) is not None)
 
 
 def read_records(home: Path) -> list[Found]:
@@ -273,7 +222,7 @@ def read_records(home: Path) -> list[Found]:
 
 
 def _read_one(path: Path) -> Found:
-    data, problem = _read_private(path, MAX_RECORD_BYTES)
+    data, problem = read_private(path, MAX_RECORD_BYTES)
     if problem is not None or data is None:
         return Found(path, problem=problem or "cannot be read")
     try:
@@ -290,7 +239,7 @@ def _read_one(path: Path) -> Found:
     return Found(path, record=record)
 
 
-def _read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
+def read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
     """A regular file of this user's, mode 0600 or stricter, at most `limit` bytes, opened
     without following a link and without blocking (safe_read), every check made on what was
     opened: (its bytes, None), or (None, the problem)."""
@@ -328,7 +277,7 @@ def _read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
     return bytes(data), None
 
 
-def _write_private(path: Path, text: str) -> None:
+def write_private(path: Path, text: str) -> None:
     folder = path.parent
     make_private_dirs(folder)
     os.chmod(folder, FOLDER_MODE)
@@ -347,53 +296,6 @@ def _write_private(path: Path, text: str) -> None:
         raise
 
 
-# -- layers 1 and 2: the process ----------------------------------------------------------------
-def _stat_fields(pid: int) -> list[str] | None:
-    """The fields of /proc/<pid>/stat after the executable's name (field 3 onward): the name
-    is in parentheses and may itself hold spaces and parentheses, so split after the last ')'."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    close = text.rfind(")")
-    return text[close + 1:].split() if close >= 0 else None
-
-
-def process_start_token(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat (clock ticks since boot), as Murmur reads it on Linux."""
-    fields = _stat_fields(pid) if pid > 0 else None
-    return fields[22 - 3] if fields is not None and len(fields) > 22 - 3 else None
-
-
-def pid_is_alive(pid: int) -> bool:
-    """Layer 1: a process holds the pid (EPERM counts: held by a process we may not signal),
-    and it is not a zombie (exited, not yet waited on)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    fields = _stat_fields(pid)
-    return not (fields and fields[0] == "Z")
-
-
-def process_state(record: RunningRecord) -> Verdict | None:
-    """Layers 1 and 2, local and cheap: None when the record's process holds its pid, else the
-    verdict (gone, or unreachable when the start time cannot be read — no evidence of an end)."""
-    if not pid_is_alive(record.pid):
-        return Verdict("gone", f"no process holds pid {record.pid}")
-    token = process_start_token(record.pid)
-    if token is None:
-        return Verdict("unreachable", f"pid {record.pid}'s start time could not be read")
-    if token != record.process_start:
-        return Verdict("gone", f"pid {record.pid} is held by a process that started at "
-                               "another time")
-    return None
-
-
 # -- small helpers -----------------------------------------------------------------------------
 def rfc3339_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -409,16 +311,6 @@ def started_seconds_ago(started_at: str, now: datetime | None = None) -> int | N
         return None
     seconds = int(((now or datetime.now(UTC)) - started).total_seconds())
     return seconds if seconds >= 0 else None
-
-
-def has_controlling_terminal() -> bool:
-    """Whether this process has a controlling terminal (`/dev/tty` opens), which decides
-    `outlives_launcher` as Murmur decides it: a session tied to a terminal dies with it."""
-    try:
-        with open("/dev/tty", "rb"):
-            return True
-    except OSError:
-        return False
 
 
 def bare_address(url: str) -> str:
@@ -460,12 +352,6 @@ def _kind(value: object) -> str:
     if isinstance(value, list):
         return "an array"
     return "an object" if isinstance(value, dict) else type(value).__name__
-
-
-def _remember(token: str) -> None:
-    from tui.core.text.secrets import remember
-
-    remember(token)
 
 
 def describe(found: Iterable[Found]) -> list[str]:

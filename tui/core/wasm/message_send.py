@@ -7,12 +7,14 @@ from anything but a script capsule, it traps."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from wasmtime.component import Record
 
 from tui.core.a2a import send as delegation
 from tui.core.fs.paths import murmur_home
+from tui.core.running.tokens import token_at
 from tui.core.wasm.calls import HostTrap, current
 from tui.core.wasm.values import record
 
@@ -28,7 +30,8 @@ def send(peer_url: str, message: Any) -> Record | str:
                                    context_id=getattr(message, "context-id"),
                                    text=message.text)
     try:
-        result = delegation.send(peer_url, outgoing, context.network, murmur_home())
+        result = delegation.send(peer_url, outgoing, context.network,
+                                 partial(token_at, murmur_home()))
     except delegation.DelegationError as exc:
         return exc.text
     if context.services is not None:

@@ -1,4 +1,5 @@
-"""An incremental server-sent events parser (the WHATWG framing, as Murmur's door writes it).
+"""The one server-sent events parser (the WHATWG framing), for Murmur's door
+(tui/core/remote/watch.py) and the inference providers' streams (tui/core/inference/) alike.
 
 Bytes go in as they arrive, in pieces of any size; whole frames come out. Lines end with LF,
 CRLF or a lone CR (a CRLF split across two pieces is one line end). `id:`, `event:` and
@@ -8,12 +9,14 @@ with no `data:` line is no frame.
 
 A hostile door cannot grow memory without bound: a frame whose lines add up to more than
 `max_frame_bytes` is dropped whole (its bytes are skipped as they arrive, never held) and
-counted in `dropped`. A frame cut off by the end of the stream is not delivered.
+counted in `dropped`. A frame cut off by the end of the stream is delivered only when asked
+(`finish`): a provider's last event may lack its blank line, a door's frame cut off is lost.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 MAX_FRAME_BYTES = 8 * 1024 * 1024  # a tool result travels whole in one frame: be generous
@@ -21,7 +24,7 @@ _LINE_END = re.compile(rb"[\r\n]")
 
 
 @dataclass(frozen=True, slots=True)
-class Frame:
+class ServerEvent:
     event: str  # "message" when the frame named none
     data: str
     id: str | None = None  # this frame's own `id:` line (None: it had none)
@@ -44,8 +47,8 @@ class SseParser:
         self._has_data = False
         self._scanned = 0  # the buffer holds no line end before this offset
 
-    def feed(self, data: bytes) -> list[Frame]:
-        frames: list[Frame] = []
+    def feed(self, data: bytes) -> list[ServerEvent]:
+        frames: list[ServerEvent] = []
         buffer = self._buffer
         buffer += data
         start = 0
@@ -85,15 +88,28 @@ class SseParser:
             self._scanned = 0
         return frames
 
+    def finish(self) -> ServerEvent | None:
+        """The event a stream left without its closing blank line, if it had data (then the
+        parser starts afresh)."""
+        frames: list[ServerEvent] = []
+        if self._buffer and not self._skipping:
+            self._line(bytes(self._buffer.rstrip(b"\r")), frames)
+        self._buffer.clear()
+        self._scanned = 0
+        self._skipping = False
+        self._line(b"", frames)
+        return frames[-1] if frames else None
+
     def _reset_fields(self) -> None:
         self._event, self._id, self._data, self._has_data = "", None, [], False
 
-    def _line(self, raw: bytes, frames: list[Frame]) -> None:
+    def _line(self, raw: bytes, frames: list[ServerEvent]) -> None:
         if not raw:
             if self._over:
                 self.dropped += 1
             elif self._has_data:
-                frames.append(Frame(self._event or "message", "\n".join(self._data), self._id))
+                frames.append(ServerEvent(self._event or "message", "\n".join(self._data),
+                                          self._id))
             self._reset_fields()
             self._size, self._over = 0, False
             return
@@ -118,3 +134,16 @@ class SseParser:
         elif name == "id" and "\0" not in value:
             self._id = value
         # `retry:` and unknown fields are ignored, as the WHATWG rules say
+
+
+def events(lines: Iterable[str]) -> Iterator[ServerEvent]:
+    """Each complete event in `lines` (with or without their line endings), the last one too
+    when the stream ended without its blank line. Without `id`: a provider's stream is never
+    resumed, so its ids mean nothing here."""
+    parser = SseParser()
+    for line in lines:
+        for event in parser.feed(line.rstrip("\r\n").encode("utf-8", "replace") + b"\n"):
+            yield ServerEvent(event.event, event.data)
+    last = parser.finish()
+    if last is not None:
+        yield ServerEvent(last.event, last.data)

@@ -1,0 +1,84 @@
+"""A task as a door reports it, read the one way whatever the door's generation: a bare task on
+doors A and B, `{"task": …}` on C; `input-required` and `TASK_STATE_INPUT_REQUIRED` alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tui.core.a2a.rpc import DoorError
+
+TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
+
+
+@dataclass(frozen=True)
+class RemoteTask:
+    """A task as a door reports it, in Murmur's words for its state (`input-required`, …)."""
+
+    id: str
+    context_id: str
+    state: str
+    prompt: str | None = None  # the question it waits on (the `prompt` artifact)
+    response: str | None = None  # a completed task's answer (the `response` artifact)
+    message: str | None = None  # a terminal task's status message
+    text: str | None = None  # what it was asked: its history's first user message
+
+
+def task_state(value: Any) -> str:
+    """Murmur's word for a task state: `TASK_STATE_INPUT_REQUIRED` → `input-required`."""
+    text = str(value or "")
+    if text.startswith("TASK_STATE_"):
+        text = text[len("TASK_STATE_"):].lower().replace("_", "-")
+    return text
+
+
+def parts_text(parts: Any) -> str | None:
+    """The text parts of a message or an artifact, joined by newlines (None: no text part)."""
+    if not isinstance(parts, list):
+        return None
+    texts = [part["text"] for part in parts if isinstance(part, Mapping)
+             and isinstance(part.get("text"), str)]
+    return "\n".join(texts) if texts else None
+
+
+def artifact_text(task: Mapping[str, Any], name: str) -> str | None:
+    """The text of the artifact named `name` (by `artifactId` on C, `name` on A/B)."""
+    artifacts = task.get("artifacts")
+    for item in artifacts if isinstance(artifacts, list) else []:
+        if isinstance(item, Mapping) and name in (item.get("artifactId"), item.get("name")):
+            return parts_text(item.get("parts")) or ""
+    return None
+
+
+def unwrap(value: Any) -> Any:
+    """The task in an answer: `{"task": …}` (C) or the bare task (A/B)."""
+    if isinstance(value, Mapping) and isinstance(value.get("task"), Mapping):
+        return value["task"]
+    return value
+
+
+def parse_task(value: Any, url: str) -> RemoteTask:
+    """A door's task as a RemoteTask; a DoorError naming `url` when it is not a task."""
+    task = value.get("task", value) if isinstance(value, Mapping) else value
+    if not isinstance(task, Mapping) or not isinstance(task.get("id"), str):
+        raise DoorError(f"the door at {url} answered with something that is not a task")
+    status = task.get("status")
+    status = status if isinstance(status, Mapping) else {}
+    message = status.get("message")
+    if isinstance(message, Mapping):  # C: a ROLE_AGENT message with one text part
+        message = parts_text(message.get("parts"))
+    context = task.get("contextId")
+    return RemoteTask(task["id"], context if isinstance(context, str) else "",
+                      task_state(status.get("state")), artifact_text(task, "prompt"),
+                      artifact_text(task, "response"),
+                      message if isinstance(message, str) else None, first_user_text(task))
+
+
+def first_user_text(task: Mapping[str, Any]) -> str | None:
+    """The text of a task's first user message (`history`, either generation's role)."""
+    history = task.get("history")
+    for message in history if isinstance(history, list) else []:
+        if isinstance(message, Mapping) and message.get("role") in ("user", "ROLE_USER"):
+            return parts_text(message.get("parts"))
+    return None
