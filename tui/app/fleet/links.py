@@ -190,7 +190,7 @@ def _model(workdir: str) -> str:
     not say)."""
     if not workdir:
         return ""
-    from tui.commands.ps import trace_facts
+    from tui.core.trace.glance import trace_facts
 
     facts = trace_facts(Path(workdir) / "trace.jsonl")
     return facts.model or "" if facts is not None else ""
