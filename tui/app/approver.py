@@ -12,11 +12,11 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from tui.core.asking.question import Pending, Unanswered
+from tui.core.asking.question import Asked, Unanswered
 from tui.core.tools.approvals import ApprovalRequest, Decision
 
 
-class PendingApproval(Pending[Decision]):
+class PendingApproval(Asked[Decision]):
     """A call waiting for approval: the request, and the one decision that settles it."""
 
     def __init__(self, request: ApprovalRequest) -> None:

@@ -1,6 +1,6 @@
 """One thing a person is asked, and the one future its answer settles.
 
-A `Pending` holds a single `concurrent.futures.Future`. Whoever can answer — the screen's
+An `Asked` holds a single `concurrent.futures.Future`. Whoever can answer — the screen's
 dialog, a stdin line or an `--answer` value, the door, the approval dialog — calls `answer`;
 the first answer wins and every later one is refused (False). `close` settles it with no answer
 (the screen quit, the remote question was withdrawn, stdin ended).
@@ -35,7 +35,7 @@ class Unanswered:
     detail: str = ""
 
 
-class Pending(Generic[T]):
+class Asked(Generic[T]):
     def __init__(self) -> None:
         self.future: Future[T] = Future()
         self._wake = threading.Condition()  # what the one wait sleeps on
@@ -109,7 +109,7 @@ class Pending(Generic[T]):
                 unsubscribe()
 
 
-class Question(Pending[str]):
+class Question(Asked[str]):
     """A `request-input` question: what is asked, since when, and its one answer."""
 
     def __init__(self, request: InputRequest) -> None:
