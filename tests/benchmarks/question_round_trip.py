@@ -13,7 +13,7 @@ the measuring thread waits for it to be asked, then answers it with a real `Send
 For scale, a `GetTask` exchange with the same door is timed before each answer: the part of a
 round trip that is HTTP on loopback and the door's own work, with no question in it.
 
-The tree of an earlier commit (`--before`, default `house`: a question waited in a 0.1 s poll
+The tree of an earlier commit (`--before`, default 7a4296b: a question waited in a 0.1 s poll
 loop) is unpacked into a temporary folder; each tree runs the same child (this file, with
 `--child`, importing that tree's `tui`), interleaved, `--rounds` times. Goal: no poll — the
 median under 2 ms.
@@ -42,6 +42,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 V1 = {"A2A-Version": "1.0"}
+BEFORE = "7a4296b"  # the last commit whose questions waited in a 0.1 s poll loop
 
 
 # -- the served session (child process, one tree) --------------------------------------------
@@ -194,7 +195,7 @@ def summary(took: list[float]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--before", default="house")
+    parser.add_argument("--before", default=BEFORE)
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--child", action="store_true")
