@@ -14,10 +14,10 @@ from textual.widgets import TabbedContent
 from tests.app.conftest import recorded, replay, wait_for
 from tui.app.app import SupervisorApp
 from tui.app.approver import PendingApproval
-from tui.app.responder import Question
 from tui.app.screens.approve import ApproveScreen
 from tui.app.screens.ask import AskScreen
 from tui.app.screens.confirm import ConfirmScreen
+from tui.core.asking.question import Question
 from tui.core.asking.request import InputRequest
 from tui.core.tools.approvals import ApprovalRequest
 

@@ -87,8 +87,8 @@ def test_the_transcript_at_80x24(snap_compare: Any, murmur_home: Path, theme: st
 @pytest.mark.parametrize("theme", THEMES)
 def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
                                       theme: str) -> None:
-    from tui.app.responder import Question
     from tui.app.screens.ask import AskScreen
+    from tui.core.asking.question import Question
     from tui.core.asking.request import InputRequest
 
     async def asked(pilot: Pilot[Any]) -> None:

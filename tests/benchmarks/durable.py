@@ -31,7 +31,7 @@ from tui.core.cancel import CancelToken  # noqa: E402
 from tui.core.chat import assistant_message, tool_message  # noqa: E402
 from tui.core.events.stream import EventStream  # noqa: E402
 from tui.core.loop.host import Host  # noqa: E402
-from tui.core.loop.journal import JOURNAL, Journal, Questions  # noqa: E402
+from tui.core.loop.journal import JOURNAL, Journal, JournaledQuestions  # noqa: E402
 from tui.core.loop.journal_read import read_journal  # noqa: E402
 from tui.core.loop.journal_seal import Seal  # noqa: E402
 from tui.core.loop.report import Report  # noqa: E402
@@ -64,7 +64,7 @@ def host(folder: Path, journaled: bool) -> Host:
     report.position.task_id = "tsk_bench"
     made = Host(report, Answering(), CancelToken(), None, "m", RecordReader(), None)
     if journaled:
-        questions = Questions(sealed(folder), "ctx_bench", "ses_bench")
+        questions = JournaledQuestions(sealed(folder), "ctx_bench", "ses_bench")
         questions.begin("tsk_bench", "call_1", "ask")
         made.questions = questions
     return made

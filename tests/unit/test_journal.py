@@ -16,7 +16,7 @@ from tui.core.loop.journal import (
     JOURNAL,
     Interrupted,
     Journal,
-    Questions,
+    JournaledQuestions,
     question_id,
 )
 from tui.core.loop.journal_read import Found, read_journal
@@ -52,7 +52,7 @@ def test_a_question_id_depends_on_context_task_call_and_place_only() -> None:
 
 def test_the_interrupted_call_is_read_back_after_a_cut_last_line(tmp_path: Path) -> None:
     journal = journal_in(tmp_path)
-    asking = Questions(journal, "ctx_1", "ses_dead")
+    asking = JournaledQuestions(journal, "ctx_1", "ses_dead")
     asking.begin("tsk_1", "c7", "ask")
     for prompt, reply in (("first?", "one"), ("second?", None)):
         ask = asking.next("tsk_1", "ask", prompt)
@@ -67,7 +67,8 @@ def test_the_interrupted_call_is_read_back_after_a_cut_last_line(tmp_path: Path)
     assert [(q.prompt, q.answer) for q in found.questions] == [("first?", "one"),
                                                                ("second?", None)]
     # run again in a new session: the first takes its answer, the second is asked anew
-    later = Questions(journal_in(tmp_path, "later.jsonl", "ses_new"), "ctx_1", "ses_new", [found])
+    later = JournaledQuestions(journal_in(tmp_path, "later.jsonl", "ses_new"), "ctx_1",
+                               "ses_new", [found])
     carried = later.carries("c7", "ask")
     assert carried is found and later.carries("c7", "ask") is None  # carried once
     later.begin("tsk_new", "c7", "ask", carried)
@@ -98,7 +99,7 @@ def test_the_open_turn_is_the_last_one_with_its_finished_calls_and_the_interrupt
     journal.turn("tsk_1", 1, calls("c1", "c2", "c3"))
     journal.call("c1", "t", result("c1"))
     journal.call("zz", "t", result("zz"))  # not one of the turn's calls
-    asking = Questions(journal, "ctx_1", "ses_dead")
+    asking = JournaledQuestions(journal, "ctx_1", "ses_dead")
     asking.begin("tsk_1", "c2", "t")
     ask = asking.next("tsk_1", "t", "which?")
     asking.asked(ask, "tsk_1", "t", "which?", None)
@@ -143,7 +144,7 @@ def test_a_hostile_journal_is_read_as_far_as_it_makes_sense(tmp_path: Path) -> N
 
 
 def test_a_retried_call_numbers_its_questions_after_the_first_attempts(tmp_path: Path) -> None:
-    asking = Questions(journal_in(tmp_path), "ctx_1", "ses_1")
+    asking = JournaledQuestions(journal_in(tmp_path), "ctx_1", "ses_1")
     asking.begin("tsk_1", "c1", "t")
     first = asking.next("tsk_1", "t", "which?")
     asking.end()
@@ -177,7 +178,7 @@ def test_no_key_byte_reaches_the_journal(tmp_path: Path) -> None:
         {"type": "text", "text": f"using {key}"},
         {"type": "tool_call", "id": "c1", "name": "t", "input": {"token": key}}]})
     journal.call("c1", "t", {**result("c1"), "content": [{"type": "text", "text": key}]})
-    asking = Questions(journal, "ctx_1", "ses_1")
+    asking = JournaledQuestions(journal, "ctx_1", "ses_1")
     asking.begin("tsk_1", "c2", "t")
     ask = asking.next("tsk_1", "t", f"is {key} right?")
     asking.asked(ask, "tsk_1", "t", f"is {key} right?", None)

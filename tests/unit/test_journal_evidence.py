@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_journal import KEY, calls, keyed, result
-from tui.core.loop.journal import JOURNAL, Journal, Questions
+from tui.core.loop.journal import JOURNAL, Journal, JournaledQuestions
 from tui.core.loop.journal_read import Found, continued, holds_turn, read_journal
 from tui.core.loop.journal_seal import Seal
 from tui.core.text.secrets import redact
@@ -25,7 +25,7 @@ def dead_turn(folder: Path, session_id: str = "ses_dead") -> Journal:
     journal = Journal(folder / JOURNAL, keyed(folder / "home", session_id))
     journal.turn("tsk_1", 0, calls("c1", "c2", "c3"))
     journal.call("c1", "t", result("c1"))
-    asking = Questions(journal, "ctx_1", session_id)
+    asking = JournaledQuestions(journal, "ctx_1", session_id)
     asking.begin("tsk_1", "c2", "t")
     ask = asking.next("tsk_1", "t", "which?")
     asking.asked(ask, "tsk_1", "t", "which?", None)

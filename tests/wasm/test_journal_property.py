@@ -30,7 +30,7 @@ from tui.core.asking.request import InputRequest
 from tui.core.chat import Message, text_of
 from tui.core.loop import rebuild
 from tui.core.loop.context import Context
-from tui.core.loop.journal import JOURNAL, Journal, Questions
+from tui.core.loop.journal import JOURNAL, Journal, JournaledQuestions
 from tui.core.loop.journal_read import read_journal
 from tui.core.loop.journal_seal import Seal
 from tui.core.loop.launch import LaunchOptions
@@ -73,8 +73,8 @@ def run_turn(world_session: Session, home: Path, folder: Path, session_id: str,
              person: Person, key: bytes | None = None) -> None:
     """The turn, run by the real dispatcher, journaled by `session_id` in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    questions = Questions(Journal(folder / JOURNAL, Seal(home, session_id, key)), CONTEXT,
-                          session_id)
+    questions = JournaledQuestions(Journal(folder / JOURNAL, Seal(home, session_id, key)),
+                                   CONTEXT, session_id)
     session = world_session
     session.host.questions = session.dispatch.questions = questions
     session.host.responder = person
@@ -246,8 +246,9 @@ def test_no_unsafe_call_runs_twice_and_no_answer_is_delivered_that_was_not_given
         person = Person("P")
         new = Seal(home, "ses_new")
         new.key_path.write_bytes(NEW_KEY)
-        questions = Questions(Journal(folder / "new.jsonl", Seal(home, "ses_new", NEW_KEY)),
-                              CONTEXT, "ses_new", found.carried())
+        questions = JournaledQuestions(
+            Journal(folder / "new.jsonl", Seal(home, "ses_new", NEW_KEY)),
+            CONTEXT, "ses_new", found.carried())
         session.host.questions = session.dispatch.questions = questions
         session.host.responder = person
         context = Context(session.attachments)

@@ -38,7 +38,7 @@ from tui.core.loop.launch import SessionResult
 from tui.core.loop.session import Session
 
 if TYPE_CHECKING:
-    from tui.app.responder import Question
+    from tui.core.asking.question import Question
     from tui.core.asking.questions import QuestionBoard
     from tui.core.door.serving import Serving
 

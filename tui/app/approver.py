@@ -1,26 +1,27 @@
 """The screen's Approver: a call waiting for approval becomes a dialog.
 
 `decide` runs on the session's thread: it hands the request to the app (which rings the bell
-and opens the dialog once no question dialog is showing) and waits on a Future — until the
-person decides, the session is canceled (a deny), or the app closes (a deny).
+and opens the dialog once no question dialog is showing) and waits once on its future, as a
+question does (tui/core/asking/question.py) — until the person decides, the session is canceled
+(a deny, through the cancel token's callback), or the app closes (a deny).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tui.core.asking.question import Asked, Unanswered
 from tui.core.tools.approvals import ApprovalRequest, Decision
 
 
-@dataclass(eq=False)
-class PendingApproval:
-    request: ApprovalRequest
-    future: Future[Decision] = field(default_factory=Future)
+class PendingApproval(Asked[Decision]):
+    """A call waiting for approval: the request, and the one decision that settles it."""
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
 
 
 class ApprovalDesk(Protocol):
@@ -44,14 +45,11 @@ class ScreenApprover:
             self.desk.call_from_thread(self.desk.approval_arrived, pending)
         except RuntimeError:
             return Decision("deny", "the screen is not running")
-        while True:
-            try:
-                return pending.future.result(timeout=0.1)
-            except FutureTimeout:
-                pass
-            except Exception:  # the app closed the dialog (it is quitting)
-                return Decision("deny", "murmur-tui closed before the call was approved")
-            if request.cancel is not None and request.cancel.is_set():
-                with contextlib.suppress(RuntimeError):  # the app has already gone
-                    self.desk.call_from_thread(self.desk.approval_withdrawn, pending)
-                return Decision("deny", "canceled by the user")
+        outcome = pending.wait(cancel=request.cancel)
+        if not isinstance(outcome, Unanswered):
+            return outcome
+        if outcome.why == "canceled":
+            with contextlib.suppress(RuntimeError):  # the app has already gone
+                self.desk.call_from_thread(self.desk.approval_withdrawn, pending)
+            return Decision("deny", "canceled by the user")
+        return Decision("deny", "murmur-tui closed before the call was approved")

@@ -10,6 +10,8 @@ running: attaching never cancels anything by going away.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 from pathlib import Path
 
@@ -18,9 +20,9 @@ from textual.binding import Binding
 from tui.app.app import SupervisorApp
 from tui.app.browser.requests import ResumeConversation
 from tui.app.fleet.links import Link, LinkState
-from tui.app.responder import ScreenResponder
 from tui.app.state import QueuedTask
-from tui.core.asking.request import InputRequest, NoAnswer
+from tui.core.asking.question import Question
+from tui.core.asking.request import InputRequest
 from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError
 from tui.core.events import vocabulary as ev
@@ -36,7 +38,7 @@ class AttachApp(SupervisorApp):
         self.link_state = "connecting"
         self.why_gone = ""
         self.to_fleet = False  # F: the fleet screen, once this one is left
-        self._asked: dict[str, threading.Event] = {}  # request id -> withdrawn
+        self._asked: dict[str, Question] = {}  # request id -> its question here
         self._task_id: str | None = None
         self._guard_cancel()
 
@@ -47,7 +49,7 @@ class AttachApp(SupervisorApp):
     # -- from the door ----------------------------------------------------------------------
     def _arrived(self, session_id: str, item: list[ev.Event] | LinkState) -> None:
         """On the watcher's thread: events go through the bridge like a local session's;
-        a question opens the dialog from a thread of its own."""
+        a question opens the dialog."""
         if isinstance(item, LinkState):
             self.call_from_thread(self._link_changed, item)
             return
@@ -78,30 +80,38 @@ class AttachApp(SupervisorApp):
             self.notify("The session closed.", timeout=10)
 
     def _ask(self, event: ev.InputRequested) -> None:
+        """On the watcher's thread: the remote question becomes a question of this screen,
+        which its dialog answers; the answer goes to the door as it is given. Nothing waits
+        for it here."""
         if event.request_id in self._asked:
             return
-        withdrawn = threading.Event()
-        self._asked[event.request_id] = withdrawn
-        request = InputRequest(event.request_id, event.prompt, event.tool_name,
-                               cancel=withdrawn)
-        threading.Thread(target=self._answer, args=(event.task_id, request), daemon=True,
-                         name=f"ask-{event.request_id}").start()
+        question = Question(InputRequest(event.request_id, event.prompt, event.tool_name))
+        self._asked[event.request_id] = question
+        question.when_settled(lambda settled: self._answered(event.task_id, settled))
+        try:
+            self.call_from_thread(self.question_arrived, question)
+        except RuntimeError:  # the screen has gone
+            question.close("the screen is not running")
 
-    def _answer(self, task_id: str | None, request: InputRequest) -> None:
-        try:
-            text = ScreenResponder(self).ask(request)
-        except NoAnswer:
-            return
-        try:
-            self.link.answer(task_id, text)
+    def _answered(self, task_id: str | None, question: Question) -> None:
+        """On the thread that settled it (the app's, for the dialog's answer)."""
+        if question.answered:
+            text = question.future.result()
+            self.run_worker(self._send_answer(task_id, text), group="answers")
+
+    async def _send_answer(self, task_id: str | None, text: str) -> None:
+        try:  # the HTTP call runs on the event loop's executor, not a thread of its own
+            await asyncio.to_thread(self.link.answer, task_id, text)
         except MurmurTuiError as exc:
-            self.call_from_thread(self.notify, f"The answer was not delivered: {exc.text}",
-                                  severity="error", timeout=15)
+            self.notify(f"The answer was not delivered: {exc.text}", severity="error",
+                        timeout=15)
 
     def _withdraw(self, request_id: str) -> None:
-        withdrawn = self._asked.pop(request_id, None)
-        if withdrawn is not None:
-            withdrawn.set()
+        """On the watcher's thread: the remote task went on without this screen's answer."""
+        question = self._asked.pop(request_id, None)
+        if question is not None and question.close("withdrawn"):
+            with contextlib.suppress(RuntimeError):  # the screen has gone
+                self.call_from_thread(self.question_withdrawn, question)
 
     # -- to the door -----------------------------------------------------------------------------
     def _guard_cancel(self) -> None:

@@ -10,12 +10,13 @@ from textual.screen import ModalScreen
 
 from tui.app.approver import PendingApproval, ScreenApprover
 from tui.app.attention import Attention, load_settings
-from tui.app.responder import Question, ScreenResponder
+from tui.app.responder import ScreenResponder
 from tui.app.screens.approve import ApproveScreen
 from tui.app.screens.ask import AskScreen
 from tui.app.screens.supervisor import SupervisorScreen
 from tui.app.state import SessionState
 from tui.app.theming import ThemeHost
+from tui.core.asking.question import Question
 from tui.core.events import vocabulary as ev
 from tui.core.tools.approvals import Decision
 
@@ -78,7 +79,7 @@ class DialogHost(ThemeHost):
                     self.notify("The question is waiting: press a to answer it.", timeout=6)
                 self._after_question()
                 return
-            question.future.set_result(answer)
+            question.answer(answer)  # the door may have answered it in the meantime
             if question in self.questions:
                 self.questions.remove(question)
             self._after_question()

@@ -3,23 +3,23 @@ line or stdin. What each line says is in `tui.core.events.wording`, shared with 
 
 from __future__ import annotations
 
-import queue
 import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-from tui.core.asking.request import InputRequest, InputTimeout, NoAnswer
+from tui.core.asking.question import Question, Unanswered
+from tui.core.asking.questions import QuestionBoard
+from tui.core.asking.request import NoAnswer
+from tui.core.asking.responder import Responder
 from tui.core.asking.stdin_lines import MAX_LINE, Lines, lines_of
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import log_line, warning
 from tui.core.text.printable import printable
 from tui.core.text.text_rule import whole
 
-if TYPE_CHECKING:
-    from tui.core.asking.questions import OpenQuestion, QuestionBoard
+STDIN_CLOSED = "no --answer left and stdin is closed"
 
 
 class JsonPrinter:
@@ -73,18 +73,19 @@ class HumanPrinter:
                 self._line(text)
 
 
-class HeadlessResponder:
+class HeadlessResponder(Responder):
     """Answers `request-input` with the `--answer` values in order, then lines from stdin.
 
     With `feed_tasks` (a session that sleeps between tasks), each line of stdin is a task for
     the session — except while a question waits: then the next line is its answer. The end of
     stdin ends what can be sent. Stdin is read a bounded line at a time (`stdin_lines`), and
-    every answer and task from it or from `--answer` is whole text (`text_rule`)."""
+    every answer and task from it or from `--answer` is whole text (`text_rule`). An answer
+    of either kind only answers the question; `ask` (asking.responder) waits once for it."""
 
     def __init__(self, answers: Iterable[str], stdin: TextIO | None = None,
                  err: TextIO | None = None, board: QuestionBoard | None = None) -> None:
         self._answers = deque(whole(answer) for answer in answers)
-        self._board = board  # open questions, answerable from the door too
+        self.board = board  # open questions, answerable from the door too
         self._stdin = stdin if stdin is not None else sys.stdin
         self._err = err if err is not None else sys.stderr
         self._lines: Lines | None = None
@@ -99,60 +100,35 @@ class HeadlessResponder:
         self._send_task, self._ended = send, ended
         self._next_line()
 
-    def ask(self, request: InputRequest) -> str:
+    def offer(self, question: Question) -> None:
         if self._answers:
-            return self._answers.popleft()
+            question.answer(self._answers.popleft())
+            return
         if self._closed:
-            raise NoAnswer("no --answer left and stdin is closed")
-        board = self._board
-        door_only = board is not None and board.door_only
-        self._asking = not door_only
-        question = board.open(request, self._answered_elsewhere) if board is not None else None
-        if door_only:
+            raise NoAnswer(STDIN_CLOSED)
+        request = question.request
+        if self.board is not None and self.board.door_only:
             self._err.write(f"? {request.tool_name} asks: {request.prompt} (waiting for an "
                             "answer through the door)\n")
-        else:
-            self._err.write(f"? {request.tool_name} asks: {request.prompt}\n> ")
+            self._err.flush()
+            return
+        self._err.write(f"? {request.tool_name} asks: {request.prompt}\n> ")
         self._err.flush()
-        try:
-            line = self._wait(request, question, door_only)
-        finally:
-            self._asking = False
-            if board is not None and question is not None:
-                board.close(question)
-        if line is None:
-            self._closed = True
-            raise NoAnswer("no --answer left and stdin is closed")
-        return line.rstrip("\n")
+        self._asking = True
+        self._next_line().hand_to(lambda line: question.answer(line.rstrip("\n")),
+                                  lambda: question.close(STDIN_CLOSED))
 
-    def _answered_elsewhere(self, text: str) -> None:
+    def settled(self, question: Question, outcome: str | Unanswered) -> None:
+        if self._asking and self._lines is not None:
+            self._lines.release()
+        self._asking = False
+        if isinstance(outcome, Unanswered) and outcome.detail == STDIN_CLOSED:
+            self._closed = True
+            raise NoAnswer(STDIN_CLOSED)
+
+    def answered_elsewhere(self, question: Question) -> None:
         self._err.write("(answered through the door)\n")
         self._err.flush()
-
-    def _wait(self, request: InputRequest, question: OpenQuestion | None = None,
-              door_only: bool = False) -> str | None:
-        """The next stdin line (or the door's answer, whichever comes first); gives up at the
-        request's timeout or when it is canceled."""
-        lines = Lines() if door_only else self._next_line()
-        deadline = (time.monotonic() + request.timeout_secs
-                    if request.timeout_secs is not None else None)
-        while True:
-            step = 0.1 if deadline is None else min(0.1, max(0.0, deadline - time.monotonic()))
-            if question is not None and question.answer.done() and \
-                    not question.answer.cancelled():
-                return question.answer.result()
-            try:
-                line = lines.get(timeout=step)
-                if line is not None and question is not None and not question.take(line):
-                    lines.put_back(line)  # the door answered first: it is for what follows
-                    continue
-                return line
-            except queue.Empty:
-                if request.cancel is not None and request.cancel.is_set():
-                    raise NoAnswer("the session was canceled") from None
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise InputTimeout(f"no answer within {request.timeout_secs:g} s"
-                                       ) from None
 
     def _task_line(self, line: str) -> None:
         text = line.rstrip("\n")

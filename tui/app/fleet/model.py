@@ -19,7 +19,7 @@ GROUPS: tuple[tuple[Group, str], ...] = (
 
 
 @dataclass
-class Question:
+class RemoteQuestion:
     task_id: str | None
     request_id: str
     prompt: str
@@ -40,7 +40,7 @@ class FleetSession:
     model: str = ""
     task: str = ""  # the running (or last) task's text
     task_id: str | None = None
-    question: Question | None = None
+    question: RemoteQuestion | None = None
     in_task: bool = False
     exit_status: str | None = None  # the session ended
     last_task_status: str | None = None
@@ -62,7 +62,7 @@ class FleetSession:
             case ev.TaskStarted():
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
             case ev.InputRequested():
-                self.question = Question(event.task_id, event.request_id, event.prompt,
+                self.question = RemoteQuestion(event.task_id, event.request_id, event.prompt,
                                          now if now is not None else time.monotonic(),
                                          before_restart=event.before_restart)
             case ev.InputAnswered():

@@ -16,8 +16,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static, TextArea
 
-from tui.app.responder import Question
 from tui.app.screens.fit import fit_question
+from tui.core.asking.question import Question
 
 ARMING_SECONDS = 0.5
 COMPACT_BELOW = 30  # rows: a shorter terminal gets the dialog's tighter spacing

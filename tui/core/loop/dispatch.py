@@ -13,7 +13,7 @@ from tui.core.cancel import CancelToken
 from tui.core.chat import Message, text_of, tool_message
 from tui.core.events import vocabulary as ev
 from tui.core.loop.hook_points import HookPoints
-from tui.core.loop.journal import Interrupted, Questions
+from tui.core.loop.journal import Interrupted, JournaledQuestions
 from tui.core.loop.report import DeltaSink, Report
 from tui.core.loop.state import CanceledError, InputTimedOut, TaskState
 from tui.core.tools.contracts import FAILURE_KEY, MAX_PAYLOAD_BYTES, failure_kind, retry_decision
@@ -35,7 +35,7 @@ class Dispatcher:
         self._tool_stream = tool_stream
         self._invocations = 0
         self.script_task: TaskState | None = None  # the task a script capsule's invokes count in
-        self.questions: Questions | None = None  # the journal (docs/tools.md)
+        self.questions: JournaledQuestions | None = None  # the journal (docs/tools.md)
 
     def run_turn(self, task: TaskState, turn: int, message: Message,
                  calls: list[dict[str, Any]], done: dict[str, Message] | None = None,

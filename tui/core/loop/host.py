@@ -17,7 +17,7 @@ from tui.core.chat import compact_json, from_wit_message
 from tui.core.events import vocabulary as ev
 from tui.core.inference.driver import Driver, NullStream
 from tui.core.inference.response import parse_response
-from tui.core.loop.journal import Questions
+from tui.core.loop.journal import JournaledQuestions
 from tui.core.loop.report import Report
 from tui.core.record.reader import EMPTY_PAGE, MessagePage, RecordReader
 from tui.core.text import tokens
@@ -45,7 +45,7 @@ class Host:
     driver: Driver | None = None
     invoke: Callable[[str, str | None], Any] | None = None
     artifacts: ArtifactServices | None = None  # a script capsule's artifact manager
-    questions: Questions | None = None  # the journal (docs/tools.md, "Durable questions")
+    questions: JournaledQuestions | None = None  # the journal (docs/tools.md, "Durable questions")
 
     def ask(self, tool_name: str, prompt: str) -> str:
         timeout = self.input_timeout_secs

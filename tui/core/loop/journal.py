@@ -187,9 +187,10 @@ class Ask:
     deadline_ms: int | None = None  # the journaled ask's deadline
 
 
-class Questions:
-    """The session's journal, the call a question belongs to, and the calls of the session it
-    resumes that may have started (each carried once, to the first matching call)."""
+class JournaledQuestions:
+    """The turn journal's record of questions: the session's journal, the call a question
+    belongs to, and the calls of the session it resumes that may have started (each carried
+    once, to the first matching call)."""
 
     def __init__(self, journal: Journal, context_id: str, session_id: str,
                  carried: Sequence[Interrupted] = ()) -> None:

@@ -35,7 +35,7 @@ from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
 from tui.core.loop.inbox import TaskCancel
-from tui.core.loop.journal import JOURNAL, Journal, OpenTurn, Questions
+from tui.core.loop.journal import JOURNAL, Journal, JournaledQuestions, OpenTurn
 from tui.core.loop.journal_read import Found, holds_turn, read_journal
 from tui.core.loop.journal_seal import Seal
 from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
@@ -126,8 +126,8 @@ class Session:
         self._found = self._journaled()
         journal = Journal(self.paths.session / JOURNAL, Seal(self.home, self.session_id),
                           lambda text: self.report.warn_and_log("W-JOURNAL", text))
-        self.questions = Questions(journal, self.context_id, self.session_id,
-                                   self._found.carried())
+        self.questions = JournaledQuestions(journal, self.context_id, self.session_id,
+                                            self._found.carried())
         self.host.questions = self.dispatch.questions = self.questions
         if self._found.turn is not None and not self.task_text.strip():
             self.no_task = False  # the first task goes on with the turn that session died in

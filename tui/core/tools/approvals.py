@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError, Where
 from tui.core.tools.shell_prefix import matches, resolve, shell_argv, shell_prefix
 
@@ -48,7 +49,7 @@ class ApprovalRequest:
     input: Mapping[str, Any]
     prefix: tuple[str, ...]  # what "this prefix for the session" remembers
     capsule: str
-    cancel: threading.Event | None = None
+    cancel: CancelToken | None = None
 
     @property
     def prefix_text(self) -> str:
@@ -235,7 +236,7 @@ class Approvals:
         return False  # skills, and names no tool answers (refused anyway)
 
     def request(self, kind: str, tool_name: str, call_input: Mapping[str, Any],
-                cancel: threading.Event | None = None) -> ApprovalRequest | None:
+                cancel: CancelToken | None = None) -> ApprovalRequest | None:
         """The request for a call that asks; None when the call does not ask (its kind, or a
         shell input the tool refuses without running anything)."""
         if not self.asks(kind):
