@@ -19,7 +19,7 @@ from tui.app.browser.conversation import ConversationScreen
 from tui.app.browser.conversations import ConversationsScreen
 from tui.app.browser.requests import ResumeConversation
 from tui.app.browser.resume import capsule as resumable_capsule
-from tui.commands import main as cli
+from tui.commands import browse, launch
 from tui.core.chat import user_message
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
@@ -99,12 +99,12 @@ async def test_r_in_the_standalone_browser_continues_into_a_resumed_session(
     assert isinstance(chosen, ResumeConversation) and chosen.mode == "full"
     assert chosen.entry.session_id == first.session_id
     # `murmur-tui browse` then launches what `launch --resume ID` launches
-    launch_args = cli.resumed_launch(chosen.entry.session_id, chosen.mode,
-                                     argparse.Namespace(theme="murmur-light"))
+    launch_args = browse.resumed_launch(chosen.entry.session_id, chosen.mode,
+                                        argparse.Namespace(theme="murmur-light"))
     assert launch_args.command == "launch" and launch_args.theme == "murmur-light"
-    assert cli._resume(launch_args) == Resume(chosen.entry, "full")
+    assert launch.resume_of(launch_args) == Resume(chosen.entry, "full")
     follow = Session(resumable_capsule(chosen.entry, "full"),
-                     LaunchOptions(task="which number?", resume=cli._resume(launch_args),
+                     LaunchOptions(task="which number?", resume=launch.resume_of(launch_args),
                                    home=murmur_home))
     assert follow.run().ok
     assert follow.context_id == first.context_id

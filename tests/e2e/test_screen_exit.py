@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import CapsuleFactory, text_response
-from tui.commands.main import quit_summary
+from tui.commands.launch_screen import quit_summary
 
 
 def read_until(fd: int, wanted: bytes, within: float, seen: bytearray) -> bool:

@@ -150,8 +150,8 @@ def test_the_import_graph_of_tui_has_no_cycle() -> None:
 # The loop's layers, lowest first: a module imports only loop modules before it.
 LOOP_LAYERS = ("state", "inbox", "launch", "journal_seal", "journal", "journal_read",
                "continuation", "report", "context",
-               "hook_points", "host", "compaction", "dispatch", "rebuild", "turn", "ending", "task",
-               "lifecycle", "setup", "session")
+               "hook_points", "host", "compaction", "dispatch", "rebuild", "resume", "turn",
+               "ending", "task", "lifecycle", "setup", "session")
 
 
 def test_the_loop_imports_only_downward() -> None:
@@ -169,7 +169,18 @@ def test_the_loop_imports_only_downward() -> None:
     # a leaf indeed: the loop's state stands on the events' closed sets alone
     assert graph["tui.core.loop.state"] <= {"tui.core.frozen", "tui.core.events.kinds"}
     assert sorted(m for m in graph if "tui.core.loop.session" in graph[m]) == [
-        "tui.app.app", "tui.app.followups", "tui.commands.main"]  # only commands build a Session
+        "tui.app.app", "tui.app.followups", "tui.commands.launch"]  # only commands build a Session
+
+
+def test_one_function_builds_a_session() -> None:
+    """Screen, headless, follow-up and resume all go through `launch.build_session`."""
+    root = Path(tui.__file__).parent
+    builders = sorted(
+        str(path.relative_to(root.parent)) for path in root.rglob("*.py")
+        if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id == "Session"
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
+    assert builders == ["tui/commands/launch.py"]
 
 
 def test_the_loop_pieces_load_and_work_without_a_session() -> None:

@@ -301,6 +301,7 @@ class SupervisorApp(QueueHost):
         its files complete), then a follow-up session resumed from the chosen one takes a
         fresh supervisor screen. If it cannot start, a toast says why."""
         from tui.app.browser.resume import follow_up
+        from tui.commands.launch import SessionSpec, build_session
         from tui.core.errors import MurmurTuiError
 
         async def resume() -> None:
@@ -324,9 +325,9 @@ class SupervisorApp(QueueHost):
             def build() -> Session:
                 capsule, options, approvals = follow_up(
                     wanted, self.home, previous.mode if previous is not None else None)
-                return Session(capsule, options, sinks=[self.bridge], responder=self.responder,
-                               cancel=cancel, approver=approvals.gate(self.approver)
-                               if approvals is not None else None)
+                return build_session(SessionSpec(
+                    capsule, options, (self.bridge,), self.responder, cancel,
+                    approvals.gate(self.approver) if approvals is not None else None))
 
             try:  # loading the capsule's components can take a while: off the screen's loop
                 session = await asyncio.to_thread(build)

@@ -16,7 +16,7 @@ from tui.core import session_index
 from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError
 from tui.core.events import vocabulary as ev
-from tui.core.loop.launch import LaunchOptions, SessionResult
+from tui.core.loop.launch import SessionResult
 from tui.core.loop.session import Session
 
 
@@ -154,15 +154,11 @@ class QueueHost(DialogHost):
                       cancel: CancelToken) -> SessionResult | None:
         """On the session's thread: build the follow-up (which loads its components), then
         run it; None when it was refused (the prompt goes back to the queue's head)."""
-        paths = previous.paths  # a --workdir given at launch is the follow-up's too
-        workdir = paths.accessible if paths.session != paths.accessible else None
+        from tui.commands.launch import build_session, follow_up
+
         try:
-            session = Session(
-                previous.capsule,
-                LaunchOptions(task=item.text, home=previous.home, workdir=workdir,
-                              resume=session_index.Resume(entry, "full")),
-                sinks=[self.bridge], responder=self.responder, cancel=cancel,
-                approver=previous.dispatch.approvals)
+            session = build_session(follow_up(previous, entry, item.text, (self.bridge,),
+                                              self.responder, cancel))
         except MurmurTuiError as exc:
             self.call_from_thread(self._followup_refused, item, str(exc))
             return None

@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # `launch --approve` only
 
 class Dispatcher:
     def __init__(self, tools: ToolTable, report: Report, hooks: HookPoints, cancel: CancelToken,
-                 tool_stream: DeltaSink, approvals: Approvals | None = None) -> None:
+                 tool_stream: DeltaSink, approvals: Approvals | None = None,
+                 questions: JournaledQuestions | None = None) -> None:
         self.tools = tools
         self.approvals = approvals  # `launch --approve`: the gate before a call runs
         self._report = report
@@ -35,7 +36,7 @@ class Dispatcher:
         self._tool_stream = tool_stream
         self._invocations = 0
         self.script_task: TaskState | None = None  # the task a script capsule's invokes count in
-        self.questions: JournaledQuestions | None = None  # the journal (docs/tools.md)
+        self.questions = questions  # the journal (docs/tools.md)
 
     def run_turn(self, task: TaskState, turn: int, message: Message,
                  calls: list[dict[str, Any]], done: dict[str, Message] | None = None,

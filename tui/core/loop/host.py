@@ -4,6 +4,7 @@ from a script capsule, and telling of a task a script capsule sent to a peer."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,8 +33,9 @@ HOOK_MAX_TOKENS = 8192
 
 @dataclass
 class Host:
-    """`HostServices` for one session. `driver` and `invoke` are set once the session has
-    built them (a hook may be built before the driver is)."""
+    """`HostServices` for one session, built with what it reaches. Tools and hooks get this
+    one; a script capsule's run gets `for_script`'s, which can also call tools and manage
+    artifacts (`invoke` and `artifacts` are a script capsule's alone)."""
 
     report: Report
     responder: InputResponder
@@ -46,6 +48,12 @@ class Host:
     invoke: Callable[[str, str | None], Any] | None = None
     artifacts: ArtifactServices | None = None  # a script capsule's artifact manager
     questions: JournaledQuestions | None = None  # the journal (docs/tools.md, "Durable questions")
+
+    def for_script(self, invoke: Callable[[str, str | None], Any],
+                   artifacts: ArtifactServices) -> Host:
+        """The same services, and what only a script capsule reaches: `tool-registry.invoke`
+        (the dispatcher, built after the tools that take this host) and its artifacts."""
+        return dataclasses.replace(self, invoke=invoke, artifacts=artifacts)
 
     def ask(self, tool_name: str, prompt: str) -> str:
         timeout = self.input_timeout_secs

@@ -7,7 +7,6 @@ session's exit status is the first task that did not end `ok` (else `ok`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,22 +26,23 @@ if TYPE_CHECKING:  # the shell loads only for a capsule that allows one
     from tui.core.shell.background import Background
 
 
-def run_all(first: task.TaskParts, inbox: Inbox) -> tuple[TaskOutcome, TaskOutcome]:
+def run_all(first: task.TaskDeps, asked: task.TaskInput, inbox: Inbox
+            ) -> tuple[TaskOutcome, TaskOutcome]:
     """Run the first task and every task the lifecycle takes after it; returns the deciding
     outcome (the session's exit status) and the last task's."""
     lifecycle = first.capsule.lifecycle
     backgrounds = _backgrounds(first, inbox)
-    last = task.run(first)
+    last = task.run(first, asked)
     deciding = last
-    parts = first
+    deps = first
     session_cancel = first.cancel.session  # a canceled task ends alone; this ends them all
     while lifecycle.task_acceptance == "queue" and not session_cancel.is_set():
         _forget_task_file(first.paths.accessible)  # as Murmur does under queue, after each task
         pending = inbox.take(wait=lifecycle.after_task == "sleep", cancel=session_cancel)
         if pending is None or first.ending.session_ended:
             break
-        parts = _next_parts(parts, pending)
-        last = task.run(parts)
+        deps, asked = _next_task(deps, pending)
+        last = task.run(deps, asked)
         if deciding.exit_status == "ok":
             deciding = last
     left = inbox.drain()
@@ -55,7 +55,7 @@ def run_all(first: task.TaskParts, inbox: Inbox) -> tuple[TaskOutcome, TaskOutco
     return deciding, last
 
 
-def _backgrounds(first: task.TaskParts, inbox: Inbox) -> list[Background]:
+def _backgrounds(first: task.TaskDeps, inbox: Inbox) -> list[Background]:
     """The session's background work (demoted shell commands), told where its events go and
     — under `task_acceptance: queue` + `after_task: sleep`, the only lifecycle that can take
     one — where a finished command's completion task goes. A sleeping session waits while
@@ -110,21 +110,16 @@ def report_lost(inbox: Inbox, report: Report, resumed: Entry, session_id: str) -
                            task_id=task_id), lane="bg")
 
 
-def _next_parts(previous: task.TaskParts, pending: Pending) -> task.TaskParts:
-    """What the next task runs with: its text written to `task.md` (as an A2A message rewrites
-    it), the context kept when threaded or a new one when stateless."""
-    accessible = previous.paths.accessible
-    write_task(accessible, pending.text)
-    context = previous.context
-    turns = previous.turns
-    if previous.capsule.lifecycle.conversation != "threaded":
-        context = context.fresh()
-        if turns is not None:
-            turns = dataclasses.replace(turns, context=context)
-    return dataclasses.replace(previous, text=pending.text, source=pending.source,
-                               origin=pending.origin, first=False, context=context,
-                               turns=turns, task_file_written=True, task_id=pending.task_id,
-                               task_context=pending.context_id)
+def _next_task(previous: task.TaskDeps, pending: Pending
+               ) -> tuple[task.TaskDeps, task.TaskInput]:
+    """What the next task runs with and is asked: its text written to `task.md` (as an A2A
+    message rewrites it), the context kept when threaded or a new one when stateless."""
+    write_task(previous.paths.accessible, pending.text)
+    deps = previous if previous.capsule.lifecycle.conversation == "threaded" \
+        else previous.fresh()
+    return deps, task.TaskInput(pending.text, source=pending.source, origin=pending.origin,
+                                task_id=pending.task_id, context_id=pending.context_id,
+                                task_file_written=True, first=False)
 
 
 def _forget_task_file(accessible: Path) -> None:

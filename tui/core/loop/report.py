@@ -8,7 +8,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventStream
@@ -16,6 +16,9 @@ from tui.core.fs.private_files import append_private
 from tui.core.loop.state import Position
 from tui.core.text.secrets import StreamRedactor, redact
 from tui.core.tools.table import OutputStream
+
+if TYPE_CHECKING:
+    from tui.core.inference.retry import RetryNotice
 
 LIVE_INTERVAL = 0.1  # seconds: one call's live output and progress go out at most this often
 LIVE_LINES = 200  # of one stream, the newest lines one ShellOutput carries
@@ -59,6 +62,14 @@ class Report:
 
     def progress(self, text: str) -> None:
         self.stream.emit(ev.Progress(text=text))
+
+    def retrying(self, notice: RetryNotice) -> None:
+        """A model call will be tried again (the built-in HTTP drivers, a driver component)."""
+        position = self.position
+        self.emit(ev.InferenceRetry(
+            task_id=position.task_id, turn=position.turn, attempt=notice.attempt,
+            max_attempts=notice.max_attempts, status=notice.status, reason=notice.reason,
+            delay_ms=int(notice.delay_s * 1000)))
 
     def deltas(self, task_id: str, turn: int) -> DeltaSink:
         """A driver's stream for one call."""

@@ -1,7 +1,8 @@
 """The agent loop (spec §5.1–5.2, §5.4): one session, one task, turns until the model is done.
 
-`Session` wires the loop's pieces together: construction checks the input (LaunchError) and
-builds the driver, tools and hooks; `run()` is plain synchronous code — the TUI runs it in a
+`Session` builds the loop's pieces, each with what it needs, in the order each needs the one
+before: construction checks the input (LaunchError) and builds the driver, host, tools, hooks
+and dispatcher; `run()` is plain synchronous code — the TUI runs it in a
 thread worker, headless mode on a worker thread — that writes the workdir, the trace (the
 stream's primary sink), the conversation record and `out/result.txt` for every outcome, and
 stops between turns when `cancel` is set. `finish_now()` ends the files from any thread.
@@ -21,22 +22,20 @@ from tui.core.asking.request import InputResponder
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
 from tui.core.errors import LaunchError
-from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventSink, EventStream
 from tui.core.fs import paths
 from tui.core.fs.private_files import private_home
 from tui.core.fs.task_file import write_task
 from tui.core.fs.workdir import session_paths, write_manifest_copy, write_result
 from tui.core.inference.driver import Driver
-from tui.core.loop import lifecycle, rebuild, setup, task
+from tui.core.loop import lifecycle, resume, setup, task
 from tui.core.loop.context import Context, sha
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints, hooks_of
 from tui.core.loop.host import Host
 from tui.core.loop.inbox import TaskCancel
-from tui.core.loop.journal import JOURNAL, Journal, JournaledQuestions, OpenTurn
-from tui.core.loop.journal_read import Found, holds_turn, read_journal
+from tui.core.loop.journal import JOURNAL, Journal, JournaledQuestions
 from tui.core.loop.journal_seal import Seal
 from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
@@ -52,8 +51,8 @@ from tui.core.trace.writer import TraceWriteError, TraceWriter
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 
 if TYPE_CHECKING:  # loaded only by the sessions that use them
-    from tui.core.inference.retry import RetryNotice
     from tui.core.tools.approvals import Approvals
+    from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
     from tui.core.wasm.script import ScriptCapsule
 
@@ -112,26 +111,21 @@ class Session:
         self._record: RecordWriter | None = None
         self._trace: TraceWriter | None = None
         self._session_started = False
-        self.host = Host(self.report, responder or NoResponder(), self.task_cancel,
-                         capsule.lifecycle.input_timeout_secs, self.inference.model,
-                         self.reader, self.record_path)
         self._home_warning = private_home(self.home)  # the input was good: files may start
+        inherited = resume.journaled(self.resume, self.home, self.reader, self.record_path)
+        self._found, self._resume_notes = inherited.found, inherited.notes  # W-RESUME at start
+        journal = Journal(self.paths.session / JOURNAL, Seal(self.home, self.session_id),
+                          lambda text: self.report.warn_and_log("W-JOURNAL", text))
+        self.questions = JournaledQuestions(journal, self.context_id, self.session_id,
+                                            self._found.carried())
         self.runtime: WasmRuntime | None = None
         if setup.needs_wasm(capsule):  # wasmtime is loaded only for a session that hosts one
             from tui.core.wasm.runtime import WasmRuntime
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
-        self._build(script, driver)
-        self._resume_notes: list[str] = []  # W-RESUME at start
-        self._found = self._journaled()
-        journal = Journal(self.paths.session / JOURNAL, Seal(self.home, self.session_id),
-                          lambda text: self.report.warn_and_log("W-JOURNAL", text))
-        self.questions = JournaledQuestions(journal, self.context_id, self.session_id,
-                                            self._found.carried())
-        self.host.questions = self.dispatch.questions = self.questions
+        self._build(script, driver, responder or NoResponder(), approver)
         if self._found.turn is not None and not self.task_text.strip():
             self.no_task = False  # the first task goes on with the turn that session died in
-        self.dispatch.approvals = approver  # `launch --approve`: the gate before calls run
         if self.resume is not None and self.resume.mode == "compact" and \
                 not self.hooks.bound("on-compaction"):
             self.close_runtime()
@@ -152,9 +146,11 @@ class Session:
                 raise
             self._context_lock = lock
 
-    def _build(self, script: Path | None, driver: Driver | None) -> None:
-        """The script, driver, tools and hooks; a component that cannot load refuses the
-        launch (LaunchError) and nothing is left running."""
+    def _build(self, script: Path | None, driver: Driver | None, responder: InputResponder,
+               approver: Approvals | None) -> None:
+        """The script, driver, host, tools, hooks and dispatcher, in the order each needs the
+        one before; a component that cannot load refuses the launch (LaunchError) and nothing
+        is left running."""
         capsule, report = self.capsule, self.report
         component_env = setup.identity_env(capsule, self.session_id, self.context_id)
         self.script: ScriptCapsule | None = None
@@ -165,13 +161,16 @@ class Session:
                 assert self.runtime is not None
                 self.script = ScriptCapsule(self.runtime, script, capsule, self.paths.accessible,
                                             self.paths.logs, component_env)
+            if driver is not None and hasattr(driver, "on_retry"):
+                driver.on_retry = report.retrying  # a driver built elsewhere: told here
             self.driver: Driver = driver or (
                 setup.build_driver(capsule, self.runtime, self.paths, self.home, component_env,
-                                   report.warn)
+                                   report.warn, report.retrying)
                 if capsule.inference is not None else setup.NoDriver())
-            if hasattr(self.driver, "on_retry"):
-                self.driver.on_retry = self._retrying
-            self.host.driver = self.driver
+            self.host = Host(report, responder, self.task_cancel,
+                             capsule.lifecycle.input_timeout_secs, self.inference.model,
+                             self.reader, self.record_path, driver=self.driver,
+                             questions=self.questions)
             tool_stream = report.current_turn_stream()
             self.tools = setup.build_tools(capsule, self.paths, self.home, self.runtime,
                                            self.host, self.attachments, component_env,
@@ -185,62 +184,17 @@ class Session:
             self.close_runtime()
             raise
         self.dispatch = Dispatcher(self.tools, report, self.hooks, self.task_cancel,
-                                   tool_stream)
-        self.host.invoke = self.dispatch.invoke_from_script
+                                   tool_stream, approver, self.questions)
+        self._script_host: HostServices = self.host
         if self.script is not None:
             from tui.core.wasm.artifact_store import SessionArtifacts, wasm_tool_factory
 
-            self.host.artifacts = SessionArtifacts(
-                capsule, self.home, self.session_id, self.paths.tools, self.tools,
-                wasm_tool_factory(self.runtime, capsule, self.paths.accessible,
-                                  self.paths.logs, self.host, self.attachments, component_env,
-                                  tool_stream), report.log)
-
-    def _journaled(self) -> Found:
-        """The turn and call the resumed session died in (it wrote no end), from its journal;
-        when it journaled nothing (it died as it started), the one of the session it resumed
-        in turn. Nothing when the record holds that turn whole, or when a later resume took it
-        over (`W-RESUME` at start says which session has it), or the journal cannot be read."""
-        from tui.core.shell.background import session_folder
-
-        entry = self.resume.entry if self.resume is not None else None
-        known = session_index.entries(self.home) if entry is not None else []
-        by_id = {e.session_id: e for e in known}
-        seen: set[str] = set()
-        while entry is not None and entry.ended_ms is None and entry.session_id not in seen \
-                and len(seen) < 16:
-            seen.add(entry.session_id)
-            found = read_journal(session_folder(Path(entry.workdir), entry.session_id),
-                                 entry.session_id, self.home)
-            if found.problem is not None:
-                self._resume_notes.append(f"the turn session {entry.session_id} stopped in is "
-                                          f"not rebuilt: {found.problem}")
-                return Found()
-            if found.warning is not None:  # what was skipped; the rest is used
-                self._resume_notes.append(found.warning)
-            if not found.empty:
-                return self._not_taken(found, entry.session_id, known)
-            entry = by_id.get(entry.resumed_from) if entry.resumed_from else None
-        return Found()
-
-    def _not_taken(self, found: Found, session_id: str, known: list[session_index.Entry]
-                   ) -> Found:
-        """`found`, unless the record holds its turn whole or a later session took it over."""
-        turn = found.turn
-        if turn is None:
-            return found
-        if self.record_path is not None and rebuild.whole_in(
-                turn, self.reader.messages(self.record_path)):
-            return Found()  # it ended whole: nothing was running
-        taken = _taken_over(turn, session_id, known, self.home)
-        if taken is None:
-            return found
-        taker, doubt = taken
-        took = "took over" if not doubt else f"may have taken over ({doubt})"
-        self._resume_notes.append(f"session {session_id} was resumed before, and {taker} {took} "
-                                  f"the turn it stopped in: that turn is not rebuilt again "
-                                  f"(resume {taker} to go on from it)")
-        return Found()
+            self._script_host = self.host.for_script(
+                self.dispatch.invoke_from_script, SessionArtifacts(
+                    capsule, self.home, self.session_id, self.paths.tools, self.tools,
+                    wasm_tool_factory(self.runtime, capsule, self.paths.accessible,
+                                      self.paths.logs, self.host, self.attachments,
+                                      component_env, tool_stream), report.log))
 
     def submit(self, text: str, task_id: str | None = None, context_id: str | None = None
                ) -> str | None:
@@ -281,14 +235,6 @@ class Session:
             self.runtime.close()
             gc.collect()  # no Store may outlive the session (wasm-hosting §7, gotcha 5)
 
-    def _retrying(self, notice: RetryNotice) -> None:
-        """A model call will be tried again (the built-in HTTP drivers)."""
-        position = self.report.position
-        self.report.emit(ev.InferenceRetry(
-            task_id=position.task_id, turn=position.turn, attempt=notice.attempt,
-            max_attempts=notice.max_attempts, status=notice.status, reason=notice.reason,
-            delay_ms=int(notice.delay_s * 1000)))
-
     # -- the session ------------------------------------------------------------------------
     def run(self) -> SessionResult:
         started = self._started = time.monotonic()
@@ -308,11 +254,11 @@ class Session:
             pin_first_run(self.capsule, self.home)
             setup.write_tool_manifests(self.tools, self.paths)
             self.hooks.stage(self.capsule.capabilities.shell_allow)
-            parts = self._start()
+            deps = self._start()
             if self.no_task:
                 outcome = last = Finished("")
             else:
-                outcome, last = lifecycle.run_all(parts, self.inbox)
+                outcome, last = lifecycle.run_all(deps, self._first_task(), self.inbox)
         except TraceWriteError as exc:
             outcome = last = self._trace_failed(exc)
         except Exception as exc:  # setup failed (the disk, or a bug): still finish the files
@@ -329,8 +275,8 @@ class Session:
         return SessionResult(self.session_id, outcome.exit_status, last.result, self.paths,
                              self.record_path)
 
-    def _start(self) -> task.TaskParts:
-        """The session's first lines (warnings, session_start) and what its task needs."""
+    def _start(self) -> task.TaskDeps:
+        """The session's first lines (warnings, session_start) and what its tasks run with."""
         capsule, inference, report = self.capsule, self.inference, self.report
         setup.first_warnings(capsule, self._home_warning, report, self.tools)
         for note in self._resume_notes:
@@ -363,19 +309,20 @@ class Session:
             self.driver, context, report, self.hooks, self.dispatch, self.task_cancel, inference,
             capsule.context.max_tokens, self.paths.out, head, tool_payload, sha(system),
             sha(compact_json(tool_payload)))
-        return task.TaskParts(
-            capsule, self.context_id, self.task_text, context, report, self.hooks,
-            self.dispatch, self.ending, self.task_cancel, self.paths, self.reader,
-            self.record_path, self._record, turns, self.script, self.host,
-            self._write_task_file, resume=self.resume.mode if self.resume else None,
-            task_id=self._first_ids[0] or self._continued(), task_context=self._first_ids[1],
-            rebuild=self._found.turn)
+        return task.TaskDeps(
+            capsule, self.context_id, context, report, self.hooks, self.dispatch, self.ending,
+            self.task_cancel, self.paths, self.reader, self.record_path, self._record, turns,
+            self.script, self._script_host)
 
-    def _continued(self) -> str | None:
-        """With no task of its own, a resumed session's first task is the one its predecessor
-        died in, under that task's id."""
+    def _first_task(self) -> task.TaskInput:
+        """What the first task was asked. With no task of its own, a resumed session's first
+        task is the one its predecessor died in, under that task's id."""
         turn = self._found.turn
-        return turn.task_id if turn is not None and not self.task_text.strip() else None
+        continued = turn.task_id if turn is not None and not self.task_text.strip() else None
+        task_id, context_id = self._first_ids
+        return task.TaskInput(self.task_text, task_id=task_id or continued,
+                              context_id=context_id, task_file_written=self._write_task_file,
+                              resume=self.resume.mode if self.resume else None, rebuild=turn)
 
     def _end(self, outcome: TaskOutcome, started: float) -> None:
         if not self._session_started:
@@ -447,24 +394,3 @@ class Session:
     def _warn_record(self, text: str) -> None:
         self.report.warn_and_log("W-RECORD", text)
 
-
-def _taken_over(turn: OpenTurn, session_id: str, known: list[session_index.Entry], home: Path
-                ) -> tuple[str, str] | None:
-    """The later session that resumed `session_id`, or one resumed from those in turn, and
-    journaled its open turn, if one did — or whose journal cannot show it did not (then: why)."""
-    from tui.core.shell.background import session_folder
-
-    message_id = str(turn.message["id"])
-    roots, later = {session_id}, True
-    while later:  # every session resumed from session_id, however far down
-        found = {e.session_id for e in known if e.resumed_from in roots} - roots
-        later = bool(found)
-        roots |= found
-    for entry in known:
-        if entry.session_id == session_id or entry.session_id not in roots:
-            continue
-        held = holds_turn(session_folder(Path(entry.workdir), entry.session_id),
-                          entry.session_id, home, message_id)
-        if held is not None:
-            return entry.session_id, held
-    return None

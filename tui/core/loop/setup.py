@@ -31,6 +31,7 @@ from tui.core.tools.table import SkillHandler, ToolSpec, ToolTable
 from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 
 if TYPE_CHECKING:
+    from tui.core.inference.retry import RetryNotice
     from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
 
@@ -107,7 +108,8 @@ def component_error(exc: Exception) -> LaunchError:
 
 def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionPaths,
                  home: Path, extra_env: Mapping[str, str],
-                 warn: Callable[[str, str], None] | None = None) -> Driver:
+                 warn: Callable[[str, str], None] | None = None,
+                 on_retry: Callable[[RetryNotice], None] | None = None) -> Driver:
     entry = capsule.driver
     if entry is None:  # the manifest check makes this unreachable for a loaded capsule
         raise LaunchError(f"{capsule.manifest_path}: inference.driver.artifact names no entry")
@@ -116,7 +118,7 @@ def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionP
 
         return ScriptedDriver.from_config(entry.name, entry.config, capsule.root)
     if entry.builtin in HTTP_BUILTINS:
-        return http_driver(capsule, entry, home, warn)
+        return http_driver(capsule, entry, home, warn, on_retry)
     assert runtime is not None
     from tui.core.wasm.driver import WasmDriver
 
@@ -134,7 +136,7 @@ def build_driver(capsule: Capsule, runtime: WasmRuntime | None, target: SessionP
         gateway = CredentialGateway(entry.name, settings, Credentials(home, warn))
     try:
         return WasmDriver(runtime, resolved, capsule, target.accessible, target.logs,
-                          dict(extra_env), gateway)
+                          dict(extra_env), gateway, on_retry)
     except (ComponentLoadError, IncompatibleComponent) as exc:
         if gateway is not None:
             gateway.close()
@@ -243,7 +245,8 @@ def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
 
 
 def http_driver(capsule: Capsule, entry: Artifact, home: Path,
-                warn: Callable[[str, str], None] | None) -> Driver:
+                warn: Callable[[str, str], None] | None,
+                on_retry: Callable[[RetryNotice], None] | None = None) -> Driver:
     """`builtin: openai` / `builtin: anthropic`, with the `config.stream` and
     `config.read_timeout_s` the manifest reader checked."""
     from tui.core.inference.credentials import Credentials
@@ -255,7 +258,7 @@ def http_driver(capsule: Capsule, entry: Artifact, home: Path,
     settings = entry.http or HttpSettings()
     return HttpDriver(entry.name, entry.builtin, entry.gateway, Credentials(home, warn),
                       RetryPolicy(capsule.inference.retry), stream=settings.stream,
-                      read_timeout_s=settings.read_timeout_s)
+                      read_timeout_s=settings.read_timeout_s, on_retry=on_retry)
 
 
 class NoDriver:

@@ -4,6 +4,7 @@ them, and the task's end."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from tui.core import ids
 from tui.core.asking.request import InputTimeout
 from tui.core.chat import Message, chat_shape_problem, user_message
 from tui.core.events import vocabulary as ev
+from tui.core.frozen import Frozen
 from tui.core.fs.task_file import TASK_FILE, write_task
 from tui.core.fs.workdir import SessionPaths
 from tui.core.loop import compaction, rebuild
@@ -22,7 +24,6 @@ from tui.core.loop.context import Context
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
 from tui.core.loop.hook_points import HookPoints
-from tui.core.loop.host import Host
 from tui.core.loop.inbox import TaskCancel
 from tui.core.loop.journal import OpenTurn
 from tui.core.loop.report import Report
@@ -45,14 +46,17 @@ from tui.core.trace.writer import TraceWriteError
 from tui.core.wasm.errors import GuestFailure
 
 if TYPE_CHECKING:
+    from tui.core.wasm.calls import HostServices
     from tui.core.wasm.script import ScriptCapsule
 
 
-@dataclass
-class TaskParts:
+@dataclass(frozen=True, repr=False, eq=False)
+class TaskDeps(Frozen):
+    """What a task runs with: built once per session, the same for every task but for the
+    context, which a stateless lifecycle makes fresh for each (`fresh`)."""
+
     capsule: Capsule
-    context_id: str
-    text: str
+    context_id: str  # the session's
     context: Context
     report: Report
     hooks: HookPoints
@@ -65,62 +69,76 @@ class TaskParts:
     record: RecordWriter | None
     turns: Turns | None  # None: a script capsule runs instead
     script: ScriptCapsule | None
-    host: Host
-    task_file_written: bool  # --task / --task-file wrote task.md already
+    host: HostServices  # what a script capsule's run reaches (tool-registry, artifacts)
+
+    def fresh(self) -> TaskDeps:
+        """The same, with an empty context (`conversation: stateless`: each task alone)."""
+        context = self.context.fresh()
+        turns = dataclasses.replace(self.turns, context=context) \
+            if self.turns is not None else None
+        return dataclasses.replace(self, context=context, turns=turns)
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class TaskInput(Frozen):
+    """What a task was asked, and how it came."""
+
+    text: str
     source: str = "task_md"  # trace task_start `source`: task_md | a2a (a task sent later)
     origin: str = "user"
+    task_id: str | None = None  # the id the task runs under (a door's), else one is minted
+    context_id: str | None = None  # the context its sender named (TaskStarted, the trace)
+    task_file_written: bool = False  # task.md holds the text already
     first: bool = True  # the session's first task (a threaded one reloads the record)
     resume: str | None = None  # `--resume` mode (full | compact): the record always reloads
-    task_id: str | None = None  # the id the task runs under (a door's), else one is minted
-    task_context: str | None = None  # the context its sender named (TaskStarted, the trace)
     rebuild: OpenTurn | None = None  # the turn the resumed session died in (rebuild.py)
 
 
-def run(parts: TaskParts) -> TaskOutcome:
-    task = TaskState(parts.task_id or ids.task_id(), time.monotonic())
-    parts.cancel.begin(task.task_id)
+def run(deps: TaskDeps, asked: TaskInput) -> TaskOutcome:
+    task = TaskState(asked.task_id or ids.task_id(), time.monotonic())
+    deps.cancel.begin(task.task_id)
     try:
-        return _run(parts, task)
+        return _run(deps, asked, task)
     finally:
-        parts.cancel.end()
+        deps.cancel.end()
 
 
-def _run(parts: TaskParts, task: TaskState) -> TaskOutcome:
-    parts.ending.task_started(task)
-    context, report, hooks = parts.context, parts.report, parts.hooks
-    threaded = parts.capsule.lifecycle.conversation == "threaded"
-    if parts.first and (threaded or parts.resume) and parts.record_path is not None:
-        history = reloadable(parts.reader.messages(parts.record_path), parts.record_path,
+def _run(deps: TaskDeps, asked: TaskInput, task: TaskState) -> TaskOutcome:
+    deps.ending.task_started(task)
+    context, report, hooks = deps.context, deps.report, deps.hooks
+    threaded = deps.capsule.lifecycle.conversation == "threaded"
+    if asked.first and (threaded or asked.resume) and deps.record_path is not None:
+        history = reloadable(deps.reader.messages(deps.record_path), deps.record_path,
                              report)
-        if parts.record is not None:
-            parts.record.mark_recorded([str(m["id"]) for m in history])
+        if deps.record is not None:
+            deps.record.mark_recorded([str(m["id"]) for m in history])
         for message in history:
             context.append(message, record=False)
-        if parts.resume == "compact" and history:
-            _compact_on_resume(parts, task.task_id)
-    text = parts.text
-    context_id = parts.task_context or parts.context_id
-    shown = text or (_asked_last(context) if parts.rebuild is not None else "")
+        if asked.resume == "compact" and history:
+            _compact_on_resume(deps, task.task_id)
+    text = asked.text
+    context_id = asked.context_id or deps.context_id
+    shown = text or (_asked_last(context) if asked.rebuild is not None else "")
     report.emit(ev.TaskStarted(task_id=task.task_id, context_id=context_id, text=shown,
-                               source=parts.source, origin=parts.origin,
+                               source=asked.source, origin=asked.origin,
                                message_parts_bytes=len(text.encode())))
     report.position.task_id = task.task_id
     report.position.phase = "turn"
-    parts.dispatch.script_task = task
+    deps.dispatch.script_task = task
     early: TaskOutcome | None = None
-    turn, parts.rebuild = parts.rebuild, None
-    if turn is not None and parts.turns is not None and rebuild.needed(turn, context):
-        early = _guarded(parts, lambda: _rebuilt(parts, task, turn))
-    if parts.script is None and early is None and (text or turn is None):
+    turn = asked.rebuild
+    if turn is not None and deps.turns is not None and rebuild.needed(turn, context):
+        early = _guarded(deps, lambda: _rebuilt(deps, task, turn))
+    if deps.script is None and early is None and (text or turn is None):
         context.append(user_message(text))  # no text: the task goes on from the rebuilt turn
     if hooks.bound("on-task-start"):
         prior = context.count(len(context.ids) - 1) if len(context.ids) > 1 else 0
-        window = parts.capsule.context.max_tokens or 0
+        window = deps.capsule.context.max_tokens or 0
         hooks.task_start(task.task_id, context_id, len(text.encode()),
-                         int(window * parts.capsule.context.seed_budget), window, prior,
-                         parts.source)
+                         int(window * deps.capsule.context.seed_budget), window, prior,
+                         asked.source)
     while True:
-        outcome, early = early if early is not None else _attempt(parts, task), None
+        outcome, early = early if early is not None else _attempt(deps, asked, task), None
         if outcome.cause is not None:
             report.emit(ev.TaskFailed(task_id=task.task_id, cause=outcome.cause,
                                       reason=outcome.result.removeprefix("error: "),
@@ -134,15 +152,15 @@ def _run(parts: TaskParts, task: TaskState) -> TaskOutcome:
             report.log(f"{reopen.hook} asked to reopen task {task.task_id}; it was canceled, "
                        "so it stays ended")
             break
-        if reopen is None or parts.script is not None:
+        if reopen is None or deps.script is not None:
             break
-        refused = _reopen(parts, task, reopen)
+        refused = _reopen(deps, task, reopen)
         if refused is not None:
             outcome = refused
             break
     report.position.task_id = None
-    parts.ending.task(task, outcome)
-    parts.ending.task_done(task)
+    deps.ending.task(task, outcome)
+    deps.ending.task_done(task)
     return outcome
 
 
@@ -157,41 +175,41 @@ def _asked_last(context: Context) -> str:
     return ""
 
 
-def _compact_on_resume(parts: TaskParts, task_id: str) -> None:
+def _compact_on_resume(deps: TaskDeps, task_id: str) -> None:
     """`--resume-mode compact`: the reloaded conversation goes through the capsule's
     on-compaction hook before the task; its replacement becomes the context (a hook that
     declines or fails leaves the whole conversation, and says so)."""
-    context = parts.context
+    context = deps.context
     tokens = context.count()
-    window = parts.capsule.context.max_tokens
+    window = deps.capsule.context.max_tokens
     ratio = tokens / window if window else 1.0
-    inference = parts.turns.inference if parts.turns is not None else None
+    inference = deps.turns.inference if deps.turns is not None else None
     settings = inference.compaction if inference is not None else Compaction()
     model = inference.model if inference is not None else ""
-    decision = compaction.decide(parts.hooks, context.messages, settings, model, tokens, ratio)
+    decision = compaction.decide(deps.hooks, context.messages, settings, model, tokens, ratio)
     if decision.kind != "committed":
-        parts.report.warn_and_log("W-RESUME", f"--resume-mode compact: the conversation was "
+        deps.report.warn_and_log("W-RESUME", f"--resume-mode compact: the conversation was "
                                   f"kept whole ({decision.reason})")
         return
     context.replace(decision.messages)
-    parts.report.emit(ev.Compacted(task_id=task_id, turn=0, tokens_before=tokens,
+    deps.report.emit(ev.Compacted(task_id=task_id, turn=0, tokens_before=tokens,
                                    tokens_after=context.count()))
 
 
-def _attempt(parts: TaskParts, task: TaskState) -> TaskOutcome:
+def _attempt(deps: TaskDeps, asked: TaskInput, task: TaskState) -> TaskOutcome:
     """One attempt at the task (a reopen makes another); never raises but for the trace."""
-    outcome = _guarded(parts, lambda: parts.turns.run(task) if parts.turns is not None
-                       else _run_script(parts))
+    outcome = _guarded(deps, lambda: deps.turns.run(task) if deps.turns is not None
+                       else _run_script(deps, asked))
     assert outcome is not None
     return outcome
 
 
-def _rebuilt(parts: TaskParts, task: TaskState, turn: OpenTurn) -> None:
-    assert parts.turns is not None
-    rebuild.rebuild(turn, task, parts.context, parts.dispatch, parts.report)
+def _rebuilt(deps: TaskDeps, task: TaskState, turn: OpenTurn) -> None:
+    assert deps.turns is not None
+    rebuild.rebuild(turn, task, deps.context, deps.dispatch, deps.report)
 
 
-def _guarded(parts: TaskParts, step: Callable[[], TaskOutcome | None]) -> TaskOutcome | None:
+def _guarded(deps: TaskDeps, step: Callable[[], TaskOutcome | None]) -> TaskOutcome | None:
     """`step`'s outcome, or the task's end when it stopped (canceled, a question timed out, a
     bug); raises only what ends the trace."""
     try:
@@ -205,15 +223,15 @@ def _guarded(parts: TaskParts, step: Callable[[], TaskOutcome | None]) -> TaskOu
     except Exception as exc:  # a bug here must still leave complete files behind
         import traceback  # a failing task only
 
-        parts.report.log("internal error:\n" + traceback.format_exc())
+        deps.report.log("internal error:\n" + traceback.format_exc())
         return Failed(f"error: internal error: {exc!r}", "runtime_error")
 
 
-def _reopen(parts: TaskParts, task: TaskState, reopen: Reopen) -> Failed | None:
+def _reopen(deps: TaskDeps, task: TaskState, reopen: Reopen) -> Failed | None:
     """A hook sent the task back (on-task-end `reopen-task`): go on with the reason as a new
     user message, within lifecycle.max_task_reopens and the task's max_turns."""
-    budget = parts.capsule.lifecycle.max_task_reopens
-    max_turns = parts.turns.inference.max_turns if parts.turns is not None else 0
+    budget = deps.capsule.lifecycle.max_task_reopens
+    max_turns = deps.turns.inference.max_turns if deps.turns is not None else 0
     remaining = max_turns - task.usage.turns
     if task.reopens >= budget or remaining <= 0:
         why = (f"lifecycle.max_task_reopens ({budget}) is used up" if task.reopens >= budget
@@ -221,24 +239,24 @@ def _reopen(parts: TaskParts, task: TaskState, reopen: Reopen) -> Failed | None:
         return Failed(f"error: a hook asked to reopen the task but {why}",
                       "reopen_budget_exhausted", exit_status="reopen_budget_exhausted")
     task.reopens += 1
-    parts.report.emit(ev.TaskReopened(task_id=task.task_id, hook_name=reopen.hook,
+    deps.report.emit(ev.TaskReopened(task_id=task.task_id, hook_name=reopen.hook,
                                       reason=reopen.reason, reopen_number=task.reopens,
                                       turns_remaining=remaining))
-    parts.context.append(user_message(reopen.reason))
+    deps.context.append(user_message(reopen.reason))
     return None
 
 
-def _run_script(parts: TaskParts) -> TaskOutcome:
+def _run_script(deps: TaskDeps, asked: TaskInput) -> TaskOutcome:
     """A script capsule's `run` (its own loop, calling tools through the host)."""
-    script = parts.script
+    script = deps.script
     assert script is not None
-    accessible = parts.paths.accessible
-    if not parts.task_file_written and not os.path.lexists(accessible / TASK_FILE):
-        write_task(accessible, parts.text)
+    accessible = deps.paths.accessible
+    if not asked.task_file_written and not os.path.lexists(accessible / TASK_FILE):
+        write_task(accessible, asked.text)
     try:
-        script.run(parts.host, parts.cancel)
+        script.run(deps.host, deps.cancel)
     except GuestFailure as failure:
-        if parts.cancel.is_set():
+        if deps.cancel.is_set():
             raise CanceledError() from None
         return Failed(f"error: {failure.reason}", "runtime_error")
     except InputTimeout as exc:

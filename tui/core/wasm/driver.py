@@ -43,13 +43,14 @@ from tui.core.wasm.values import field, record
 class WasmDriver:
     def __init__(self, runtime: WasmRuntime, resolved: ResolvedArtifact, capsule: Capsule,
                  workdir: Any, logs: Any, extra_env: dict[str, str],
-                 gateway: CredentialGateway | None = None) -> None:
+                 gateway: CredentialGateway | None = None,
+                 on_retry: Callable[[RetryNotice], None] | None = None) -> None:
         self.name = resolved.name
         self.runtime = runtime
         self.resolved = resolved
         self.gateway = gateway
         self.retry = RetryPolicy(capsule.inference.retry if capsule.inference else Retry())
-        self.on_retry: Callable[[RetryNotice], None] | None = None
+        self.on_retry = on_retry
         self.loaded = runtime.load(resolved.wasm)
         self.export = versions.check(resolved.wasm, "driver", self.loaded.imports,
                                      self.loaded.exports)

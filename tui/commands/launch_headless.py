@@ -1,0 +1,141 @@
+"""`murmur-tui launch --headless`: the session (`launch.build_session`) runs on its own thread
+while the main thread prints its events and takes Ctrl-C; tasks and answers come from
+`--answer`, stdin or the door."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from tui.commands.exits import EXIT_INTERRUPTED, EXIT_NOT_OK, EXIT_OK
+from tui.commands.launch import SessionSpec, build_session, options_of
+from tui.core.manifest.model import Capsule
+
+
+def run(capsule: Capsule, args: argparse.Namespace) -> int:
+    from tui.core.cancel import CancelToken
+    from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
+    from tui.core.loop.launch import SessionResult
+    from tui.core.tools.approvals import Nobody
+
+    printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
+    cancel = CancelToken()
+    door: Any = None
+    board: Any = None
+    if getattr(args, "serve", None) is not None:
+        from tui.core.asking.questions import QuestionBoard
+        from tui.core.door import Door, parse_bind
+
+        board = QuestionBoard()
+        board.door_only = True  # once the --answer values are used, questions wait for the door
+        door = Door(capsule, board, *parse_bind(args.serve))
+    responder = HeadlessResponder(args.answer, board=board)
+    session = build_session(SessionSpec(
+        capsule, options_of(args),
+        sinks=(printer, door.sink) if door is not None else (printer,), responder=responder,
+        cancel=cancel,
+        approver=args.approvals.gate(Nobody(sys.stderr.write)) if args.approvals else None))
+    lifecycle = capsule.lifecycle
+    serving: Any = None
+    if door is not None:
+        serving = _serve(door, session, args.json)
+    elif lifecycle.task_acceptance == "queue" and lifecycle.after_task == "sleep":
+        responder.feed_tasks(session.submit, session.inbox.close)  # stdin: one task a line
+    else:
+        session.inbox.close()  # nothing more will be sent
+    # The session runs on its own thread: Python runs signal handlers on the main thread only,
+    # between bytecodes — never while a component runs inside wasmtime — so the main thread
+    # stays free to take Ctrl-C at any moment.
+    results: list[SessionResult] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            if serving is not None and serving.waits and not serving.first_task(cancel):
+                return  # stopped before any task came
+            results.append(session.run())
+        except BaseException as exc:  # handed to the main thread
+            errors.append(exc)
+
+    def finish_now() -> None:
+        session.finish_now()
+        if serving is not None:
+            serving.end()
+
+    worker = threading.Thread(target=work, name="session", daemon=True)
+    previous = _install(_interrupt_handler(cancel, finish_now))
+    try:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.2)
+    finally:
+        _install(previous)
+        if serving is not None:
+            serving.end()
+    if errors:
+        raise errors[0]
+    if not results:
+        sys.stderr.write("murmur-tui: stopped before any task was sent\n")
+        return EXIT_OK
+    return EXIT_OK if results[0].ok else EXIT_NOT_OK
+
+
+def _serve(door: Any, session: Any, as_json: bool) -> Any:
+    """Serve `session` on `door` and print the one readiness line; a session that cannot be
+    served gives back what it holds before the refusal is told."""
+    from tui.core.door.serving import Serving
+    from tui.core.errors import MurmurTuiError
+
+    try:
+        serving = Serving.start(door, session)
+    except MurmurTuiError:
+        session.close_unstarted()
+        raise
+    sys.stdout.write(serving.readiness(as_json) + "\n")
+    sys.stdout.flush()
+    return serving
+
+
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                 if hasattr(signal, name))
+
+
+def _install(handler: object) -> object:
+    """Install `handler` (one, or a dict per signal) for SIGINT, SIGTERM and SIGHUP; returns
+    what was installed before (nothing when not on the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {}
+    for number in _SIGNALS:
+        chosen = handler.get(number) if isinstance(handler, dict) else handler
+        if chosen is not None:
+            previous[number] = signal.signal(number, chosen)  # type: ignore[arg-type]
+    return previous
+
+
+def _interrupt_handler(cancel: threading.Event, finish_now: Callable[[], None]
+                       ) -> Callable[[int, FrameType | None], None]:
+    """The first Ctrl-C (or SIGTERM / SIGHUP) cancels the session: the running component, model
+    call or shell command is stopped and the task ends `canceled`, every file finished. A
+    second one stops at once: the files are finished where they are and the process exits 130."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if cancel.is_set():
+            finish_now()
+            from tui.core.shell.process import kill_running
+
+            kill_running()  # os._exit runs no atexit hook
+            sys.stdout.flush()
+            sys.stderr.write("\nmurmur-tui: stopped\n")
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
+        sys.stderr.write("\nmurmur-tui: canceling (Ctrl-C again to stop at once)\n")
+        cancel.set()
+
+    return handler

@@ -1,0 +1,74 @@
+"""`murmur-tui launch` on the supervisor screen (and `browse`'s continuation): the session is
+built (`launch.build_session`), attached to the app, served on the door when asked, and the
+one line of what it left is printed once the screen closes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from tui.commands.exits import EXIT_NOT_OK, error
+from tui.commands.launch import SessionSpec, build_session, options_of
+from tui.core.manifest.model import Capsule
+
+
+def run(capsule: Capsule, args: argparse.Namespace) -> int:
+    from tui.app.app import SupervisorApp
+    from tui.app.themes import DEFAULT_THEME, load_all
+    from tui.core.fs.paths import murmur_home
+
+    home = murmur_home()
+    if args.theme:
+        names = {item.theme.name for item in load_all(home)[0]}
+        if args.theme not in names:
+            return error(f"--theme {args.theme!r} is not a theme here (themes: "
+                         f"{', '.join(sorted(names)) or DEFAULT_THEME})")
+    app = SupervisorApp(home, theme=args.theme)
+    door: Any = None
+    board: Any = None
+    if getattr(args, "serve", None) is not None:
+        from tui.core.asking.questions import QuestionBoard
+        from tui.core.door import Door, parse_bind
+
+        board = QuestionBoard()
+        door = Door(capsule, board, *parse_bind(args.serve))
+    session = build_session(SessionSpec(
+        capsule, options_of(args),
+        sinks=(app.bridge, door.sink) if door is not None else (app.bridge,),
+        responder=app.responder, cancel=app.cancel,
+        approver=args.approvals.gate(app.approver) if args.approvals else None))
+    app.attach(session)
+    if door is not None:
+        from tui.core.door.serving import Serving
+        from tui.core.errors import MurmurTuiError
+
+        try:
+            serving = Serving.start(door, session)
+        except MurmurTuiError:
+            session.close_unstarted()
+            raise
+        app.serve(serving, board)
+    try:
+        code = app.run()
+    finally:
+        app.end_serving()
+    if app.running:  # the app went away while the session ran: let it finish its files
+        app.cancel.set()
+    last = app.session or session
+    sys.stdout.write(quit_summary(last.session_id, app.result.exit_status if app.result
+                                  else "canceled", last.paths.accessible, last.record_path)
+                     + "\n")
+    return code if isinstance(code, int) else EXIT_NOT_OK
+
+
+def quit_summary(session_id: str, exit_status: str, workdir: Path,
+                 record: Path | None) -> str:
+    """The one line `launch` prints once the screen has closed: what the session left."""
+    from tui.core.text.printable import printable
+    from tui.core.text.secrets import redact
+
+    kept = f" · record {record}" if record is not None else " · no record"
+    return printable(redact(f"murmur-tui: session {session_id} ended {exit_status} · workdir "
+                            f"{workdir}{kept}"), keep_newlines=False)
