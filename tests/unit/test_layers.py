@@ -151,7 +151,7 @@ def test_the_import_graph_of_tui_has_no_cycle() -> None:
 LOOP_LAYERS = ("state", "inbox", "launch", "journal_seal", "journal", "journal_read",
                "continuation", "report", "context",
                "hook_points", "host", "compaction", "dispatch", "rebuild", "resume", "turn",
-               "ending", "task", "lifecycle", "setup", "session")
+               "ending", "task", "lifecycle", "setup", "session", "build")
 
 
 def test_the_loop_imports_only_downward() -> None:
@@ -168,24 +168,25 @@ def test_the_loop_imports_only_downward() -> None:
     assert outside == []  # the rest of the core sits below the loop (its leaf, state, aside)
     # a leaf indeed: the loop's state stands on the events' closed sets alone
     assert graph["tui.core.loop.state"] <= {"tui.core.frozen", "tui.core.events.kinds"}
+    # only the one build makes a Session (the app and the commands hold one, typed)
     assert sorted(m for m in graph if "tui.core.loop.session" in graph[m]) == [
-        "tui.app.app", "tui.app.followups", "tui.commands.launch"]  # only commands build a Session
+        "tui.app.app", "tui.app.followups", "tui.core.loop.build"]
 
 
 def test_one_function_builds_a_session() -> None:
-    """Screen, headless, follow-up and resume all go through `launch.build_session`."""
+    """Screen, headless, follow-up and resume all go through `loop/build.py`'s one build."""
     root = Path(tui.__file__).parent
     builders = sorted(
         str(path.relative_to(root.parent)) for path in root.rglob("*.py")
         if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                and node.func.id == "Session"
                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
-    assert builders == ["tui/commands/launch.py"]
+    assert builders == ["tui/core/loop/build.py"]
 
 
 def test_the_loop_pieces_load_and_work_without_a_session() -> None:
-    pieces = [f"tui.core.loop.{name}" for name in LOOP_LAYERS if name not in ("setup",
-                                                                              "session")]
+    pieces = [f"tui.core.loop.{name}" for name in LOOP_LAYERS
+              if name not in ("setup", "session", "build")]
     script = (
         "import importlib, sys\n"
         f"for name in {pieces!r}:\n"

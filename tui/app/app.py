@@ -301,8 +301,8 @@ class SupervisorApp(QueueHost):
         its files complete), then a follow-up session resumed from the chosen one takes a
         fresh supervisor screen. If it cannot start, a toast says why."""
         from tui.app.browser.resume import follow_up
-        from tui.commands.launch import SessionSpec, build_session
         from tui.core.errors import MurmurTuiError
+        from tui.core.loop.build import SessionSpec, build_session
 
         async def resume() -> None:
             while len(self.screen_stack) > 2 and self.screen is not self.supervisor:

@@ -154,7 +154,7 @@ class QueueHost(DialogHost):
                       cancel: CancelToken) -> SessionResult | None:
         """On the session's thread: build the follow-up (which loads its components), then
         run it; None when it was refused (the prompt goes back to the queue's head)."""
-        from tui.commands.launch import build_session, follow_up
+        from tui.core.loop.build import build_session, follow_up
 
         try:
             session = build_session(follow_up(previous, entry, item.text, (self.bridge,),

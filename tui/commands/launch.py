@@ -11,58 +11,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui.commands.exits import error, refused
 
 if TYPE_CHECKING:
-    from tui.core.asking.request import InputResponder
-    from tui.core.cancel import CancelToken
-    from tui.core.events.stream import EventSink
     from tui.core.loop.launch import LaunchOptions
-    from tui.core.loop.session import Session
     from tui.core.manifest.model import Capsule
-    from tui.core.session_index import Entry, Resume
-    from tui.core.tools.approvals import Approvals
-
-
-@dataclass(frozen=True)
-class SessionSpec:
-    """What differs between two launches: the capsule and its options, where the events go,
-    who answers a question and approves a call, and the cancel the caller holds."""
-
-    capsule: Capsule
-    options: LaunchOptions
-    sinks: Sequence[EventSink] = ()
-    responder: InputResponder | None = None
-    cancel: CancelToken | None = None
-    approver: Approvals | None = None
-
-
-def build_session(spec: SessionSpec) -> Session:
-    """The session `spec` describes (LaunchError, ContextInUse: it does not start)."""
-    from tui.core.loop.session import Session
-
-    return Session(spec.capsule, spec.options, sinks=spec.sinks, responder=spec.responder,
-                   cancel=spec.cancel, approver=spec.approver)
-
-
-def follow_up(previous: Session, entry: Entry, text: str, sinks: Sequence[EventSink],
-              responder: InputResponder, cancel: CancelToken) -> SessionSpec:
-    """The next session in `previous`'s conversation (`--resume` of it, full) with `text` as
-    its task: the same capsule, home, `--workdir` and approvals."""
-    from tui.core.loop.launch import LaunchOptions
     from tui.core.session_index import Resume
-
-    paths = previous.paths  # a --workdir given at launch is the follow-up's too
-    workdir = paths.accessible if paths.session != paths.accessible else None
-    return SessionSpec(previous.capsule,
-                       LaunchOptions(task=text, home=previous.home, workdir=workdir,
-                                     resume=Resume(entry, "full")),
-                       sinks, responder, cancel, previous.dispatch.approvals)
 
 
 def options_of(args: argparse.Namespace) -> LaunchOptions:

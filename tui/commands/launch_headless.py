@@ -1,4 +1,4 @@
-"""`murmur-tui launch --headless`: the session (`launch.build_session`) runs on its own thread
+"""`murmur-tui launch --headless`: the session (`tui/core/loop/build.py`) runs on its own thread
 while the main thread prints its events and takes Ctrl-C; tasks and answers come from
 `--answer`, stdin or the door."""
 
@@ -14,7 +14,8 @@ from types import FrameType
 from typing import Any
 
 from tui.commands.exits import EXIT_INTERRUPTED, EXIT_NOT_OK, EXIT_OK
-from tui.commands.launch import SessionSpec, build_session, options_of
+from tui.commands.launch import options_of
+from tui.core.loop.build import SessionSpec, build_session
 from tui.core.manifest.model import Capsule
 
 

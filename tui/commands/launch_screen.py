@@ -1,5 +1,5 @@
 """`murmur-tui launch` on the supervisor screen (and `browse`'s continuation): the session is
-built (`launch.build_session`), attached to the app, served on the door when asked, and the
+built (`tui/core/loop/build.py`), attached to the app, served on the door when asked, and the
 one line of what it left is printed once the screen closes."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from tui.commands.exits import EXIT_NOT_OK, error
-from tui.commands.launch import SessionSpec, build_session, options_of
+from tui.commands.launch import options_of
+from tui.core.loop.build import SessionSpec, build_session
 from tui.core.manifest.model import Capsule
 
 
