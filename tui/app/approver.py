@@ -14,13 +14,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tui.core.tools.approvals import ApprovalRequest, Decision
+from tui.core.tools.approvals import ApprovalDecision, ApprovalRequest
 
 
 @dataclass(eq=False)
 class PendingApproval:
     request: ApprovalRequest
-    future: Future[Decision] = field(default_factory=Future)
+    future: Future[ApprovalDecision] = field(default_factory=Future)
 
 
 class ApprovalDesk(Protocol):
@@ -38,20 +38,20 @@ class ScreenApprover:
     def __init__(self, desk: ApprovalDesk) -> None:
         self.desk = desk
 
-    def decide(self, request: ApprovalRequest) -> Decision:
+    def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         pending = PendingApproval(request)
         try:
             self.desk.call_from_thread(self.desk.approval_arrived, pending)
         except RuntimeError:
-            return Decision("deny", "the screen is not running")
+            return ApprovalDecision("deny", "the screen is not running")
         while True:
             try:
                 return pending.future.result(timeout=0.1)
             except FutureTimeout:
                 pass
             except Exception:  # the app closed the dialog (it is quitting)
-                return Decision("deny", "murmur-tui closed before the call was approved")
+                return ApprovalDecision("deny", "murmur-tui closed before the call was approved")
             if request.cancel is not None and request.cancel.is_set():
                 with contextlib.suppress(RuntimeError):  # the app has already gone
                     self.desk.call_from_thread(self.desk.approval_withdrawn, pending)
-                return Decision("deny", "canceled by the user")
+                return ApprovalDecision("deny", "canceled by the user")

@@ -20,9 +20,9 @@ from tui.app.browser.requests import ResumeConversation
 from tui.app.fleet.links import Link, LinkState
 from tui.app.responder import ScreenResponder
 from tui.app.state import QueuedTask
-from tui.core.asking.request import InputRequest, NoAnswer
+from tui.core.asking.request import InputRequest
 from tui.core.cancel import CancelToken
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import MurmurTuiError, NoAnswer
 from tui.core.events import vocabulary as ev
 
 

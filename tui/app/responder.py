@@ -15,7 +15,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tui.core.asking.request import InputRequest, InputTimeout, NoAnswer
+from tui.core.asking.request import InputRequest
+from tui.core.errors import NoAnswer, StopOnInputTimeout
 
 if TYPE_CHECKING:
     from tui.core.asking.questions import OpenQuestion, QuestionBoard
@@ -102,7 +103,7 @@ class ScreenResponder:
                 raise NoAnswer("the session was canceled")
             if question.deadline is not None and time.monotonic() >= question.deadline:
                 self._withdraw(question)
-                raise InputTimeout(f"no answer within {request.timeout_secs:g} s")
+                raise StopOnInputTimeout(f"no answer within {request.timeout_secs:g} s")
 
     def _withdraw(self, question: Question) -> None:
         with contextlib.suppress(RuntimeError):  # the app has already gone

@@ -165,9 +165,10 @@ def _internal_error(exc: Exception) -> int:
 
 
 def launch(args: argparse.Namespace) -> int:
+    from tui.core.errors import ManifestError
     from tui.core.fs.paths import demo_capsule
     from tui.core.hardening import make_undumpable
-    from tui.core.manifest.reader import ManifestError, load_capsule
+    from tui.core.manifest.reader import load_capsule
 
     make_undumpable()  # before any key is read: commands it starts cannot read its memory
 

@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tui.core.a2a.client import first_user_text
-from tui.core.fs.beneath import Refused
+from tui.core.errors import FileRefused, NotJson
 from tui.core.fs.safe_read import open_regular, read_bounded
 from tui.core.running import probe as door_probe
 from tui.core.running import records as running
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import loads_line
 
 if TYPE_CHECKING:
     import httpx
@@ -59,7 +59,7 @@ class TraceFacts:
 
 
 @dataclass
-class Row:
+class SessionRow:
     record: running.RunningRecord
     verdict: running.Verdict
     state: str = "unknown"  # working / needs you / idle / unknown ("-" when gone)
@@ -93,7 +93,7 @@ class Row:
 
 @dataclass
 class Listing:
-    rows: list[Row]
+    rows: list[SessionRow]
     problems: list[str]
 
 
@@ -106,7 +106,7 @@ def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
     records = [item.record for item in found if item.record is not None]
     tokens = [running.read_token(home, record, credential) for record in records]
     verdicts = door_probe.verify_all(records, timeout, tokens=tokens, credential=credential)
-    rows = [Row(record, verdict) for record, verdict in zip(records, verdicts, strict=True)]
+    rows = [SessionRow(record, verdict) for record, verdict in zip(records, verdicts, strict=True)]
     if rows:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -119,7 +119,7 @@ def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
     return Listing(rows, running.describe(found))
 
 
-def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
+def _fill(row: SessionRow, client: httpx.Client, token: str | None) -> None:
     """The row's state, model and task, from its trace and, when it is live, its door."""
     facts = trace_facts(row.record.workdir / "trace.jsonl")
     if facts is not None and facts.problem is not None:
@@ -165,7 +165,7 @@ def trace_facts(path: Path) -> TraceFacts | None:
     read, so a trace that never ends (a sparse file, one still being written) costs the same."""
     try:
         fd = open_regular(path)
-    except Refused as exc:
+    except FileRefused as exc:
         return None if str(exc) == "no such file" else TraceFacts(problem=str(exc))
     try:
         size = os.fstat(fd).st_size
@@ -254,11 +254,11 @@ def _artifact_text(task: dict[str, Any], name: str) -> str | None:
     return _parts_text(message.get("parts")) if isinstance(message, dict) else None
 
 
-def _task_md(row: Row) -> str | None:
+def _task_md(row: SessionRow) -> str | None:
     path = row.record.workdir / "task.md"
     try:
         return read_bounded(path, MAX_TASK_MD).data.decode("utf-8", "replace")
-    except Refused as exc:
+    except FileRefused as exc:
         if str(exc) != "no such file":
             row.notes.append(f"{path}: {exc}; not read")
         return None
@@ -285,7 +285,7 @@ def uptime(started_at: str) -> str:
     return f"{days}d {clock}" if days else clock
 
 
-def table(rows: Sequence[Row]) -> list[str]:
+def table(rows: Sequence[SessionRow]) -> list[str]:
     """`mur ps`'s columns in its order and widths, then STATE, MODEL and TASK."""
     if not rows:
         return ["no running capsules"]

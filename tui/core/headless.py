@@ -11,8 +11,9 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from tui.core.asking.request import InputRequest, InputTimeout, NoAnswer
+from tui.core.asking.request import InputRequest
 from tui.core.asking.stdin_lines import MAX_LINE, Lines, lines_of
+from tui.core.errors import NoAnswer, StopOnInputTimeout
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import log_line, warning
 from tui.core.text.printable import printable
@@ -151,8 +152,8 @@ class HeadlessResponder:
                 if request.cancel is not None and request.cancel.is_set():
                     raise NoAnswer("the session was canceled") from None
                 if deadline is not None and time.monotonic() >= deadline:
-                    raise InputTimeout(f"no answer within {request.timeout_secs:g} s"
-                                       ) from None
+                    raise StopOnInputTimeout(f"no answer within {request.timeout_secs:g} s"
+                                             ) from None
 
     def _task_line(self, line: str) -> None:
         text = line.rstrip("\n")

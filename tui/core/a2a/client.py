@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui.core.errors import MurmurTuiError
-from tui.core.text.secrets import redact, remember
+from tui.core.errors import DoorError
+from tui.core.text.secrets import remember
 
 if TYPE_CHECKING:
     import httpx
@@ -49,20 +49,6 @@ _DEFAULT_METHODS: dict[Generation, tuple[str, ...]] = {
     "C": ("SendMessage", "SendStreamingMessage", "stream/watch", "GetTask", "CancelTask",
           "session/stop"),
 }
-
-
-class DoorError(MurmurTuiError):
-    """A door refused a request, answered with an error, or could not be reached. The text
-    names the door's address and what was refused."""
-
-    default_code = "E-DOOR"
-
-    def __init__(self, text: str, *, status: int | None = None, reason: str | None = None,
-                 rpc_code: int | None = None) -> None:
-        super().__init__(redact(text))
-        self.status = status  # the HTTP status of a refusal (401, 403, …)
-        self.reason = reason  # Murmur's refusal code: unauthenticated, invalid_token, …
-        self.rpc_code = rpc_code  # a JSON-RPC error's code
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from tui.core import ids
 from tui.core.a2a import net_policy
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import DelegationError
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact, remember
 from tui.core.text.strict_json import loads_line
@@ -57,12 +57,6 @@ AUTH_CODES = frozenset({"unauthenticated", "invalid_token", "insufficient_scope"
 STATES = frozenset({"submitted", "working", "input-required", "auth-required", "completed",
                     "canceled", "failed", "rejected"})
 _WORD = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-
-
-class DelegationError(MurmurTuiError):
-    """A task could not be sent to a peer; the text names the peer."""
-
-    default_code = "E-A2A"
 
 
 @dataclass(frozen=True)
@@ -249,12 +243,12 @@ def _same_place(a: net_policy.Target | None, b: net_policy.Target) -> bool:
 def _read_small(path: Path, limit: int) -> bytes | None:
     """A running record or token file: a regular file (never a link, never waited on), at
     most `limit` bytes; None for anything else."""
-    from tui.core.fs.beneath import Refused
+    from tui.core.errors import FileRefused
     from tui.core.fs.safe_read import read_bounded
 
     try:
         read = read_bounded(path, limit)
-    except Refused:
+    except FileRefused:
         return None
     return None if read.truncated else read.data
 

@@ -2,7 +2,7 @@
 
 The TUI's responder shows a dialog and waits on a future; the headless responder reads
 `--answer` values, then stdin. `ask` blocks the calling (session) thread. A responder that
-cannot get an answer raises `NoAnswer`; a wait past `timeout_secs` raises `InputTimeout`.
+cannot get an answer raises `NoAnswer`; a wait past `timeout_secs` raises `StopOnInputTimeout`.
 """
 
 from __future__ import annotations
@@ -20,14 +20,6 @@ class InputRequest:
     timeout_secs: float | None = None
     cancel: threading.Event | None = None  # set when the session is canceled meanwhile
     before_restart: bool = False  # asked before the session stopped and not answered then
-
-
-class NoAnswer(Exception):
-    """No answer can come (no --answer left and stdin closed, or the screen went away)."""
-
-
-class InputTimeout(Exception):
-    """`lifecycle.input_timeout_secs` passed without an answer."""
 
 
 class InputResponder(Protocol):

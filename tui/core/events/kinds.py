@@ -18,3 +18,10 @@ TurnDecision: TypeAlias = Literal["tool_call", "end_turn", "text", "error"]
 # What a task was doing when it was canceled (Murmur's task_canceled `phase`, the ones a single
 # session has).
 CancelPhase: TypeAlias = Literal["turn", "inference", "input"]
+# Why a driver call failed: the task_failed causes a driver's failure can carry (spec §2).
+DriverCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
+                                 "runtime_error"]
+# How a component call failed: out of time, out of memory, a resource limit, a trap, could not
+# start, or canceled before it ran.
+GuestFailureKind: TypeAlias = Literal["deadline", "memory", "limit", "trap", "start",
+                                      "canceled"]

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui.core.errors import DriverError, ProviderError
 from tui.core.inference.composing import CallSizes, composing_of
-from tui.core.inference.driver import DriverError, ProviderError, StreamSink
+from tui.core.inference.driver import StreamSink
 
 STOPS = {"stop": "end_turn", "tool_calls": "tool_call", "function_call": "tool_call",
          "length": "max_tokens", "content_filter": "end_turn"}
@@ -76,7 +77,7 @@ def _message(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "user", "content": _text(blocks)}]
 
 
-class Assembler:
+class ChatChunkAssembler:
     """Builds Murmur's response from chat-completion chunks (or one whole answer)."""
 
     def __init__(self, sink: StreamSink) -> None:

@@ -8,14 +8,14 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui.core.asking.request import InputTimeout
 from tui.core.cancel import CancelToken
 from tui.core.chat import Message, text_of, tool_message
+from tui.core.errors import StopOnCancel, StopOnInputTimeout
 from tui.core.events import vocabulary as ev
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.journal import Interrupted, Questions
 from tui.core.loop.report import DeltaSink, Report
-from tui.core.loop.state import CanceledError, InputTimedOut, TaskState
+from tui.core.loop.state import TaskState
 from tui.core.tools.contracts import FAILURE_KEY, MAX_PAYLOAD_BYTES, failure_kind, retry_decision
 from tui.core.tools.table import ToolCall, ToolHandler, ToolOutcome, ToolTable, refusal
 from tui.core.wasm.values import record
@@ -75,7 +75,7 @@ class Dispatcher:
     def call_block(self, task: TaskState, turn: int, block: dict[str, Any]) -> Message:
         """A model's `tool_call` block run, as the tool message the model reads next."""
         if self._cancel.is_set():
-            raise CanceledError()
+            raise StopOnCancel()
         raw_input = block.get("input")
         call = ToolCall(str(block["id"]), str(block["name"]),
                         raw_input if isinstance(raw_input, dict) else {}, turn, task.task_id)
@@ -171,8 +171,10 @@ class Dispatcher:
             self.questions.begin(task.task_id, call.call_id, call.name, carried, again)
         try:
             return handler.call(call, self._cancel, feed)
-        except InputTimeout as exc:
-            raise InputTimedOut(f"{call.name} asked and {exc}", call.turn) from None
+        except StopOnInputTimeout as exc:
+            if exc.turn is not None:
+                raise
+            raise StopOnInputTimeout(f"{call.name} asked and {exc}", call.turn) from None
         finally:
             if self.questions is not None:
                 self.questions.end()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui.core.artifacts.resolve import resolve_wasm
 from tui.core.chat import compact_json
-from tui.core.errors import LaunchError
+from tui.core.errors import ComponentLoadError, IncompatibleComponent, LaunchError
 from tui.core.events import vocabulary as ev
 from tui.core.fs.private_files import append_private, write_private
 from tui.core.fs.workdir import SessionPaths
@@ -20,7 +20,6 @@ from tui.core.loop.state import Reopen
 from tui.core.manifest.model import Capsule
 from tui.core.text.secrets import redact
 from tui.core.text.segments import segment_problem
-from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.wasm.values import record
 
 if TYPE_CHECKING:  # the hook runner (and wasmtime) load only for a capsule with hooks

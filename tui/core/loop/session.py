@@ -20,7 +20,13 @@ from tui.core.artifacts.resolve import pin_first_run
 from tui.core.asking.request import InputResponder
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
-from tui.core.errors import LaunchError
+from tui.core.errors import (
+    ComponentLoadError,
+    ContextInUse,
+    IncompatibleComponent,
+    LaunchError,
+    TraceWriteError,
+)
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventSink, EventStream
 from tui.core.fs import paths
@@ -44,12 +50,11 @@ from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
-from tui.core.record.context_lock import ContextInUse, ContextLock, lock_path
+from tui.core.record.context_lock import ContextLock, lock_path
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter, record_path
 from tui.core.text.segments import check_segment
-from tui.core.trace.writer import TraceWriteError, TraceWriter
-from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
+from tui.core.trace.writer import TraceWriter
 
 if TYPE_CHECKING:  # loaded only by the sessions that use them
     from tui.core.inference.retry import RetryNotice

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from tui.core.artifacts.resolve import declared_upstream_auth, resolve_skill, resolve_wasm
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
-from tui.core.errors import LaunchError
+from tui.core.errors import ComponentLoadError, DriverError, IncompatibleComponent, LaunchError
 from tui.core.events import vocabulary as ev
 from tui.core.fs import murmur_md
 from tui.core.fs.task_file import TASK_FILE, read_task_at
 from tui.core.fs.workdir import SessionPaths
-from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
+from tui.core.inference.driver import Driver, DriverReply, StreamSink
 from tui.core.loop.context import sha
 from tui.core.loop.report import Report
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
@@ -28,7 +28,6 @@ from tui.core.text.secrets import redact
 from tui.core.text.text_rule import whole
 from tui.core.tools import contracts
 from tui.core.tools.table import SkillHandler, ToolSpec, ToolTable
-from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 
 if TYPE_CHECKING:
     from tui.core.wasm.calls import HostServices

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from tui.core.errors import NotJson, ProbeRefused
 from tui.core.running.address import door_host_port
 from tui.core.running.records import (
     OPERATOR,
@@ -28,7 +29,7 @@ from tui.core.running.records import (
     bare_address,
     process_state,
 )
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import loads_line
 
 if TYPE_CHECKING:
     import httpx
@@ -168,7 +169,7 @@ def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
         return Verdict("unreachable", f"nothing answered at {address}: {_why(exc)}")
     except (httpx.InvalidURL, ValueError) as exc:  # an address httpx will not take after all
         return Verdict("unreachable", f"{address} cannot be reached: {_why(exc)}")
-    except _ProbeRefused as exc:
+    except ProbeRefused as exc:
         return Verdict("unreachable", str(exc))
     if session is None:
         return Verdict("unreachable", f"the agent card from {address} names no session", door)
@@ -182,17 +183,14 @@ def _held(record: RunningRecord, host: str, port: int, tables: Tables | None
           ) -> str | Verdict:
     """The address (an IP literal) at which the record's process holds the listening socket,
     or why its token will not be sent there."""
-    from tui.core.running.listening import NotHeld, held_by
+    from tui.core.errors import AddressNotHeld
+    from tui.core.running.listening import held_by
 
     try:
         return held_by(record.pid, host, port, tables)
-    except NotHeld as exc:
+    except AddressNotHeld as exc:
         return Verdict("unreachable", f"the door at {host}:{port} could not be tied to the "
                                       f"session's process ({exc}); its token was not sent")
-
-
-class _ProbeRefused(Exception):
-    pass
 
 
 def _extended(card: dict[str, Any]) -> bool:
@@ -235,7 +233,7 @@ def rpc(client: httpx.Client, record: RunningRecord, verdict: Verdict, method: s
         body["params"] = params
     try:
         reply = _post_json(client, door_url(record, verdict), address, body, headers)
-    except (httpx.HTTPError, httpx.InvalidURL, ValueError, _ProbeRefused):
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError, ProbeRefused):
         return None
     return reply.get("result") if isinstance(reply, dict) else None
 
@@ -256,21 +254,21 @@ def _post_json(client: httpx.Client, base: str, address: str, body: dict[str, An
 
 def _json_body(response: httpx.Response, address: str, what: str) -> Any:
     if response.status_code in (401, 403):
-        raise _ProbeRefused(f"{address} refused {what} with {response.status_code}"
-                            f"{_refusal(response)}")
+        raise ProbeRefused(f"{address} refused {what} with {response.status_code}"
+                           f"{_refusal(response)}")
     if response.status_code != 200:
-        raise _ProbeRefused(f"{address} answered {what} with {response.status_code}")
+        raise ProbeRefused(f"{address} answered {what} with {response.status_code}")
     data = bytearray()
     for chunk in response.iter_bytes():
         data += chunk
         if len(data) > MAX_CARD_BYTES:
-            raise _ProbeRefused(f"{address} answered {what} with more than "
-                                f"{MAX_CARD_BYTES} bytes")
+            raise ProbeRefused(f"{address} answered {what} with more than "
+                               f"{MAX_CARD_BYTES} bytes")
     try:
         return loads_line(bytes(data))
     except NotJson as exc:
-        raise _ProbeRefused(f"the answer from {address} to {what} is not JSON ({exc})"
-                            ) from None
+        raise ProbeRefused(f"the answer from {address} to {what} is not JSON ({exc})"
+                           ) from None
 
 
 def _refusal(response: httpx.Response) -> str:

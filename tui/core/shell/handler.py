@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 
 from tui.core.cancel import CancelToken
-from tui.core.shell.tool import INPUT_SCHEMA, ShellRefused, ShellTool, tool_description
+from tui.core.errors import ShellRefused
+from tui.core.shell.tool import INPUT_SCHEMA, ShellTool, tool_description
 from tui.core.tools.table import (
     SILENT,
     CallProgress,
