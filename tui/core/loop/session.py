@@ -89,11 +89,8 @@ class Session:
         if self.resume is not None:
             self.context_id = setup.resumable(capsule, self.resume)
         else:
-            try:
-                self.context_id = check_segment(options.context_id, "--context") \
-                    if options.context_id is not None else ids.context_id()
-            except ValueError as exc:
-                raise LaunchError(str(exc)) from None
+            self.context_id = check_segment(options.context_id, "--context") \
+                if options.context_id is not None else ids.context_id()
         self.session_id = ids.session_id()
         self.paths = session_paths(capsule.root, capsule.name, self.session_id,
                                    options.workdir, self.home)
@@ -443,9 +440,9 @@ class Session:
         """A failed trace write ends the session: the trace stops, the reason is kept."""
         if self._trace is not None:
             self._trace.close()
-        reason = f"error: {exc} [E-RUN-007]"
+        reason = f"error: {exc} [{exc.code}]"
         self.report.log(reason)
-        self.report.warn("E-RUN-007", reason.removeprefix("error: "))
+        self.report.warn(exc.code, reason.removeprefix("error: "))
         write_result(self.paths, reason)
         return Failed(reason, "runtime_error")
 

@@ -329,12 +329,11 @@ def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
     for warning in capsule.warnings:
         report.warn(warning.code or "W-MANIFEST", str(warning))
         report.log(f"warning: {warning}")
-    for text in tools.warnings if tools is not None else ():
-        report.warn("W-TOOL-CAPABILITY", text)
-        report.log(f"warning: {text} [W-TOOL-CAPABILITY]")
-    if home_warning:
-        report.warn("W-SEC-028", home_warning)
-        report.log(f"warning: {home_warning} [W-SEC-028]")
+    told = [("W-TOOL-CAPABILITY", text) for text in (tools.warnings if tools is not None else ())]
+    told += [("W-SEC-028", home_warning)] if home_warning else []
+    for code, text in told:
+        report.warn(code, text)
+        report.log(f"warning: {text} [{code}]")
 
 
 def session_started(capsule: Capsule, inference: Inference, target: SessionPaths,
