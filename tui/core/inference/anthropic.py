@@ -16,12 +16,15 @@ import json
 from typing import Any
 
 from tui.core.errors import DriverError, ProviderError
+from tui.core.events.kinds import StopReason
 from tui.core.inference.composing import CallSizes, composing_of
 from tui.core.inference.driver import StreamSink
 
 VERSION = "2023-06-01"
-STOPS = {"end_turn": "end_turn", "tool_use": "tool_call", "max_tokens": "max_tokens",
-         "stop_sequence": "end_turn", "pause_turn": "end_turn", "refusal": "end_turn"}
+# a provider's stop reason -> the stop reason of Murmur's response
+STOPS: dict[str, StopReason] = {"end_turn": "end_turn", "tool_use": "tool_call",
+                                "max_tokens": "max_tokens", "stop_sequence": "end_turn",
+                                "pause_turn": "end_turn", "refusal": "end_turn"}
 
 
 def body(request: dict[str, Any], stream: bool) -> dict[str, Any]:

@@ -15,11 +15,14 @@ import json
 from typing import Any
 
 from tui.core.errors import DriverError, ProviderError
+from tui.core.events.kinds import StopReason
 from tui.core.inference.composing import CallSizes, composing_of
 from tui.core.inference.driver import StreamSink
 
-STOPS = {"stop": "end_turn", "tool_calls": "tool_call", "function_call": "tool_call",
-         "length": "max_tokens", "content_filter": "end_turn"}
+# a provider's finish reason -> the stop reason of Murmur's response
+STOPS: dict[str, StopReason] = {"stop": "end_turn", "tool_calls": "tool_call",
+                                "function_call": "tool_call", "length": "max_tokens",
+                                "content_filter": "end_turn"}
 
 
 def body(request: dict[str, Any], stream: bool) -> dict[str, Any]:

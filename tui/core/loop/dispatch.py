@@ -12,6 +12,7 @@ from tui.core.cancel import CancelToken
 from tui.core.chat import Message, text_of, tool_message
 from tui.core.errors import StopOnCancel, StopOnInputTimeout
 from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import ToolKind
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.journal import Interrupted, Questions
 from tui.core.loop.report import DeltaSink, Report
@@ -185,7 +186,8 @@ class Dispatcher:
         contract = self.tools.contracts.get(name)
         return contract is not None and contract.replay in ("safe", "idempotent")
 
-    def _interrupted(self, call: ToolCall, carried: Interrupted, kind: str) -> ToolOutcome:
+    def _interrupted(self, call: ToolCall, carried: Interrupted, kind: ToolKind
+                     ) -> ToolOutcome:
         """The call the resumed session died in, not run again (its replay is not safe): the
         model reads that its outcome is uncertain and what it had asked."""
         contract = self.tools.contracts.get(call.name)
@@ -218,7 +220,7 @@ class Dispatcher:
                 f"definitive, its replay is {contract.replay}); the retry failed too and is not "
                 "run again — this is the second attempt's result]")
 
-    def _gate(self, task: TaskState, call: ToolCall, kind: str
+    def _gate(self, task: TaskState, call: ToolCall, kind: ToolKind
               ) -> tuple[ToolOutcome, str] | None:
         """Approvals: None when the call may run; else the denial, reported (Murmur's
         `call_denied`, no `tool_call` line) and handed to the model as an error result."""

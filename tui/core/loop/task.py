@@ -15,6 +15,7 @@ from tui.core import ids
 from tui.core.chat import Message, chat_shape_problem, user_message
 from tui.core.errors import GuestFailure, StopOnCancel, StopOnInputTimeout, TraceWriteError
 from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import TaskOrigin, TaskSource
 from tui.core.fs.task_file import TASK_FILE, write_task
 from tui.core.fs.workdir import SessionPaths
 from tui.core.loop import compaction, rebuild
@@ -56,8 +57,8 @@ class TaskParts:
     script: ScriptCapsule | None
     host: Host
     task_file_written: bool  # --task / --task-file wrote task.md already
-    source: str = "task_md"  # trace task_start `source`: task_md | a2a (a task sent later)
-    origin: str = "user"
+    source: TaskSource = "task_md"  # trace task_start `source`
+    origin: TaskOrigin = "user"
     first: bool = True  # the session's first task (a threaded one reloads the record)
     resume: str | None = None  # `--resume` mode (full | compact): the record always reloads
     task_id: str | None = None  # the id the task runs under (a door's), else one is minted

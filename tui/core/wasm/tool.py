@@ -24,6 +24,7 @@ from typing import Any
 from tui.core.artifacts.resolve import ResolvedArtifact
 from tui.core.cancel import CancelToken
 from tui.core.errors import FileRefused, GuestFailure, NoAnswer, StopOnInputTimeout, TrapGuest
+from tui.core.events.kinds import ToolStatus
 from tui.core.fs import beneath
 from tui.core.inference.driver import StreamSink
 from tui.core.manifest.model import Capsule
@@ -37,6 +38,9 @@ from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.sandbox import sandbox
 from tui.core.wasm.values import field, record
+
+# a tool-result status the host knows; any other a guest returns is an error
+_STATUSES: dict[str, ToolStatus] = {"passed": "passed", "failed": "failed", "error": "error"}
 
 
 class WasmToolHandler:
@@ -89,7 +93,7 @@ class WasmToolHandler:
         return self._outcome(result, _ms(started), deadline)
 
     def _outcome(self, result: Any, duration_ms: int, deadline: float) -> ToolOutcome:
-        status = str(field(result, "status", "error"))
+        status = _STATUSES.get(str(field(result, "status", "error")), "error")
         notes: list[str] = []
         text = _text(field(result, "data"), "the result's data", notes)
         if text is None and field(result, "data-path"):
