@@ -278,8 +278,8 @@ def _read_one(path: Path) -> RecordFile:
     except RecordError as exc:
         return RecordFile(path, problem=exc.text)
     if path.name != f"{record.session_id}.json":
-        return RecordFile(path, problem=f"names session {record.session_id}, not the one its file "
-                          "name says")
+        return RecordFile(path, problem=f"names session {record.session_id}, not the one its "
+                                        "file name says")
     return RecordFile(path, record=record)
 
 
