@@ -17,7 +17,8 @@ from tests.fakes import start_session as start
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
-from tui.core.asking.request import InputRequest, InputTimeout
+from tui.core.asking.request import InputRequest
+from tui.core.errors import StopOnInputTimeout
 
 
 class BellCountingApp(SupervisorApp):
@@ -199,7 +200,7 @@ async def test_the_responder_times_out_without_the_app_answering(murmur_home: Pa
     def asker() -> None:
         try:
             app.responder.ask(InputRequest("r", "q", "tool", timeout_secs=0.3))
-        except InputTimeout as exc:
+        except StopOnInputTimeout as exc:
             outcome.append(exc)
 
     async with app.run_test(size=(100, 30)) as pilot:

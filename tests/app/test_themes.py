@@ -6,7 +6,8 @@ from pathlib import Path
 
 from tests.app.conftest import keep_notes, wait_for
 from tui.app.app import SupervisorApp
-from tui.app.themes import ThemeError, load_theme, user_theme_dir
+from tui.app.themes import load_theme, user_theme_dir
+from tui.core.errors import ThemeError
 from tui.core.fs.paths import bundled
 
 MINE = "name: mine\ndark: true\nprimary: '#112233'\nbackground: '#000000'\n"

@@ -7,7 +7,7 @@ answers (a model thinking, a provider overloaded). The cancel comes 0.3 s into t
    shut down by the cancel, `tui/core/inference/abortable.py`) against the same driver on a
    plain httpx client, which is how a cancel fared before — nothing interrupts the wait, so
    the call ends when the provider's answer comes. Measured: cancel → `complete()` has
-   returned (`InferenceCanceled`), and cancel → the provider saw the connection close.
+   returned (`StopOnCancel`), and cancel → the provider saw the connection close.
    ratio = fixed / plain (median of RUNS each).
 2. End to end: `murmur-tui launch --headless --json`, one SIGINT during the silence →
    the `TaskEnded` line saying `canceled` on stdout, and → the provider's hang-up.
@@ -39,8 +39,9 @@ sys.path.insert(0, str(REPO))
 from tests.providers.server import Handler, Provider, openai_frames  # noqa: E402
 from tests.providers.test_http_drivers import capsule  # noqa: E402
 from tui.core.cancel import CancelToken  # noqa: E402
+from tui.core.errors import StopOnCancel  # noqa: E402
 from tui.core.inference.credentials import Credentials  # noqa: E402
-from tui.core.inference.driver import InferenceCanceled, NullStream  # noqa: E402
+from tui.core.inference.driver import NullStream  # noqa: E402
 from tui.core.inference.http_driver import HttpDriver  # noqa: E402
 from tui.core.inference.retry import RetryPolicy  # noqa: E402
 from tui.core.manifest.model import Gateway, Retry  # noqa: E402
@@ -83,7 +84,7 @@ def driver_once(provider: Provider, plain: bool) -> tuple[float, float | None]:
     ended: list[float] = []
 
     def call() -> None:
-        with contextlib.suppress(InferenceCanceled):
+        with contextlib.suppress(StopOnCancel):
             driver.complete({"model": "m", "messages": []}, NullStream(), cancel)
         ended.append(time.monotonic())
 

@@ -28,7 +28,7 @@ from tests.served import SLEEP, V1
 from tui.core.asking.questions import QuestionBoard
 from tui.core.door import Door
 from tui.core.door.guard import Guard
-from tui.core.door.server import DoorServer, Limits
+from tui.core.door.server import ConnectionLimits, DoorServer
 from tui.core.manifest.reader import parse_capsule
 
 
@@ -68,7 +68,7 @@ def test_a_request_trickled_a_byte_at_a_time_is_answered_408_at_the_deadline(
         tmp_path: Path) -> None:
     # each byte comes well within the wait for the next one: only the whole-request deadline
     # can end it (30 s by default; 1 s here)
-    served = start(tmp_path, limits=Limits(deadline=1.0, read_timeout=20.0))
+    served = start(tmp_path, limits=ConnectionLimits(deadline=1.0, read_timeout=20.0))
     try:
         sock = served.connect()
         data = build(rpc_body("GetTask", {"id": "x"}), [(b"content-type", b"application/json")])
@@ -97,7 +97,8 @@ def test_a_request_trickled_a_byte_at_a_time_is_answered_408_at_the_deadline(
 
 
 def test_a_stream_outlives_the_request_deadline(tmp_path: Path) -> None:
-    served = start(tmp_path, heartbeat=0.05, limits=Limits(deadline=0.2, read_timeout=0.2))
+    served = start(tmp_path, heartbeat=0.05,
+                   limits=ConnectionLimits(deadline=0.2, read_timeout=0.2))
     try:
         sock = watch(served)
         data = read_until(sock, b"connection-ack")
@@ -113,7 +114,7 @@ def test_a_stream_outlives_the_request_deadline(tmp_path: Path) -> None:
 
 def test_a_peer_holds_at_most_its_share_of_slow_connections_and_others_are_untouched(
         tmp_path: Path, sockets: list[socket.socket]) -> None:
-    served = start(tmp_path, limits=Limits(per_peer=2, silent_after=0.0, slow_after=0.0))
+    served = start(tmp_path, limits=ConnectionLimits(per_peer=2, silent_after=0.0, slow_after=0.0))
     try:
         first, second = connect(served.url, "127.0.0.1"), connect(served.url, "127.0.0.1")
         neighbour = connect(served.url, "127.0.0.2")
@@ -130,7 +131,8 @@ def test_a_peer_holds_at_most_its_share_of_slow_connections_and_others_are_untou
 
 def test_past_the_total_a_slow_connection_makes_way_and_with_none_slow_it_is_503(
         tmp_path: Path, sockets: list[socket.socket]) -> None:
-    served = start(tmp_path, limits=Limits(connections=4, silent_after=0.0, slow_after=0.0))
+    served = start(tmp_path,
+                   limits=ConnectionLimits(connections=4, silent_after=0.0, slow_after=0.0))
     try:
         silent = [connect(served.url) for _ in range(4)]
         sockets += silent
@@ -156,7 +158,7 @@ def test_past_the_total_a_slow_connection_makes_way_and_with_none_slow_it_is_503
 
 def test_a_burst_of_requests_from_one_peer_is_never_cut(
         tmp_path: Path, sockets: list[socket.socket]) -> None:
-    served = start(tmp_path, limits=Limits(per_peer=2))
+    served = start(tmp_path, limits=ConnectionLimits(per_peer=2))
     try:
         card = build(b"", [], b"GET", b"/.well-known/agent-card.json")
         for _ in range(20):  # each sends its request as it connects: none is slow
@@ -169,7 +171,7 @@ def test_a_burst_of_requests_from_one_peer_is_never_cut(
 
 
 def test_a_connection_whose_request_has_arrived_is_never_the_one_closed_to_make_room() -> None:
-    guard = Guard(Limits(connections=2, silent_after=0.0, slow_after=0.0))
+    guard = Guard(ConnectionLimits(connections=2, silent_after=0.0, slow_after=0.0))
     arrived, arrived_peer = socket.socketpair()
     silent, silent_peer = socket.socketpair()
     closed: list[str] = []
@@ -192,7 +194,7 @@ def test_a_connection_whose_request_has_arrived_is_never_the_one_closed_to_make_
 
 def test_a_connection_is_closed_to_make_room_only_once_silent_long_enough() -> None:
     now = [100.0]
-    guard = Guard(Limits(connections=1, per_peer=1, silent_after=0.1, slow_after=0.5),
+    guard = Guard(ConnectionLimits(connections=1, per_peer=1, silent_after=0.1, slow_after=0.5),
                   clock=lambda: now[0])
     closed: list[str] = []
     first = guard.admit("a", lambda: closed.append("first"))

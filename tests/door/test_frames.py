@@ -15,7 +15,7 @@ from tui.core.door.frames import (
     QUEUE_FRAMES,
     REPLAY_FRAMES,
     Broadcast,
-    Frame,
+    DoorFrame,
     FrameSink,
     Subscriber,
 )
@@ -137,15 +137,15 @@ def sse_fields(raw: bytes) -> list[tuple[str, str]]:
 
 
 def test_a_frame_is_id_event_and_one_data_line() -> None:
-    assert Frame("text", {"id": T, "text": "a", "final": False}, 42).sse() == (
+    assert DoorFrame("text", {"id": T, "text": "a", "final": False}, 42).sse() == (
         b'id: 42\nevent: text\ndata: {"id":"tsk_1","text":"a","final":false}\n\n')
-    assert Frame("lagged", {"missed": 3}).sse() == b'event: lagged\ndata: {"missed":3}\n\n'
+    assert DoorFrame("lagged", {"missed": 3}).sse() == b'event: lagged\ndata: {"missed":3}\n\n'
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_no_text_a_model_writes_breaks_out_of_its_data_line(text: str) -> None:
-    raw = Frame("text", {"id": T, "text": text, "final": False}, 7).sse()
+    raw = DoorFrame("text", {"id": T, "text": text, "final": False}, 7).sse()
     fields = sse_fields(raw)
     assert [name for name, _ in fields] == ["id", "event", "data"]
     assert json.loads(fields[2][1])["text"] == text

@@ -18,7 +18,7 @@ import pytest
 from tui.core.asking.questions import QuestionBoard
 from tui.core.door import Door
 from tui.core.door import server as door_server
-from tui.core.door.server import MAX_BODY, DoorServer, Limits
+from tui.core.door.server import MAX_BODY, ConnectionLimits, DoorServer
 from tui.core.manifest.reader import parse_capsule
 
 MANIFEST = 'name: demo\nversion: "1.0.0"\n'
@@ -46,7 +46,7 @@ class Served:
 
 
 def start(tmp_path: Path, heartbeat: float = door_server.HEARTBEAT_SECONDS,
-          manifest: str = MANIFEST, limits: Limits | None = None) -> Served:
+          manifest: str = MANIFEST, limits: ConnectionLimits | None = None) -> Served:
     path = tmp_path / "murmur.yaml"
     path.write_text(manifest, encoding="utf-8")
     door = Door(parse_capsule(path, manifest), QuestionBoard())
@@ -100,7 +100,7 @@ def ok(served: Served) -> None:
 
 
 def test_a_client_that_sends_nothing_holds_up_no_one_and_is_let_go(tmp_path: Path) -> None:
-    served = start(tmp_path, limits=Limits(read_timeout=0.5))  # the 30 s limit, shortened
+    served = start(tmp_path, limits=ConnectionLimits(read_timeout=0.5))  # the 30 s limit, shortened
     try:
         silent = served.connect()
         ok(served)

@@ -20,7 +20,7 @@ from tests.served import SLEEP, Served, serve
 from tui.app.attach import AttachApp
 from tui.commands.fleet import resolve
 from tui.core import ids
-from tui.core.a2a.client import DoorError
+from tui.core.errors import DoorError
 
 WATCHER = ("network:\n  authentication:\n    scheme: bearer\n    credentials:\n"
            "      watcher:\n        scopes: [stream/watch, GetTask]\n"

@@ -17,8 +17,9 @@ from tests.conftest import CapsuleFactory, run_cli, text_response
 from tests.door_fake import FakeDoor, serving
 from tests.fleet.test_ps import record, trace
 from tests.served import SLEEP, Served, serve
-from tui.commands.fleet import AttachError, resolve
+from tui.commands.fleet import resolve
 from tui.core import ids
+from tui.core.errors import AttachError
 from tui.core.running import records as running
 from tui.core.running import tokens
 from tui.core.running.records import RunningRecord

@@ -16,6 +16,7 @@ import pytest
 from tests.door_fake import FakeDoor, serving, silent_port
 from tui.core import ids
 from tui.core.a2a.card import Generation
+from tui.core.errors import RecordError, RunningDirError
 from tui.core.running import liveness, tokens
 from tui.core.running import probe as door_probe
 from tui.core.running import records as running
@@ -83,7 +84,7 @@ def test_the_token_lives_beside_the_record_0600_and_goes_with_it(murmur_home: Pa
 
 def test_a_session_id_that_would_leave_the_folder_is_refused(murmur_home: Path) -> None:
     record = mine("../escape", "127.0.0.1:4000")
-    with pytest.raises(running.RecordError, match="not a session id"):
+    with pytest.raises(RecordError, match="not a session id"):
         running.write_record(murmur_home, record)
     assert not (murmur_home / "escape.json").exists()
 
@@ -152,7 +153,7 @@ def test_no_folder_is_no_records_and_an_unlistable_one_is_an_error(murmur_home: 
     assert running.read_records(murmur_home) == []
     murmur_home.mkdir(parents=True, exist_ok=True)
     (murmur_home / "running").write_text("a file where the folder belongs")
-    with pytest.raises(running.RunningDirError) as caught:
+    with pytest.raises(RunningDirError) as caught:
         running.read_records(murmur_home)
     assert "running" in str(caught.value)
 

@@ -22,11 +22,12 @@ from tests.providers.server import (
     openai_call,
     openai_frames,
 )
+from tui.core.errors import ManifestError
 from tui.core.events import vocabulary as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
-from tui.core.manifest.reader import ManifestError, load_capsule
+from tui.core.manifest.reader import load_capsule
 
 KEY = "sk-test-4f9a1c2e8b7d"
 ROTATED = "sk-test-rotated-00aa11"

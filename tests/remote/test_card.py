@@ -10,7 +10,7 @@ import pytest
 
 from tests.door_fake import SESSION, FakeDoor
 from tui.core.a2a.card import DOOR_WORDS, Generation, parse_card
-from tui.core.a2a.rpc import DoorError
+from tui.core.errors import DoorError
 
 URL = "http://127.0.0.1:1"
 

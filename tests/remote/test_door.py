@@ -8,7 +8,8 @@ import socket
 import pytest
 
 from tests.door_fake import CONTEXT, SESSION, FakeDoor, serving
-from tui.core.a2a.client import DoorClient, DoorError, parse_card
+from tui.core.a2a.client import DoorClient, parse_card
+from tui.core.errors import DoorError
 
 
 @pytest.mark.parametrize(("generation", "session"), [("A", None), ("B", SESSION), ("C", SESSION)])

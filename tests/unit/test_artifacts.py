@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from tui.core.artifacts.resolve import resolve_skill, resolve_wasm
-from tui.core.errors import LaunchError
+from tui.core.errors import LaunchError, YamlError
 from tui.core.manifest.located_yaml import read_private
 from tui.core.manifest.model import Capsule
-from tui.core.manifest.problems import YamlError
 from tui.core.manifest.reader import load_capsule
 from tui.core.wasm.hooks import contract
 

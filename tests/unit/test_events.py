@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from tui.core.asking.request import InputRequest, InputTimeout, NoAnswer
+from tui.core.asking.request import InputRequest
+from tui.core.errors import NoAnswer, StopOnInputTimeout
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventStream
 from tui.core.headless import HeadlessResponder, HumanPrinter, JsonPrinter
@@ -110,7 +111,7 @@ def test_headless_responder_times_out() -> None:
     stdin = os.fdopen(read_end)  # a pipe nobody writes to
     try:
         responder = HeadlessResponder([], stdin=stdin, err=io.StringIO())
-        with pytest.raises(InputTimeout):
+        with pytest.raises(StopOnInputTimeout):
             responder.ask(InputRequest("r", "q?", "t", timeout_secs=0.2))
     finally:
         os.close(write_end)

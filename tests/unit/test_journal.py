@@ -118,7 +118,7 @@ def test_a_turn_that_was_dropped_or_whose_calls_all_finished_leaves_nothing_runn
     journal = journal_in(tmp_path)
     journal.turn("tsk_1", 0, calls("c1", "c2"))
     journal.call("c1", "t", result("c1"))
-    journal.dropped("msg_a", "CanceledError")
+    journal.dropped("msg_a", "StopOnCancel")
     assert read(tmp_path).turn is None
     journal.turn("tsk_1", 1, {**calls("c3"), "id": "msg_b"})
     journal.call("c3", "t", result("c3"))

@@ -4,13 +4,16 @@ import graph has no cycle, and the loop's pieces import only downward and stand 
 from __future__ import annotations
 
 import ast
+import builtins
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import tui
 import tui.core
+import tui.core.errors
 
 
 def core_modules() -> list[str]:
@@ -246,3 +249,98 @@ def test_the_core_keeps_at_most_eight_loose_modules() -> None:
     loose = sorted(path.stem for path in Path(tui.core.__file__).parent.glob("*.py")
                    if path.name != "__init__.py")
     assert len(loose) <= 8, f"modules directly in tui/core: {loose}"
+
+# -- the house: one error base, one name a class, short modules ---------------------------------
+TUI = Path(tui.__file__).parent
+BASE = "MurmurTuiError"
+MAX_MODULE_LINES = 400
+
+
+def module_trees(root: Path) -> dict[Path, ast.Module]:
+    return {path: ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for path in sorted(root.rglob("*.py"))}
+
+
+def _base_name(node: ast.expr) -> str:
+    """`Exception` for `Exception`, `YAMLError` for `yaml.YAMLError`."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def exceptions_outside(root: Path, base: str) -> list[str]:
+    """Every exception class defined under `root` (at any depth: a class in a function counts)
+    that does not derive from `base`, as `path:Name`. An exception class is one whose bases
+    lead, through classes defined here, to a built-in exception or to a library's (a base
+    named `…Error` or `…Exception` from outside)."""
+    bases: dict[str, list[str]] = {}
+    where: dict[str, list[str]] = {}
+    for path, tree in module_trees(root).items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases.setdefault(node.name, []).extend(_base_name(b) for b in node.bases)
+                where.setdefault(node.name, []).append(f"{path.relative_to(root.parent)}")
+
+    def builtin_exception(name: str) -> bool:
+        value = getattr(builtins, name, None)
+        return isinstance(value, type) and issubclass(value, BaseException)
+
+    def reaches(name: str, goal: Callable[[str], bool], seen: frozenset[str]) -> bool:
+        return any(goal(b) or (b in bases and b not in seen and reaches(b, goal, seen | {b}))
+                   for b in bases.get(name, []))
+
+    def foreign_exception(name: str) -> bool:
+        return builtin_exception(name) or (name not in bases and
+                                           name.endswith(("Error", "Exception")))
+
+    return sorted(f"{place}:{name}" for name in bases if name != base
+                  and reaches(name, foreign_exception, frozenset({name}))
+                  and not reaches(name, lambda b: b == base, frozenset({name}))
+                  for place in where[name])
+
+
+def twice_defined(root: Path) -> dict[str, list[str]]:
+    """Class names defined at the top of more than one module under `root`."""
+    where: dict[str, list[str]] = {}
+    for path, tree in module_trees(root).items():
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(str(path.relative_to(root.parent)))
+    return {name: places for name, places in sorted(where.items()) if len(places) > 1}
+
+
+def test_the_house_checks_find_what_they_look_for(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "errors.py").write_text(
+        "class MurmurTuiError(Exception): ...\nclass Known(MurmurTuiError): ...\n"
+        "class Both(MurmurTuiError, OSError): ...\n")
+    (package / "a.py").write_text(
+        "import yaml\nclass Stray(ValueError): ...\nclass Deeper(Stray): ...\n"
+        "class Library(yaml.YAMLError): ...\nclass Plain: ...\nclass Known: ...\n"
+        "def f():\n    class Hidden(Exception): ...\n")
+    assert exceptions_outside(package, "MurmurTuiError") == [
+        "pkg/a.py:Deeper", "pkg/a.py:Hidden", "pkg/a.py:Library", "pkg/a.py:Stray"]
+    assert twice_defined(package) == {"Known": ["pkg/a.py", "pkg/errors.py"]}
+
+
+def test_every_exception_under_tui_derives_from_the_one_base_and_lives_in_errors() -> None:
+    assert exceptions_outside(TUI, BASE) == []
+    errors = TUI / "core" / "errors"
+    ours = {name for name, value in vars(tui.core.errors).items()
+            if isinstance(value, type) and issubclass(value, BaseException)}
+    elsewhere = [f"{path.relative_to(TUI.parent)}:{node.name}"
+                 for path, tree in module_trees(TUI).items() if errors not in path.parents
+                 for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                 and any(_base_name(b) in ours for b in node.bases)]
+    assert elsewhere == []
+
+
+def test_no_class_name_is_defined_twice_under_tui() -> None:
+    assert twice_defined(TUI) == {}
+
+
+def test_no_module_under_tui_is_over_400_lines() -> None:
+    long = {str(path.relative_to(TUI.parent)): lines for path in sorted(TUI.rglob("*.py"))
+            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}

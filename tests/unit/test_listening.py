@@ -12,7 +12,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from tui.core.running.listening import NotHeld, Tables, held_by
+from tui.core.errors import AddressNotHeld
+from tui.core.running.listening import Tables, held_by
 
 LISTENER = """
 import socket, sys
@@ -51,7 +52,7 @@ def test_the_process_holding_the_socket_is_found_and_another_is_not() -> None:
     with child_listening("127.0.0.1") as (pid, port):
         assert held_by(pid, "127.0.0.1", port) == f"127.0.0.1:{port}"
         assert held_by(pid, "localhost", port) == f"127.0.0.1:{port}"
-        with pytest.raises(NotHeld, match=f"pid {os.getpid()} does not hold the socket"):
+        with pytest.raises(AddressNotHeld, match=f"pid {os.getpid()} does not hold the socket"):
             held_by(os.getpid(), "127.0.0.1", port)
 
 
@@ -63,7 +64,7 @@ def test_a_socket_bound_to_the_exact_address_wins_over_the_process_wildcard() ->
         assert held_by(pid, "127.0.0.1", port) == f"127.0.0.1:{port}"
         impostor = mine("127.0.0.1", port)
         try:
-            with pytest.raises(NotHeld):
+            with pytest.raises(AddressNotHeld):
                 held_by(pid, "127.0.0.1", port)
             assert held_by(os.getpid(), "127.0.0.1", port) == f"127.0.0.1:{port}"
         finally:
@@ -82,10 +83,10 @@ def test_localhost_is_checked_at_each_of_its_addresses_and_the_held_one_is_named
 
 def test_a_name_other_than_localhost_and_another_users_process_are_not_checked() -> None:
     with child_listening("127.0.0.1") as (pid, port), \
-            pytest.raises(NotHeld, match="is a name"):
+            pytest.raises(AddressNotHeld, match="is a name"):
         held_by(pid, "example.com", port)
     if os.getuid() != 0:  # root reads every process's open files
-        with pytest.raises(NotHeld, match="cannot be read"):
+        with pytest.raises(AddressNotHeld, match="cannot be read"):
             held_by(1, "127.0.0.1", 1)
 
 

@@ -13,24 +13,17 @@ from tests.conftest import text_response, tool_response
 from tests.fakes import Collect, RecordingDriver
 from tui.core.cancel import CancelToken
 from tui.core.chat import assistant_message, user_message
+from tui.core.errors import DriverError, StopOnCancel
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventStream
 from tui.core.fs.workdir import SessionPaths
-from tui.core.inference.driver import DriverError, DriverReply
+from tui.core.inference.driver import DriverReply
 from tui.core.loop import compaction
 from tui.core.loop.context import Context
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.report import Report
-from tui.core.loop.state import (
-    CanceledError,
-    Continue,
-    Failed,
-    Finished,
-    Limited,
-    TaskState,
-    Usage,
-)
+from tui.core.loop.state import Continue, Failed, Finished, Limited, TaskState, Usage
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Compaction, Inference
 from tui.core.shell.handler import ShellHandler
@@ -151,7 +144,7 @@ def test_a_cancel_before_the_turn_raises_and_sends_nothing(tmp_path: Path) -> No
     driver = RecordingDriver(text_response("never"))
     loop = Loop(tmp_path, driver)
     loop.cancel.set()
-    with pytest.raises(CanceledError):
+    with pytest.raises(StopOnCancel):
         loop.turns.run(loop.task)
     assert driver.requests == []
 
@@ -188,7 +181,7 @@ def test_dispatch_refuses_an_undeclared_tool_and_stops_when_canceled(tmp_path: P
     assert refused["is_error"] and "tool 'rm' is not declared" in json.dumps(refused)
     assert loop.sink.of(ev.ToolCallFinished)[0].kind == "unknown"
     loop.cancel.set()
-    with pytest.raises(CanceledError):
+    with pytest.raises(StopOnCancel):
         loop.dispatch.call_block(loop.task, 0, {"id": "c2", "name": "rm", "input": {}})
 
 

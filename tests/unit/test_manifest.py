@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from tui.core.errors import ManifestError, Problem
 from tui.core.fs.paths import demo_capsule
 from tui.core.manifest.located_yaml import MAX_FILE_BYTES
 from tui.core.manifest.model import MIB
-from tui.core.manifest.problems import Problem
-from tui.core.manifest.reader import ManifestError, load_capsule, parse_capsule
+from tui.core.manifest.reader import load_capsule, parse_capsule
 from tui.core.manifest.yaml_loader import MAX_ALIAS_VALUES, MAX_DEPTH
 from tui.core.text.secrets import redact
 

@@ -9,8 +9,9 @@ import pytest
 
 from tests.conftest import run_cli
 from tui.core.door.auth import Tokens, declared_credentials
+from tui.core.errors import ManifestError
 from tui.core.manifest import model
-from tui.core.manifest.reader import ManifestError, parse_capsule
+from tui.core.manifest.reader import parse_capsule
 
 FILE = Path("/capsules/demo/murmur.yaml")
 HEAD = 'name: demo\nversion: "1.0.0"\n'  # lines 1-2; the network block starts on line 3

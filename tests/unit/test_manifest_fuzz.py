@@ -24,8 +24,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tui.core.errors import ManifestError
 from tui.core.manifest.model import Capsule
-from tui.core.manifest.reader import ManifestError, load_capsule
+from tui.core.manifest.reader import load_capsule
 
 BASE = """\
 name: fuzz-capsule

@@ -11,11 +11,10 @@ from typing import Any, get_args
 import pytest
 
 from tests.conftest import run_cli
-from tui.core.errors import MurmurTuiError, Where
+from tui.core.errors import ManifestError, MurmurTuiError, Where, YamlError
 from tui.core.manifest import model
 from tui.core.manifest.located_yaml import read
-from tui.core.manifest.problems import YamlError
-from tui.core.manifest.reader import ManifestError, load_capsule, parse_capsule
+from tui.core.manifest.reader import load_capsule, parse_capsule
 
 FILE = Path("/capsules/demo/murmur.yaml")
 
@@ -65,7 +64,7 @@ def read_values(capsule: model.Capsule) -> dict[type, Any]:
     assert capsule.inference is not None and capsule.driver is not None
     return {
         model.Lifecycle: capsule.lifecycle,
-        model.Context: capsule.context,
+        model.ContextSettings: capsule.context,
         model.Inference: capsule.inference,
         model.Limits: capsule.capabilities.limits,
         model.Compaction: capsule.inference.compaction,

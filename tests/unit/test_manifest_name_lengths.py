@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CapsuleFactory, run_cli, text_response
-from tui.core.manifest.reader import ManifestError, parse_capsule
+from tui.core.errors import ManifestError
+from tui.core.manifest.reader import parse_capsule
 from tui.core.record.context_lock import lock_path
 from tui.core.text.segments import MAX_NAME_BYTES
 

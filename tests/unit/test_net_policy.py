@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tui.core.a2a import net_policy
+from tui.core.errors import NetworkAllowError
 from tui.core.manifest.reader import load_capsule
 from tui.core.wasm.sandbox import network
 
@@ -65,6 +66,6 @@ def test_a_bare_host_spans_schemes_and_ports_and_a_refusal_is_worded_as_murmurs(
 
 @pytest.mark.parametrize("entry", ["", "ftp://host", "https://user@host", "https://host/path"])
 def test_an_unreadable_entry_is_refused_naming_it(entry: str) -> None:
-    with pytest.raises(net_policy.NetworkAllowError) as caught:
+    with pytest.raises(NetworkAllowError) as caught:
         net_policy.parse_rule(entry)
     assert repr(entry)[1:-1] in str(caught.value) or entry == ""

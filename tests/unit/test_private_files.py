@@ -11,12 +11,12 @@ import pytest
 
 from tests.conftest import CapsuleFactory, text_response, tool_response
 from tests.unit.test_session import run_session
+from tui.core.errors import ContextInUse
 from tui.core.events import vocabulary as ev
 from tui.core.inference.credentials import Credentials
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
-from tui.core.record.context_lock import ContextInUse
 
 
 def mode(path: Path) -> int:

@@ -13,8 +13,8 @@ import pytest
 
 from tui.core import ids
 from tui.core.chat import tool_message, user_message
-from tui.core.errors import MurmurTuiError
-from tui.core.record.reader import ConversationReadError, RecordReader
+from tui.core.errors import ConversationReadError, MurmurTuiError
+from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter, record_path
 
 

@@ -17,16 +17,12 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from tui.app.browser.message_render import MAX_CHARS, render_message
+from tui.core.errors import ConversationReadError, TraceFormatError
 from tui.core.record.backward import BackwardReader, count_messages, read_forward
 from tui.core.record.catalog import Conversation, read_preview, search_file
 from tui.core.record.export import export_jsonl, export_markdown
-from tui.core.record.reader import (
-    ConversationReadError,
-    RecordReader,
-    decode_cursor,
-    parse_record_bytes,
-)
-from tui.core.trace.reader import TraceFormatError, read_trace
+from tui.core.record.reader import RecordReader, decode_cursor, parse_record_bytes
+from tui.core.trace.reader import read_trace
 
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # what no terminal may receive
 

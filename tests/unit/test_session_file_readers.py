@@ -18,12 +18,12 @@ from typing import TypeVar
 
 import pytest
 
-from tui.core.errors import LaunchError
+from tui.core.errors import LaunchError, NotAFile, TraceFormatError
 from tui.core.events import vocabulary as ev
-from tui.core.fs.private_files import NotAFile, append_private, open_append
+from tui.core.fs.private_files import append_private, open_append
 from tui.core.fs.task_file import MAX_TASK_BYTES, read_task_at
 from tui.core.shell.background import Background, report_lost, unaccounted
-from tui.core.trace.reader import TraceFormatError, first_event, read_trace
+from tui.core.trace.reader import first_event, read_trace
 
 T = TypeVar("T")
 DEADLINE = 20.0  # far above what any of these takes; only a hang reaches it

@@ -19,11 +19,11 @@ import pytest
 
 from tests.conftest import REPO, CapsuleFactory, text_response
 from tui.core.cancel import CancelToken
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import MurmurTuiError, ShellRefused
 from tui.core.manifest.model import Artifact
 from tui.core.manifest.reader import load_capsule
 from tui.core.shell.output import CAP_BYTES
-from tui.core.shell.tool import ShellRefused, ShellTool
+from tui.core.shell.tool import ShellTool
 from tui.core.text import secrets
 from tui.core.text.fence import NEUTRALISED, fence
 from tui.core.wasm.sandbox import environment as component_environment

@@ -11,13 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import MurmurTuiError, TraceFormatError, TraceWriteError
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 from tui.core.trace.analyse import Failure, summarise
-from tui.core.trace.reader import TraceFormatError, read_trace
-from tui.core.trace.writer import TraceWriteError, TraceWriter
+from tui.core.trace.reader import read_trace
+from tui.core.trace.writer import TraceWriter
 
 ENVELOPE = ["event_type", "event_id", "parent_id", "session_id", "timestamp"]
 

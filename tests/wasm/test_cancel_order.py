@@ -8,8 +8,9 @@ import shutil
 from pathlib import Path
 
 from tests.fakes import Collect
-from tui.core.asking.request import InputRequest, NoAnswer
+from tui.core.asking.request import InputRequest
 from tui.core.cancel import CancelToken
+from tui.core.errors import NoAnswer
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import log_line, said
 from tui.core.loop.launch import LaunchOptions

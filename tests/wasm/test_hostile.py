@@ -15,12 +15,12 @@ from tests.conftest import read_jsonl
 from tests.fakes import Collect
 from tests.guests.build import ToolchainUnavailable, build_guest
 from tests.wasm.conftest import fixture
+from tui.core.errors import GuestFailure
 from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 from tui.core.text import secrets
-from tui.core.wasm.errors import GuestFailure
 from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import Census, WasmRuntime, census
 

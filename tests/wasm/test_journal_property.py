@@ -142,7 +142,7 @@ def forged(kind: str, call: str, place: int, mac: str, lines: list[bytes],
     elif kind == "taken":
         fields.update(event="taken", id=asked["id"] if asked else "q_x", by_session="ses_x")
     elif kind == "dropped":
-        fields.update(event="dropped", message_id="msg_turn", why="CanceledError")
+        fields.update(event="dropped", message_id="msg_turn", why="StopOnCancel")
     else:  # a turn whose calls have not run: every call "not started"
         fields.update(event="turn", task_id=TASK, turn=1, message={
             "role": "assistant", "id": "msg_turn", "content": [

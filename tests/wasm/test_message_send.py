@@ -26,6 +26,7 @@ from tests.fakes import Collect
 from tests.guests.build import cache_root
 from tui.core.a2a import send as delegation
 from tui.core.a2a.net_policy import parse_rules
+from tui.core.errors import DelegationError
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import log_line
 from tui.core.headless import HeadlessResponder
@@ -285,7 +286,7 @@ def send(peer: Peer, home: Path | None = None) -> delegation.TaskResult:
 def test_hostile_or_broken_answers_are_errors_naming_the_peer(peer: Peer, reply: Any,
                                                               words: str) -> None:
     peer.card, peer.reply = CARD_C, reply
-    with pytest.raises(delegation.DelegationError) as raised:
+    with pytest.raises(DelegationError) as raised:
         send(peer)
     assert raised.value.text == f"peer http://{peer.authority} {words}"
 

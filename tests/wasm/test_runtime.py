@@ -10,8 +10,8 @@ import pytest
 
 from tests.wasm.conftest import FIXTURES, fixture
 from tui.core.cancel import CancelToken
+from tui.core.errors import ComponentLoadError, GuestFailure, IncompatibleComponent, TrapGuest
 from tui.core.wasm import calls, versions
-from tui.core.wasm.errors import ComponentLoadError, GuestFailure
 from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.values import plain, record
@@ -147,7 +147,7 @@ def test_old_tool_runs_and_has_no_attachments(runtime: WasmRuntime, tmp_path: Pa
 def test_another_version_is_refused_naming_found_accepted_and_rebuild(
         runtime: WasmRuntime) -> None:
     loaded = runtime.load(fixture("future_tool"))
-    with pytest.raises(versions.IncompatibleComponent) as info:
+    with pytest.raises(IncompatibleComponent) as info:
         versions.check(loaded.path, "tool", loaded.imports, loaded.exports)
     message = str(info.value)
     assert "future_tool.wasm exports murmur:tool/run@0.3.0" in message
@@ -157,9 +157,9 @@ def test_another_version_is_refused_naming_found_accepted_and_rebuild(
 
 def test_a_component_in_the_wrong_role_is_refused(runtime: WasmRuntime) -> None:
     loaded = runtime.load(fixture("all_hook"))
-    with pytest.raises(versions.IncompatibleComponent, match="is not a tool"):
+    with pytest.raises(IncompatibleComponent, match="is not a tool"):
         versions.check(loaded.path, "tool", loaded.imports, loaded.exports)
-    with pytest.raises(versions.IncompatibleComponent, match=r"imports murmur:task/task@9\.9\.9"):
+    with pytest.raises(IncompatibleComponent, match=r"imports murmur:task/task@9\.9\.9"):
         versions.check(loaded.path, "hook", frozenset({"murmur:task/task@9.9.9"}),
                        loaded.exports)
 
@@ -243,7 +243,7 @@ def test_escape_attempt_is_refused_by_the_preopen(runtime: WasmRuntime, tmp_path
 
 
 def test_request_input_outside_a_tool_traps(runtime: WasmRuntime, tmp_path: Path) -> None:
-    with pytest.raises(calls.HostTrap, match="available to tools"):
+    with pytest.raises(TrapGuest, match="available to tools"):
         run_tool(runtime, "ask_tool", tmp_path, context=calls.CallContext("x", "hook"))
 
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from tui.core.asking.question import Asked, Unanswered
-from tui.core.tools.approvals import ApprovalRequest, Decision
+from tui.core.tools.approvals import ApprovalDecision, ApprovalRequest
 
 
-class PendingApproval(Asked[Decision]):
+class PendingApproval(Asked[ApprovalDecision]):
     """A call waiting for approval: the request, and the one decision that settles it."""
 
     def __init__(self, request: ApprovalRequest) -> None:
@@ -39,17 +39,17 @@ class ScreenApprover:
     def __init__(self, desk: ApprovalDesk) -> None:
         self.desk = desk
 
-    def decide(self, request: ApprovalRequest) -> Decision:
+    def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         pending = PendingApproval(request)
         try:
             self.desk.call_from_thread(self.desk.approval_arrived, pending)
         except RuntimeError:
-            return Decision("deny", "the screen is not running")
+            return ApprovalDecision("deny", "the screen is not running")
         outcome = pending.wait(cancel=request.cancel)
         if not isinstance(outcome, Unanswered):
             return outcome
         if outcome.why == "canceled":
             with contextlib.suppress(RuntimeError):  # the app has already gone
                 self.desk.call_from_thread(self.desk.approval_withdrawn, pending)
-            return Decision("deny", "canceled by the user")
-        return Decision("deny", "murmur-tui closed before the call was approved")
+            return ApprovalDecision("deny", "canceled by the user")
+        return ApprovalDecision("deny", "murmur-tui closed before the call was approved")

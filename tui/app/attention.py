@@ -95,8 +95,9 @@ def config_path(home: Path) -> Path:
 def load_settings(home: Path) -> Settings:
     """`notify:` from `$MURMUR_HOME/tui/config.yaml` (other keys belong to other readers). A
     missing file is the default; a bad one is reported (file, line, key) and the default kept."""
+    from tui.core.errors import YamlError
     from tui.core.manifest.located_yaml import read
-    from tui.core.manifest.problems import Report, YamlError
+    from tui.core.manifest.problems import ProblemReport
     from tui.core.manifest.yaml_section import Section
 
     file = config_path(home)
@@ -113,7 +114,7 @@ def load_settings(home: Path) -> Settings:
                                   "notify: auto"])
     if data.get("notify") is False:  # `notify: off` unquoted: YAML 1.1 reads it as false
         return Settings("off")
-    report = Report(file)
+    report = ProblemReport(file)
     mode = Section(report, "", data, node).choice("notify", "auto", MODES)
     return Settings(mode, [f"{problem}; using auto" for problem in report.problems])
 

@@ -18,7 +18,7 @@ from tui.app.state import SessionState
 from tui.app.theming import ThemeHost
 from tui.core.asking.question import Question
 from tui.core.events import vocabulary as ev
-from tui.core.tools.approvals import Decision
+from tui.core.tools.approvals import ApprovalDecision
 
 TITLE = "murmur-tui"
 
@@ -142,7 +142,7 @@ class DialogHost(ThemeHost):
         pending = self.approvals_waiting[0]
         self.approval_dialog = ApproveScreen(pending)
 
-        def decided(decision: Decision | None) -> None:
+        def decided(decision: ApprovalDecision | None) -> None:
             self.approval_dialog = None
             if pending in self.approvals_waiting:
                 self.approvals_waiting.remove(pending)

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 from tui.core.asking.question import Question, Unanswered
 from tui.core.asking.questions import QuestionBoard
-from tui.core.asking.request import NoAnswer
 from tui.core.asking.responder import Responder
+from tui.core.errors import NoAnswer
 
 
 class QuestionDesk(Protocol):

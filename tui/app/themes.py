@@ -15,20 +15,14 @@ import yaml
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import ThemeError, YamlError
 from tui.core.fs.paths import bundled
 from tui.core.manifest.located_yaml import read
-from tui.core.manifest.problems import YamlError, describe
+from tui.core.manifest.problems import describe
 
 DEFAULT_THEME = "murmur-dark"
 COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground",
                 "background", "surface", "panel", "boost")
-
-
-class ThemeError(MurmurTuiError):
-    """A theme file that cannot be used; the message names the file and the problem."""
-
-    default_code = "E-THEME"
 
 
 @dataclass(frozen=True)

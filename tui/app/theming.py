@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tui.app.browser.host import BrowserHost
-from tui.app.themes import DEFAULT_THEME, ThemeError, load_all, load_theme, user_theme_dir
+from tui.app.themes import DEFAULT_THEME, load_all, load_theme, user_theme_dir
+from tui.core.errors import ThemeError
 from tui.core.fs.private_files import make_private_dirs
 
 

@@ -57,7 +57,7 @@ class TurnModel:
             yield self.kinds.get(key, LineKind.NOTE), text
 
 
-class TaskResult(NamedTuple):
+class TaskResultView(NamedTuple):
     title: str
     body: str  # a failure's reason; empty when the task ended ok
 
@@ -67,7 +67,7 @@ class TranscriptModel:
         self.turns: deque[TurnModel] = deque(maxlen=MODEL_TURNS)
         self.dropped = 0  # turns no longer in the model (older than MODEL_TURNS)
         self.task_text = ""
-        self.result: TaskResult | None = None
+        self.result: TaskResultView | None = None
         self._running: dict[str, str] = {}  # a running call's line key -> its start line
         self.window: deque[TurnModel] = deque()  # the turns the widget draws
 
@@ -184,8 +184,8 @@ class TranscriptModel:
                 self._say(self._current(event.task_id), f"cancel{event.seq}", event)
             case ev.TaskEnded():
                 ok = event.exit_status == "ok"
-                self.result = TaskResult(task_ended(event, Form.SCREEN),
-                                         "" if ok else event.result)
+                self.result = TaskResultView(task_ended(event, Form.SCREEN),
+                                             "" if ok else event.result)
                 for model in self.window:
                     model.done = True
             case _:

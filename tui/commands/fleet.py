@@ -9,14 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import AttachError
 
 TOKEN_ENV = "MURMUR_DOOR_TOKEN"  # a door token for `attach URL` (argv is readable by others)
 MAX_TOKEN_FILE = 4096  # a door token is ~50 bytes; a bigger file is not one
-
-
-class AttachError(MurmurTuiError):
-    pass
 
 
 def add_parsers(commands: Any) -> None:
@@ -149,7 +145,7 @@ def _token_from(path: Path | None) -> str | None:
     dropped, and the rest must be one bearer token (printable ASCII, no space)."""
     if path is None:
         return None
-    from tui.core.fs.beneath import Refused
+    from tui.core.errors import FileRefused
     from tui.core.fs.safe_read import read_bounded
     from tui.core.running.address import token_problem
 
@@ -159,7 +155,7 @@ def _token_from(path: Path | None) -> str | None:
         if target != path.absolute():
             shown = f"{shown} (a link to {target})"
         read = read_bounded(target, MAX_TOKEN_FILE)
-    except (Refused, OSError, ValueError) as exc:
+    except (FileRefused, OSError, ValueError) as exc:
         raise AttachError(f"{shown}: {_said(exc)}") from None
     if read.truncated:
         raise AttachError(f"{shown}: it is {read.size} bytes; a token file holds one token "

@@ -88,9 +88,10 @@ def checked(args: argparse.Namespace) -> Capsule | int:
     """The capsule `launch` runs, its arguments made whole (`args.headless` set when there is
     no terminal, said so); or the exit code of a refusal. The run itself is on the screen
     (`launch_screen`) or headless (`launch_headless`): the command line picks."""
+    from tui.core.errors import ManifestError
     from tui.core.fs.paths import demo_capsule, murmur_home
     from tui.core.hardening import make_undumpable
-    from tui.core.manifest.reader import ManifestError, load_capsule
+    from tui.core.manifest.reader import load_capsule
     from tui.core.tools.approvals import prepare
 
     make_undumpable()  # before any key is read: commands it starts cannot read its memory

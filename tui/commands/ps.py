@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from tui.core.a2a.card import DOOR_WORDS, METHODS
 from tui.core.a2a.task import TERMINAL, artifact_text, first_user_text, parts_text, task_state
 from tui.core.a2a.task import unwrap as unwrap_task
-from tui.core.fs.beneath import Refused
+from tui.core.errors import FileRefused
 from tui.core.fs.safe_read import read_bounded
 from tui.core.running import probe as door_probe
 from tui.core.running import records, tokens
@@ -44,7 +44,7 @@ MAX_TASK_MD = 4096
 
 
 @dataclass
-class Row:
+class SessionRow:
     record: records.RunningRecord
     verdict: Verdict
     state: str = "unknown"  # working / needs you / idle / unknown ("-" when gone)
@@ -78,7 +78,7 @@ class Row:
 
 @dataclass
 class Listing:
-    rows: list[Row]
+    rows: list[SessionRow]
     problems: list[str]
 
 
@@ -91,7 +91,7 @@ def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
     held = [item.record for item in found if item.record is not None]
     shown = [tokens.read_token(home, record, credential) for record in held]
     verdicts = door_probe.verify_all(held, timeout, tokens=shown, credential=credential)
-    rows = [Row(record, verdict) for record, verdict in zip(held, verdicts, strict=True)]
+    rows = [SessionRow(record, verdict) for record, verdict in zip(held, verdicts, strict=True)]
     if rows:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -104,7 +104,7 @@ def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
     return Listing(rows, records.describe(found))
 
 
-def _fill(row: Row, client: httpx.Client, token: str | None) -> None:
+def _fill(row: SessionRow, client: httpx.Client, token: str | None) -> None:
     """The row's state, model and task, from its trace and, when it is live, its door."""
     facts = trace_facts(row.record.workdir / "trace.jsonl")
     if facts is not None and facts.problem is not None:
@@ -160,11 +160,11 @@ def _question(task: dict[str, Any]) -> str | None:
     return parts_text(message.get("parts")) if isinstance(message, dict) else None
 
 
-def _task_md(row: Row) -> str | None:
+def _task_md(row: SessionRow) -> str | None:
     path = row.record.workdir / "task.md"
     try:
         return read_bounded(path, MAX_TASK_MD).data.decode("utf-8", "replace")
-    except Refused as exc:
+    except FileRefused as exc:
         if str(exc) != "no such file":
             row.notes.append(f"{path}: {exc}; not read")
         return None
@@ -191,7 +191,7 @@ def uptime(started_at: str) -> str:
     return f"{days}d {clock}" if days else clock
 
 
-def table(rows: Sequence[Row]) -> list[str]:
+def table(rows: Sequence[SessionRow]) -> list[str]:
     """`mur ps`'s columns in its order and widths, then STATE, MODEL and TASK."""
     if not rows:
         return ["no running capsules"]

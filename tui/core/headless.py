@@ -11,9 +11,9 @@ from typing import TextIO
 
 from tui.core.asking.question import Question, Unanswered
 from tui.core.asking.questions import QuestionBoard
-from tui.core.asking.request import NoAnswer
 from tui.core.asking.responder import Responder
 from tui.core.asking.stdin_lines import MAX_LINE, Lines, lines_of
+from tui.core.errors import NoAnswer
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import log_line, warning
 from tui.core.text.printable import printable

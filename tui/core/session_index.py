@@ -15,12 +15,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from tui.core.errors import LaunchError
-from tui.core.fs.beneath import Refused
+from tui.core.errors import FileRefused, LaunchError, NotJson
 from tui.core.fs.private_files import append_private
 from tui.core.fs.safe_read import read_bounded
 from tui.core.text.secrets import redact
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import loads_line
 
 INDEX = Path("tui") / "sessions.jsonl"
 MAX_INDEX_BYTES = 64 << 20  # a bigger index is read from its last 64 MiB
@@ -72,7 +71,7 @@ def entries(home: Path) -> list[Entry]:
     """Every session, newest first (by start)."""
     try:  # its last MAX_INDEX_BYTES; a link, FIFO or device there is no index
         data = read_bounded(index_path(home), MAX_INDEX_BYTES, tail=True).data
-    except Refused:
+    except FileRefused:
         return []
     found: dict[str, Entry] = {}
     for raw in data.split(b"\n"):

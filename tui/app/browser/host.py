@@ -68,7 +68,8 @@ class BrowserBase(App[Result], Generic[Result]):
 
     def on_continue_conversation(self, asked: ContinueConversation) -> None:
         """`r` / `R` on a screen: post what to resume, or say in a toast why nothing can."""
-        from tui.app.browser.resume import CannotResume, request
+        from tui.app.browser.resume import request
+        from tui.core.errors import CannotResume
 
         try:
             wanted = request(self.home, asked.conversation, asked.mode)

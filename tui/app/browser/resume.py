@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.app.browser.requests import ResumeConversation
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import CannotResume, MurmurTuiError
 from tui.core.record.catalog import Conversation
 from tui.core.record.indexed import by_conversation
 from tui.core.session_index import Entry, Resume, ResumeMode, index_path
@@ -17,12 +17,6 @@ if TYPE_CHECKING:
     from tui.core.loop.launch import LaunchOptions
     from tui.core.manifest.model import Capsule
     from tui.core.tools.approvals import Mode, Setup
-
-
-class CannotResume(MurmurTuiError):
-    """Why a conversation cannot be continued from here."""
-
-    default_code = "E-RESUME"
 
 
 def request(home: Path, conversation: Conversation, mode: ResumeMode) -> ResumeConversation:
@@ -60,7 +54,6 @@ def capsule(entry: Entry, mode: ResumeMode) -> Capsule:
                            f"{entry.capsule_name!r} has no hook (r resumes the whole "
                            "conversation)")
     return loaded
-
 
 
 def follow_up(wanted: ResumeConversation, home: Path, approve: Mode | None

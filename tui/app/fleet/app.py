@@ -51,7 +51,7 @@ DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unre
 
 
 @dataclass(frozen=True)
-class Target:
+class AttachTarget:
     """What Enter opened: the command line attaches to it."""
 
     session_id: str
@@ -81,7 +81,7 @@ class FleetApp(ThemeHost):
         self.inbox: SimpleQueue[tuple[str, list[ev.Event] | LinkState]] = SimpleQueue()
         self.launched: list[Launched] = list(launched or [])
         self.notice = notice
-        self.open_request: Target | None = None
+        self.open_request: AttachTarget | None = None
         self.fleet = FleetScreen(lambda: list(self.sessions.values()))
         self._dirty = False
         self._last_draw = 0.0
@@ -235,7 +235,7 @@ class FleetApp(ThemeHost):
             return
         link = self.links.get(session.session_id)
         if act.action == "open":
-            self.open_request = Target(session.session_id, session.url)
+            self.open_request = AttachTarget(session.session_id, session.url)
             self._close_links()
             self.exit(0)
             return
@@ -287,7 +287,8 @@ class FleetApp(ThemeHost):
         if isinstance(entry, str):
             self.notify(entry, severity="warning", timeout=10)
             return
-        from tui.app.browser.resume import CannotResume, capsule
+        from tui.app.browser.resume import capsule
+        from tui.core.errors import CannotResume
 
         try:
             loaded = capsule(entry, "full")

@@ -23,7 +23,7 @@ from textual.widgets import Input, Static
 
 from tui.app.approver import PendingApproval
 from tui.app.screens.fit import fit_question
-from tui.core.tools.approvals import Choice, Decision
+from tui.core.tools.approvals import ApprovalDecision, Choice
 
 ARMING_SECONDS = 0.5
 COMPACT_BELOW = 30  # rows: a shorter terminal gets the dialog's tighter spacing
@@ -31,7 +31,7 @@ CALL_ROWS = 20  # of the command or input, at most, on a tall terminal
 _CHOICES: dict[str, Choice] = {"o": "once", "p": "prefix", "a": "always"}
 
 
-class ApproveScreen(ModalScreen[Decision | None]):
+class ApproveScreen(ModalScreen[ApprovalDecision | None]):
     CSS_PATH = "approve.tcss"
     AUTO_FOCUS = ""  # the reason field takes keys only once `d` shows it
     BINDINGS = [Binding("escape", "cancel_turn", "Cancel (Esc Esc): deny")]
@@ -102,7 +102,7 @@ class ApproveScreen(ModalScreen[Decision | None]):
         if event.key in _CHOICES:
             event.prevent_default()
             event.stop()
-            self.decide(Decision(_CHOICES[event.key]))
+            self.decide(ApprovalDecision(_CHOICES[event.key]))
         elif event.key == "d":
             event.prevent_default()
             event.stop()
@@ -113,11 +113,11 @@ class ApproveScreen(ModalScreen[Decision | None]):
     def on_input_submitted(self, message: Input.Submitted) -> None:
         message.stop()
         if self.armed:
-            self.decide(Decision("deny", message.value.strip()))
+            self.decide(ApprovalDecision("deny", message.value.strip()))
 
     async def action_cancel_turn(self) -> None:
         """The app's Esc Esc: a modal screen hides the app's own bindings."""
         await self.app.run_action("cancel_turn")
 
-    def decide(self, decision: Decision) -> None:
+    def decide(self, decision: ApprovalDecision) -> None:
         self.dismiss(decision)

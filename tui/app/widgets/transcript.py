@@ -31,7 +31,7 @@ from tui.app.transcript_model import (
     LOAD_OLDER,
     MODEL_TURNS,
     WINDOW,
-    TaskResult,
+    TaskResultView,
     TranscriptModel,
     TurnModel,
 )
@@ -96,7 +96,7 @@ class Transcript(LinesView):
         return self.model.task_text
 
     @property
-    def result(self) -> TaskResult | None:
+    def result(self) -> TaskResultView | None:
         return self.model.result
 
     @property

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tui.core.a2a.rpc import DoorError, shown_text
+from tui.core.a2a.rpc import shown_text
+from tui.core.errors import DoorError
 
 Generation = Literal["A", "B", "C"]
 CARD_PATH = "/.well-known/agent-card.json"

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from tui.core.a2a import rpc
 from tui.core.a2a.card import CARD_PATH, METHODS, VERSION_HEADER, Card, Generation, parse_card
-from tui.core.a2a.rpc import DoorError, refusal, rpc_error, shared_tls
+from tui.core.a2a.rpc import refusal, rpc_error, shared_tls
 from tui.core.a2a.task import RemoteTask, first_user_text, parse_task, task_state
+from tui.core.errors import DoorError
 from tui.core.text.secrets import remember
 
 if TYPE_CHECKING:

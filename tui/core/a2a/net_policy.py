@@ -15,15 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import NetworkAllowError
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-class NetworkAllowError(MurmurTuiError):
-    """A `capabilities.network.allow` entry that cannot be read."""
-
-    default_code = "E-MANIFEST"
 
 
 @dataclass(frozen=True)

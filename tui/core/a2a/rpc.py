@@ -14,38 +14,15 @@ import json
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from tui.core.errors import MurmurTuiError
-from tui.core.text.secrets import redact
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.errors import DoorError, NotJson
+from tui.core.text.strict_json import loads_line
 
 if TYPE_CHECKING:
     import httpx
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # no door answer comes near this
-# What went wrong: no answer in time; no connection; the connection broke; an answer over the
-# limit; a refusal (401/403); another HTTP status; a body that is not JSON; a JSON-RPC error;
-# an answer of the wrong shape (not a card, not a task, neither result nor error).
-Cause = Literal["timeout", "connect", "broken", "too-large", "refused", "status", "not-json",
-                "rpc", "shape"]
-
-
-class DoorError(MurmurTuiError):
-    """A door refused a request, answered with an error, or could not be reached. The text
-    names the door's address and what was refused."""
-
-    default_code = "E-DOOR"
-
-    def __init__(self, text: str, *, status: int | None = None, reason: str | None = None,
-                 rpc_code: int | None = None, cause: Cause = "shape") -> None:
-        super().__init__(redact(text))
-        self.status = status  # the HTTP status of a refusal (401, 403, …)
-        self.reason = reason  # Murmur's refusal code: unauthenticated, invalid_token, …
-        self.rpc_code = rpc_code  # a JSON-RPC error's code
-        self.cause = cause
-
-
 def shown_text(value: Any, limit: int = 4096) -> str:
     """A value from a door, as a short readable string."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -32,8 +32,7 @@ from urllib.parse import urlsplit
 from tui.core import ids
 from tui.core.a2a import net_policy, rpc
 from tui.core.a2a.card import CARD_PATH, METHODS, VERSION_HEADER, Generation, parse_card
-from tui.core.a2a.rpc import DoorError
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import DelegationError, DoorError
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact, remember
 from tui.core.text.strict_json import loads_line
@@ -51,12 +50,6 @@ AUTH_CODES = frozenset({"unauthenticated", "invalid_token", "insufficient_scope"
 STATES = frozenset({"submitted", "working", "input-required", "auth-required", "completed",
                     "canceled", "failed", "rejected"})
 TokenAt = Callable[[str, int], "str | None"]  # the bearer token of the door at (host, port)
-
-
-class DelegationError(MurmurTuiError):
-    """A task could not be sent to a peer; the text names the peer."""
-
-    default_code = "E-A2A"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tui.core.a2a.rpc import DoorError
+from tui.core.errors import DoorError
 
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 

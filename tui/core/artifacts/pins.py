@@ -21,18 +21,12 @@ from typing import Any
 
 import yaml
 
-from tui.core.errors import LaunchError
+from tui.core.errors import LockError
 from tui.core.fs.private_files import write_private
 
 LOCK_FILE = "murmur.lock"
 LOCK_VERSION = 1
 MAX_LOCK_BYTES = 1 << 20
-
-
-class LockError(LaunchError):
-    """A `murmur.lock` that cannot be read, or an artifact that does not match its pin."""
-
-    default_code = "E-RUN-003"
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,10 @@ from typing import Any
 
 import yaml
 
-from tui.core.artifacts.pins import Lock, LockError, Pin, lock_path, mismatch, read_lock, sha256_hex
-from tui.core.errors import LaunchError
+from tui.core.artifacts.pins import Lock, Pin, lock_path, mismatch, read_lock, sha256_hex
+from tui.core.errors import LaunchError, LockError, YamlError
 from tui.core.manifest.located_yaml import read
 from tui.core.manifest.model import Artifact, Capsule
-from tui.core.manifest.problems import YamlError
 from tui.core.manifest.yaml_section import json_problem
 
 DEFAULT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

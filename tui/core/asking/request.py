@@ -3,7 +3,7 @@
 The TUI's responder shows a dialog; the headless responder reads `--answer` values, then
 stdin; both wait the same way (`asking.responder.Responder`: one question, one future, one
 wait). `ask` blocks the calling (session) thread. A responder that cannot get an answer raises
-`NoAnswer`; a wait past `timeout_secs` raises `InputTimeout`.
+`NoAnswer`; a wait past `timeout_secs` raises `StopOnInputTimeout`.
 """
 
 from __future__ import annotations
@@ -22,14 +22,6 @@ class InputRequest:
     timeout_secs: float | None = None
     cancel: CancelToken | None = None  # set when the session is canceled meanwhile
     before_restart: bool = False  # asked before the session stopped and not answered then
-
-
-class NoAnswer(Exception):
-    """No answer can come (no --answer left and stdin closed, or the screen went away)."""
-
-
-class InputTimeout(Exception):
-    """`lifecycle.input_timeout_secs` passed without an answer."""
 
 
 class InputResponder(Protocol):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from tui.core.asking.question import Question, Unanswered
 from tui.core.asking.questions import QuestionBoard
-from tui.core.asking.request import InputRequest, InputTimeout, NoAnswer
+from tui.core.asking.request import InputRequest
+from tui.core.errors import NoAnswer, StopOnInputTimeout
 
 
 class Responder:
@@ -33,7 +34,7 @@ class Responder:
         if not isinstance(outcome, Unanswered):
             return outcome
         if outcome.why == "timed out":
-            raise InputTimeout(f"no answer within {request.timeout_secs:g} s")
+            raise StopOnInputTimeout(f"no answer within {request.timeout_secs:g} s")
         if outcome.why == "canceled":
             raise NoAnswer("the session was canceled")
         raise NoAnswer(f"the question was closed: {outcome.detail}")

@@ -23,7 +23,7 @@ import errno
 import socket
 from collections.abc import Callable
 
-from tui.core.door.guard import ACCEPT_PAUSE_MAX, Guard, Held, Notes
+from tui.core.door.guard import ACCEPT_PAUSE_MAX, Guard, HeldConnection, Notes
 
 OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 BATCH = 16  # sockets accepted per wake-up, so a flood of peers cannot hog the loop
@@ -31,7 +31,7 @@ _SAID = b'{"error": "busy", "message": "this door holds all the connections it c
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1"
         b"\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(_SAID), _SAID))
 
-Serve = Callable[[socket.socket, Held], None]
+Serve = Callable[[socket.socket, HeldConnection], None]
 
 
 class Listener:
@@ -96,14 +96,14 @@ class Listener:
         self._silent[conn] = self.loop.call_later(wait, self._silence, conn, held)
         self.loop.add_reader(conn.fileno(), self._first_bytes, conn, held)
 
-    def _first_bytes(self, conn: socket.socket, held: Held) -> None:
+    def _first_bytes(self, conn: socket.socket, held: HeldConnection) -> None:
         """Something came (bytes, or the peer's close): the server takes the connection."""
         self._forget(conn)
         # giving its place away from now on is the server's to do, once it has wrapped it
         held.close = lambda: None
         self.serve(conn, held)
 
-    def _silence(self, conn: socket.socket, held: Held) -> None:
+    def _silence(self, conn: socket.socket, held: HeldConnection) -> None:
         """Nothing came within the wait for a first byte: closed, with nothing to answer."""
         self._silent.pop(conn, None)
         self.guard.release(held)

@@ -4,7 +4,7 @@ and the subscribers that read from it, and the sink that turns a session's event
 Frames with an id take it from one session-wide sequence starting at 1. The replay buffer keeps
 the newest `REPLAY_FRAMES` of them; each connection reads live frames from a queue of
 `QUEUE_FRAMES`, and one that falls behind loses the oldest and is told with a `lagged` frame
-before the next frame it receives. Frame text is already redacted: every event reaches a sink
+before the next frame it receives. DoorFrame text is already redacted: every event reaches a sink
 after `EventStream` has passed it through the one redaction.
 """
 
@@ -25,7 +25,7 @@ HEARTBEAT = b":heartbeat\n\n"
 
 
 @dataclass(frozen=True)
-class Frame:
+class DoorFrame:
     event: str
     data: dict[str, Any]
     id: int | None = None
@@ -48,12 +48,12 @@ class Subscriber:
     def __init__(self, wake: Callable[[], None], limit: int = QUEUE_FRAMES) -> None:
         self._wake = wake
         self._limit = limit
-        self._queue: deque[Frame] = deque()
+        self._queue: deque[DoorFrame] = deque()
         self._missed = 0
         self._lock = threading.Lock()
         self.closed = False
 
-    def put(self, frame: Frame) -> None:
+    def put(self, frame: DoorFrame) -> None:
         with self._lock:
             if len(self._queue) >= self._limit:
                 self._queue.popleft()
@@ -65,14 +65,14 @@ class Subscriber:
         self.closed = True
         self._wake()
 
-    def drain(self) -> list[Frame]:
+    def drain(self) -> list[DoorFrame]:
         """What arrived since the last drain, a `lagged` frame first when some were lost."""
         with self._lock:
             frames = list(self._queue)
             self._queue.clear()
             missed, self._missed = self._missed, 0
         if missed:
-            frames.insert(0, Frame("lagged", {"missed": missed}))
+            frames.insert(0, DoorFrame("lagged", {"missed": missed}))
         return frames
 
 
@@ -82,15 +82,15 @@ class Broadcast:
     with nothing lost or doubled between the two."""
 
     def __init__(self, replay: int = REPLAY_FRAMES) -> None:
-        self._buffer: deque[Frame] = deque(maxlen=replay)
+        self._buffer: deque[DoorFrame] = deque(maxlen=replay)
         self._subscribers: list[Subscriber] = []
         self._next_id = 1
         self._lock = threading.Lock()
         self.closed = False
 
-    def publish(self, event: str, data: dict[str, Any]) -> Frame:
+    def publish(self, event: str, data: dict[str, Any]) -> DoorFrame:
         with self._lock:
-            frame = Frame(event, data, self._next_id)
+            frame = DoorFrame(event, data, self._next_id)
             self._next_id += 1
             self._buffer.append(frame)
             subscribers = list(self._subscribers)
@@ -104,15 +104,15 @@ class Broadcast:
             self.closed = True
             subscribers, self._subscribers = list(self._subscribers), []
         for subscriber in subscribers:
-            subscriber.put(Frame("capsule-closed", {}))
+            subscriber.put(DoorFrame("capsule-closed", {}))
             subscriber.close()
 
-    def subscribe(self, subscriber: Subscriber, last_id: int | None) -> list[Frame]:
+    def subscribe(self, subscriber: Subscriber, last_id: int | None) -> list[DoorFrame]:
         """Register `subscriber`; returns the replay from `last_id` (None: no replay)."""
         with self._lock:
             replay = self._replay(last_id) if last_id is not None else []
             if self.closed:
-                replay.append(Frame("capsule-closed", {}))
+                replay.append(DoorFrame("capsule-closed", {}))
                 subscriber.closed = True
             else:
                 self._subscribers.append(subscriber)
@@ -123,12 +123,12 @@ class Broadcast:
             if subscriber in self._subscribers:
                 self._subscribers.remove(subscriber)
 
-    def _replay(self, last_id: int) -> list[Frame]:
+    def _replay(self, last_id: int) -> list[DoorFrame]:
         if not self._buffer:
             return []
         oldest = self._buffer[0].id or 0
         if last_id >= self._next_id or oldest > last_id + 1:
-            return [Frame("gap", {"first_available_id": oldest}), *self._buffer]
+            return [DoorFrame("gap", {"first_available_id": oldest}), *self._buffer]
         return [frame for frame in self._buffer if (frame.id or 0) > last_id]
 
     @property

@@ -54,7 +54,7 @@ NOTE_EVERY = 60.0  # seconds between two lines about the same kind of trouble
 
 
 @dataclass(frozen=True)
-class Limits:
+class ConnectionLimits:
     connections: int = CONNECTIONS
     per_peer: int = PER_PEER
     silent_after: float = SILENT_AFTER
@@ -65,7 +65,7 @@ class Limits:
     accept_pause: float = ACCEPT_PAUSE
     linger: float = LINGER
 
-    def within_descriptors(self) -> Limits:
+    def within_descriptors(self) -> ConnectionLimits:
         """These limits, with the total held to half the descriptors the process has free
         when the door starts (`ulimit -n` less those open): the session keeps descriptors for
         its own files, pipes, imports and sockets however many peers connect."""
@@ -82,7 +82,7 @@ class Limits:
 
 
 @dataclass(eq=False)
-class Held:
+class HeldConnection:
     """One counted connection."""
 
     peer: str
@@ -94,7 +94,7 @@ class Held:
     arrived: int = 0  # bytes its transport took from the kernel
     taken: int = 0  # of them, bytes the request's reader has consumed
 
-    def slow(self, now: float, limits: Limits) -> bool:
+    def slow(self, now: float, limits: ConnectionLimits) -> bool:
         """Reading or closing, silent too long (see the module's doc), and nothing arrived
         that the door has not read yet — in the kernel, or in its transport's buffer (a loop
         running late has not got to it: that is the door's delay, not the peer's)."""
@@ -116,10 +116,11 @@ def unread(sock: socket.socket | None) -> int:
 
 
 class Guard:
-    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limits: ConnectionLimits,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
         self._clock = clock
-        self._held: dict[Held, None] = {}  # insertion order: the oldest first
+        self._held: dict[HeldConnection, None] = {}  # insertion order: the oldest first
         self._peers: Counter[str] = Counter()  # connections held, by peer
         self.evicted = 0
         self.refused = 0
@@ -128,11 +129,11 @@ class Guard:
     def open(self) -> int:
         return len(self._held)
 
-    def holds(self, held: Held) -> bool:
+    def holds(self, held: HeldConnection) -> bool:
         return held in self._held
 
     def admit(self, peer: str, close: Callable[[], None], sock: socket.socket | None = None
-              ) -> Held | None:
+              ) -> HeldConnection | None:
         """Count a new connection from `peer` (None: refuse it, no place can be made). To
         make room, slow connections are closed (`close` is called on each)."""
         now, limits = self._clock(), self.limits
@@ -146,19 +147,19 @@ class Guard:
                 self.refused += 1
                 return None
             self._evict(victim)
-        held = Held(peer, now, close, sock)
+        held = HeldConnection(peer, now, close, sock)
         self._held[held] = None
         self._peers[peer] += 1
         return held
 
-    def release(self, held: Held) -> None:
+    def release(self, held: HeldConnection) -> None:
         """The connection is gone (idempotent)."""
         if self._held.pop(held, 0) is None:
             self._peers[held.peer] -= 1
             if not self._peers[held.peer]:
                 del self._peers[held.peer]
 
-    def _evict(self, held: Held) -> None:
+    def _evict(self, held: HeldConnection) -> None:
         self.release(held)
         self.evicted += 1
         held.close()

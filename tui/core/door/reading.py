@@ -1,9 +1,9 @@
 """Reading one request off a door connection, within its limits: the head first (so the door can
 refuse a caller before its body is read), then the body, both within one deadline counted from
-the connection's first moment (`Limits.deadline`) and a wait for each next byte
-(`Limits.read_timeout`). A request that breaks a rule gets a `Trouble` — the plain HTTP answer
-it is owed — never an exception out of the connection. What a peer sent is never echoed: a
-header h11 refuses is named, not quoted (it may hold a token)."""
+the connection's first moment (`ConnectionLimits.deadline`) and a wait for each next byte
+(`ConnectionLimits.read_timeout`). A request that breaks a rule gets a `Trouble` — the plain
+HTTP answer it is owed — never an exception out of the connection. What a peer sent is never
+echoed: a header h11 refuses is named, not quoted (it may hold a token)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import h11
 
-from tui.core.door.guard import Held, Limits
+from tui.core.door.guard import ConnectionLimits, HeldConnection
 
 MAX_BODY = 1024 * 1024
 MAX_HEADERS = 64 * 1024
@@ -47,10 +47,10 @@ def too_large() -> Trouble:
 
 
 class Counted(asyncio.StreamReaderProtocol):
-    """A connection's protocol that notes, on its `Held`, when bytes come and how many: the
-    guard tells a silent peer from one whose bytes wait for a late loop."""
+    """A connection's protocol that notes, on its `HeldConnection`, when bytes come and how
+    many: the guard tells a silent peer from one whose bytes wait for a late loop."""
 
-    def __init__(self, stream: asyncio.StreamReader, held: Held) -> None:
+    def __init__(self, stream: asyncio.StreamReader, held: HeldConnection) -> None:
         super().__init__(stream)
         self.held = held
 
@@ -63,8 +63,8 @@ class Counted(asyncio.StreamReaderProtocol):
 class Reader:
     """One connection's request, read through h11 within the deadline."""
 
-    def __init__(self, conn: h11.Connection, stream: asyncio.StreamReader, limits: Limits,
-                 held: Held) -> None:
+    def __init__(self, conn: h11.Connection, stream: asyncio.StreamReader, limits: ConnectionLimits,
+                 held: HeldConnection) -> None:
         """`held`: the connection as the guard counts it (accepted at `held.since`, on the
         loop's clock, time.monotonic; what the reader consumes is counted in `held.taken`)."""
         self.conn = conn

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tui.core.door.frames import Frame
+from tui.core.door.frames import DoorFrame
 from tui.core.door.tasks import STATES, DoorTask, TaskTable
+from tui.core.errors import BadJsonSyntax, NotJson
 from tui.core.text import strict_json
 from tui.core.text.text_rule import lone_surrogate_at, where_lone_surrogate
 
@@ -51,9 +52,9 @@ class Reply:
     body: dict[str, Any] | None = None
     stream: str | None = None  # "watch" | "task": the connection streams frames
     last_event_id: int | None = None
-    prelude: list[Frame] = field(default_factory=list)
+    prelude: list[DoorFrame] = field(default_factory=list)
     task_id: str | None = None  # a task stream ends on this task's final status
-    start: Callable[[], list[Frame]] | None = None  # run once the stream listens
+    start: Callable[[], list[DoorFrame]] | None = None  # run once the stream listens
 
 
 def error(request_id: Any, code: int, message: str,
@@ -89,9 +90,9 @@ def parse(body: bytes) -> tuple[Any, dict[str, Any] | None]:
     echoed in the answer, which could not be written)."""
     try:
         request = strict_json.loads(body)  # never RecursionError: nesting is capped
-    except strict_json.BadSyntax:
+    except BadJsonSyntax:
         return None, error(None, PARSE_ERROR, "Invalid JSON payload")
-    except strict_json.NotJson as exc:
+    except NotJson as exc:
         return None, error(None, PARSE_ERROR, f"Invalid JSON payload: {exc}")
     if not isinstance(request, dict):
         return None, error(None, INVALID_REQUEST, "Request payload validation error")
@@ -137,8 +138,8 @@ def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | No
     if method == "CancelTask":
         return Reply(_cancel(door, rid, params))
     if method == "stream/watch":
-        ack = Frame("connection-ack", {"role": "observer",
-                                       "conversation_mode": door.conversation_mode()})
+        ack = DoorFrame("connection-ack", {"role": "observer",
+                                           "conversation_mode": door.conversation_mode()})
         return Reply(stream="watch", last_event_id=last_event_id if last_event_id is not None
                      else 0, prelude=[ack])
     if method == "session/stop":
@@ -295,15 +296,15 @@ def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
     task_id, minted_context = door.new_ids()
     task = DoorTask(task_id, message.get("contextId") or minted_context, text=text)
     if streaming:
-        def start() -> list[Frame]:
+        def start() -> list[DoorFrame]:
             refused = door.submit(task)
             if refused is None:
                 return []
             from tui.core.door.frames import status
 
             task.state, task.message = "rejected", refused
-            return [Frame("status", status(task.task_id, "rejected", refused,
-                                           context_id=task.context_id, final=True))]
+            return [DoorFrame("status", status(task.task_id, "rejected", refused,
+                                               context_id=task.context_id, final=True))]
 
         return Reply(stream="task", task_id=task.task_id, last_event_id=last_event_id,
                      start=start)

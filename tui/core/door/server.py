@@ -30,7 +30,7 @@ import h11
 from tui.core.door.accept import Listener
 from tui.core.door.auth import Credential, Refusal, Tokens, refusal_headers
 from tui.core.door.frames import Broadcast
-from tui.core.door.guard import Guard, Held, Limits, Notes
+from tui.core.door.guard import ConnectionLimits, Guard, HeldConnection, Notes
 from tui.core.door.reading import (
     MAX_BODY,
     MAX_HEADERS,
@@ -50,7 +50,7 @@ from tui.core.door.rpc import (
 )
 from tui.core.door.stream import SseStream
 
-__all__ = ["MAX_BODY", "DoorServer", "Limits"]
+__all__ = ["MAX_BODY", "ConnectionLimits", "DoorServer"]
 
 HEARTBEAT_SECONDS = 15.0
 CLOSE_GRACE = 2.0  # seconds an open stream has, on close, to write what it still holds
@@ -60,14 +60,14 @@ OFF_THE_LOOP = frozenset({"CancelTask"})  # methods that may wait on the session
 class DoorServer:
     def __init__(self, door: DoorSession, broadcast: Broadcast, tokens: Tokens,
                  card: Callable[[], dict[str, Any]],
-                 heartbeat: float = HEARTBEAT_SECONDS, limits: Limits | None = None,
+                 heartbeat: float = HEARTBEAT_SECONDS, limits: ConnectionLimits | None = None,
                  log: Callable[[str], None] | None = None) -> None:
         self.door = door
         self.broadcast = broadcast
         self.tokens = tokens
         self.card = card
         self.heartbeat = heartbeat
-        self.limits = (limits or Limits()).within_descriptors()
+        self.limits = (limits or ConnectionLimits()).within_descriptors()
         self.guard = Guard(self.limits)
         self._log = log
         self.notes = Notes(self._say)
@@ -161,13 +161,13 @@ class DoorServer:
         self.notes.note(f"loop:{message}", f"door: {message}{named}")
 
     # -- one connection ---------------------------------------------------------------------
-    def _serve(self, sock: socket.socket, held: Held) -> None:
+    def _serve(self, sock: socket.socket, held: HeldConnection) -> None:
         assert self.loop is not None
         task = self.loop.create_task(self._connection(sock, held))
         self._connections.add(task)  # the loop keeps only a weak reference to a task
         task.add_done_callback(self._connections.discard)
 
-    async def _connection(self, sock: socket.socket, held: Held) -> None:
+    async def _connection(self, sock: socket.socket, held: HeldConnection) -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=2 ** 16, loop=loop)
         protocol = Counted(reader, held)
@@ -232,7 +232,7 @@ class DoorServer:
     async def _linger(self, ex: _Exchange) -> None:
         """Close gently after an answer given before the body was read: closing a socket
         with unread bytes resets it, and the peer could lose the answer. What still comes is
-        read and dropped for `Limits.linger` seconds (or up to MAX_BODY bytes)."""
+        read and dropped for `ConnectionLimits.linger` seconds (or up to MAX_BODY bytes)."""
         ex.held.phase = "closing"
         with contextlib.suppress(OSError, RuntimeError):
             if ex.writer.can_write_eof():
@@ -335,7 +335,7 @@ class _Exchange:
     """One connection's request and answer, as far as they got."""
 
     def __init__(self, conn: h11.Connection, stream: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter, held: Held) -> None:
+                 writer: asyncio.StreamWriter, held: HeldConnection) -> None:
         self.conn = conn
         self.stream = stream
         self.writer = writer

@@ -11,7 +11,7 @@ import contextlib
 
 import h11
 
-from tui.core.door.frames import HEARTBEAT, Broadcast, Frame, Subscriber
+from tui.core.door.frames import HEARTBEAT, Broadcast, DoorFrame, Subscriber
 from tui.core.door.rpc import Reply
 
 
@@ -65,7 +65,7 @@ class SseStream:
         finally:
             broadcast.unsubscribe(subscriber)
 
-    async def _write(self, frames: list[Frame], ends_on: str | None) -> bool:
+    async def _write(self, frames: list[DoorFrame], ends_on: str | None) -> bool:
         """Write `frames`; True once the stream is over (a task stream's final status, or
         `capsule-closed`)."""
         done = False

@@ -18,3 +18,29 @@ TurnDecision: TypeAlias = Literal["tool_call", "end_turn", "text", "error"]
 # What a task was doing when it was canceled (Murmur's task_canceled `phase`, the ones a single
 # session has).
 CancelPhase: TypeAlias = Literal["turn", "inference", "input"]
+# Why a driver call failed: the task_failed causes a driver's failure can carry (spec §2).
+DriverCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
+                                 "runtime_error"]
+# How a component call failed: out of time, out of memory, a resource limit, a trap, could not
+# start, or canceled before it ran.
+GuestFailureKind: TypeAlias = Literal["deadline", "memory", "limit", "trap", "start",
+                                      "canceled"]
+# Where a task came from: trace `task_start` source — the task file, a message to the running
+# session, or the completion of a detached (background) shell command, or its loss.
+TaskSource: TypeAlias = Literal["task_md", "a2a", "detached_shell", "detached_lost"]
+# Who a task is for: the person, or murmur-tui itself telling the model a background command
+# finished.
+TaskOrigin: TypeAlias = Literal["user", "completion"]
+# Which kind of tool ran a call (`unknown`: a remote session's call whose tool is not named).
+ToolKind: TypeAlias = Literal["shell", "skill", "wasm", "unknown"]
+# How one call went, as the tool said it (`passed`, `failed`) or the host did (`error`).
+ToolStatus: TypeAlias = Literal["passed", "failed", "error"]
+# How one call went, as the stream reports it.
+CallStatus: TypeAlias = Literal["ok", "error"]
+# The stop reasons a driver's response may give that the loop acts on (spec §4.3); any other
+# is recorded as given and fails the task (`malformed_response`).
+StopReason: TypeAlias = Literal["end_turn", "tool_call", "max_tokens", "error"]
+# The hook event a call was gated at before it ran (a denied call names it).
+GateEvent: TypeAlias = Literal["on-shell", "on-tool-call"]
+# Which of a command's streams a line of live output came from.
+OutputStream: TypeAlias = Literal["stdout", "stderr"]

@@ -19,16 +19,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui.core.errors import FileRefused
+
 _CHUNK = 1 << 16
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-class Refused(Exception):
-    """Why the file is not read, in words for a note ("it is a link")."""
 
 
 @dataclass(frozen=True)
@@ -43,24 +41,24 @@ class Read:
 
 
 def segments(name: str) -> list[str]:
-    """The folder-relative segments of `name`, `.` dropped and `..` applied; Refused when it
+    """The folder-relative segments of `name`, `.` dropped and `..` applied; FileRefused when it
     is absolute, empty or climbs out of the folder."""
     if not name or "\x00" in name:
-        raise Refused("the path is empty" if not name else "the path holds a NUL byte")
+        raise FileRefused("the path is empty" if not name else "the path holds a NUL byte")
     if name.startswith("/"):
-        raise Refused("the path is absolute; it must be relative to the work folder")
+        raise FileRefused("the path is absolute; it must be relative to the work folder")
     parts: list[str] = []
     for part in name.split("/"):
         if part in ("", "."):
             continue
         if part == "..":
             if not parts:
-                raise Refused("the path is outside the work folder")
+                raise FileRefused("the path is outside the work folder")
             parts.pop()
             continue
         parts.append(part)
     if not parts:
-        raise Refused("it is the work folder itself, not a file")
+        raise FileRefused("it is the work folder itself, not a file")
     return parts
 
 
@@ -79,32 +77,32 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def _why(exc: OSError, where: str | None, parent: int, name: str) -> Refused:
+def _why(exc: OSError, where: str | None, parent: int, name: str) -> FileRefused:
     """A refusal, in words, for a failed open of `name` in the folder `parent`; `where` is
     the segments so far for a folder on the way, None for the file itself."""
     subject = where or "it"
     if exc.errno == errno.ENOENT:
-        return Refused("no such file" if where is None else f"no such folder {where}")
+        return FileRefused("no such file" if where is None else f"no such folder {where}")
     try:
         mode: int | None = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
     except OSError:
         mode = None
     if (mode is not None and stat.S_ISLNK(mode)) or exc.errno == errno.ELOOP:
-        return Refused(f"{subject} is a link")
+        return FileRefused(f"{subject} is a link")
     if mode is not None and where is not None and not stat.S_ISDIR(mode):
-        return Refused(f"{where} is not a folder")
-    return Refused(f"cannot be read ({exc.strerror or exc})")
+        return FileRefused(f"{where} is not a folder")
+    return FileRefused(f"cannot be read ({exc.strerror or exc})")
 
 
 def open_beneath(folder: Path, name: str) -> tuple[int, Path]:
     """An O_RDONLY descriptor for the regular file `name` beneath `folder`, and its path."""
     parts = segments(name)
     if not _NOFOLLOW or os.open not in os.supports_dir_fd:
-        raise Refused("this platform cannot open a file without following links")
+        raise FileRefused("this platform cannot open a file without following links")
     try:
         current = os.open(folder, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     except OSError as exc:
-        raise Refused(f"the work folder cannot be opened ({exc.strerror or exc})") from None
+        raise FileRefused(f"the work folder cannot be opened ({exc.strerror or exc})") from None
     try:
         for index, part in enumerate(parts[:-1]):
             where = "/".join(parts[:index + 1])
@@ -121,7 +119,7 @@ def open_beneath(folder: Path, name: str) -> tuple[int, Path]:
         except OSError as exc:
             raise _why(exc, None, current, last) from None
         if not stat.S_ISREG(info.st_mode):
-            raise Refused(f"it is {kind_of(info.st_mode)}")
+            raise FileRefused(f"it is {kind_of(info.st_mode)}")
         try:
             fd = os.open(last, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC,
                          dir_fd=current)
@@ -132,7 +130,7 @@ def open_beneath(folder: Path, name: str) -> tuple[int, Path]:
     opened = os.fstat(fd)
     if not stat.S_ISREG(opened.st_mode):  # swapped after the check above
         os.close(fd)
-        raise Refused(f"it is {kind_of(opened.st_mode)}")
+        raise FileRefused(f"it is {kind_of(opened.st_mode)}")
     return fd, folder.joinpath(*parts)
 
 
@@ -147,11 +145,11 @@ def read_beneath(folder: Path, name: str, limit: int,
         got = 0
         while got < limit:
             if deadline is not None and time.monotonic() > deadline:
-                raise Refused("reading it ran past the call's deadline")
+                raise FileRefused("reading it ran past the call's deadline")
             try:
                 piece = os.read(fd, min(_CHUNK, limit - got))
             except OSError as exc:
-                raise Refused(f"cannot be read ({exc.strerror or exc})") from None
+                raise FileRefused(f"cannot be read ({exc.strerror or exc})") from None
             if not piece:
                 break
             pieces.append(piece)

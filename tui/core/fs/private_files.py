@@ -22,6 +22,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from tui.core.errors import NotAFile
 from tui.core.fs.beneath import kind_of
 
 FOLDER_MODE = 0o700
@@ -31,11 +32,6 @@ _APPEND = (os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
            | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
            | getattr(os, "O_NOCTTY", 0))
 _FRESH = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
-
-
-class NotAFile(OSError):
-    """What is at the name is not a regular file murmur-tui may write (a link, a FIFO, a
-    device, a folder); `strerror` says which."""
 
 
 def make_private_dirs(leaf: Path, root: Path | None = None) -> None:

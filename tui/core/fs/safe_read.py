@@ -5,7 +5,7 @@ own shell commands and components, so whatever sits at a name may be a link, a F
 or a file that never ends. Every reader of a session file opens it here: without following a
 link at the last segment (`O_NOFOLLOW`), without blocking (`O_NONBLOCK`, so a FIFO cannot hang
 the reader), checks with `fstat` that what was opened is a regular file, and reads at most
-`limit` bytes. Anything else is `Refused`, with words for a message ("it is a FIFO (named
+`limit` bytes. Anything else is `FileRefused`, with words for a message ("it is a FIFO (named
 pipe)"), never a hang and never an exception of another kind.
 
 `beneath` does the same for a name a component gives, relative to its work folder, segment by
@@ -19,7 +19,8 @@ import os
 import stat
 from pathlib import Path
 
-from tui.core.fs.beneath import Read, Refused, kind_of
+from tui.core.errors import FileRefused
+from tui.core.fs.beneath import Read, kind_of
 
 _CHUNK = 1 << 16
 _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -32,24 +33,24 @@ def open_regular(path: Path) -> int:
         fd = os.open(path, _FLAGS)
     except OSError as exc:
         if exc.errno == errno.ENOENT:
-            raise Refused("no such file") from None
+            raise FileRefused("no such file") from None
         if exc.errno == errno.ELOOP:
-            raise Refused("it is a link") from None
+            raise FileRefused("it is a link") from None
         try:
             mode = os.lstat(path).st_mode
         except OSError:
             mode = 0
         if mode and not stat.S_ISREG(mode):
-            raise Refused(f"it is {kind_of(mode)}") from None
-        raise Refused(f"cannot be read ({exc.strerror or exc})") from None
+            raise FileRefused(f"it is {kind_of(mode)}") from None
+        raise FileRefused(f"cannot be read ({exc.strerror or exc})") from None
     try:
         mode = os.fstat(fd).st_mode
     except OSError as exc:
         os.close(fd)
-        raise Refused(f"cannot be read ({exc.strerror or exc})") from None
+        raise FileRefused(f"cannot be read ({exc.strerror or exc})") from None
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise Refused(f"it is {kind_of(mode)}")
+        raise FileRefused(f"it is {kind_of(mode)}")
     return fd
 
 
@@ -71,7 +72,7 @@ def read_bounded(path: Path, limit: int, tail: bool = False) -> Read:
             except BlockingIOError:
                 break
             except OSError as exc:
-                raise Refused(f"cannot be read ({exc.strerror or exc})") from None
+                raise FileRefused(f"cannot be read ({exc.strerror or exc})") from None
             if not piece:
                 break
             pieces.append(piece)

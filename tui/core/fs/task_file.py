@@ -16,8 +16,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from tui.core.errors import LaunchError
-from tui.core.fs.beneath import Refused
+from tui.core.errors import FileRefused, LaunchError
 from tui.core.fs.private_files import write_private
 from tui.core.fs.safe_read import read_bounded
 from tui.core.text.secrets import redact
@@ -43,7 +42,7 @@ def read_task_at(path: Path) -> str | None:
     file when what is there is not a regular file of UTF-8 text within `MAX_TASK_BYTES`."""
     try:
         read = read_bounded(path, MAX_TASK_BYTES + 1)
-    except Refused as exc:
+    except FileRefused as exc:
         if str(exc) == "no such file":
             return None
         raise LaunchError(f"{path}: not read as the task: {exc}") from None

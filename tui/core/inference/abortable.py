@@ -14,7 +14,7 @@ stops waiting for when canceled; a connection that opens after that is closed un
 
 Nothing here knows about cancel's meaning: the driver sees an ordinary broken connection
 (`httpx.ReadError`, `RemoteProtocolError`, a cut stream) and, its token being set, ends the
-call `InferenceCanceled` — not a failure, not retried.
+call `StopOnCancel` — not a failure, not retried.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class Backend(httpcore.NetworkBackend):
             raise httpcore.ConnectError("canceled")
 
 
-class _Stream(httpcore.NetworkStream):
+class _AbortableStream(httpcore.NetworkStream):
     def __init__(self, inner: httpcore.NetworkStream) -> None:
         self._inner = inner
 
@@ -111,7 +111,7 @@ class _Stream(httpcore.NetworkStream):
     def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore.NetworkStream:
         with self._abortable():
-            return _Stream(self._inner.start_tls(ssl_context, server_hostname, timeout))
+            return _AbortableStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
@@ -142,7 +142,7 @@ def _connect(connect: Callable[[], httpcore.NetworkStream]) -> httpcore.NetworkS
     """`connect()` — on a helper thread while a cancel can stop the wait for it."""
     token = _token()
     if token is None:
-        return _Stream(connect())
+        return _AbortableStream(connect())
     if token.is_set():
         raise httpcore.ConnectError("canceled before connecting")
     attempt = _Connecting(connect)
@@ -151,7 +151,7 @@ def _connect(connect: Callable[[], httpcore.NetworkStream]) -> httpcore.NetworkS
         attempt.done.wait()
     finally:
         unsubscribe()
-    return _Stream(attempt.outcome())
+    return _AbortableStream(attempt.outcome())
 
 
 class _Connecting:

@@ -15,12 +15,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui.core.errors import DriverError, ProviderError
+from tui.core.events.kinds import StopReason
 from tui.core.inference.composing import CallSizes, composing_of
-from tui.core.inference.driver import DriverError, ProviderError, StreamSink
+from tui.core.inference.driver import StreamSink
 
 VERSION = "2023-06-01"
-STOPS = {"end_turn": "end_turn", "tool_use": "tool_call", "max_tokens": "max_tokens",
-         "stop_sequence": "end_turn", "pause_turn": "end_turn", "refusal": "end_turn"}
+# a provider's stop reason -> the stop reason of Murmur's response
+STOPS: dict[str, StopReason] = {"end_turn": "end_turn", "tool_use": "tool_call",
+                                "max_tokens": "max_tokens", "stop_sequence": "end_turn",
+                                "pause_turn": "end_turn", "refusal": "end_turn"}
 
 
 def body(request: dict[str, Any], stream: bool) -> dict[str, Any]:
@@ -83,7 +87,7 @@ def _message(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     return role, [b for b in (_block(x) for x in blocks) if b is not None]
 
 
-class Assembler:
+class MessageEventAssembler:
     """Builds Murmur's response from Messages-API stream events (or one whole answer)."""
 
     def __init__(self, sink: StreamSink) -> None:

@@ -17,19 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import CredentialError, YamlError
 from tui.core.manifest.located_yaml import read_private
 from tui.core.manifest.model import KEY_REFERENCE
-from tui.core.manifest.problems import YamlError
 from tui.core.text import secrets
 
 REDACTED = secrets.REDACTED
-
-
-class CredentialError(MurmurTuiError):
-    """No key could be found (names where it looked)."""
-
-    default_code = "E-CREDENTIAL"
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Protocol
 
 from tui.core.cancel import CancelToken
-from tui.core.errors import MurmurTuiError
 
 
 class StreamSink(Protocol):
@@ -44,33 +43,6 @@ class DriverReply:
     @property
     def error_text(self) -> str:
         return self.data or self.summary or "driver returned no data"
-
-
-# The task_failed causes a driver's failure can carry (spec §2).
-DriverCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
-                              "runtime_error"]
-
-
-class DriverError(MurmurTuiError):
-    """The driver could not be called or did not answer (task_failed cause `driver_error`)."""
-
-    default_code = "E-DRIVER"
-
-    def __init__(self, message: str, cause: DriverCause = "driver_error",
-                 provider_status: int | None = None) -> None:
-        super().__init__(message)
-        self.cause = cause
-        self.provider_status = provider_status
-
-
-class ProviderError(MurmurTuiError):
-    """A provider's stream reported an error, or broke, after it had answered: transient."""
-
-    default_code = "E-PROVIDER"
-
-
-class InferenceCanceled(Exception):
-    """The session was canceled while the driver ran."""
 
 
 class Driver(Protocol):

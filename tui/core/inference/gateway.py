@@ -39,7 +39,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from tui.core.inference.credentials import CredentialError, Credentials, Key
+from tui.core.errors import CredentialError, GatewayRefused
+from tui.core.inference.credentials import Credentials, Key
 from tui.core.manifest.model import Gateway
 from tui.core.text import secrets
 
@@ -54,37 +55,28 @@ _ENCODED_SEPARATOR = re.compile(r"%(2[eEfF]|5[cC]|00)")
 _QUERY_CHARS = re.compile(r"^[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$")
 
 
-class Refused(Exception):
-    """A request the gateway will not forward: its status and why."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-
 def upstream_target(target: str, secret: str) -> str:
-    """The path and query to send upstream for a request target, or Refused.
+    """The path and query to send upstream for a request target, or GatewayRefused.
 
     Only `/<secret>/path[?query]` is accepted; what follows the secret must be a plain path of
     non-empty segments, none of them `.` or `..`, with no percent-encoded `.`, `/`, `\\` or NUL.
     """
     if not target.startswith("/") or target.startswith("//"):
-        raise Refused(400, "only origin-form request targets (a path starting with one /) are "
-                      "accepted")
+        raise GatewayRefused(400, "only origin-form request targets (a path starting with "
+                             "one /) are accepted")
     path, _, query = target.partition("?")
     first, slash, rest = path[1:].partition("/")
     if not hmac.compare_digest(first.encode(), secret.encode()):
-        raise Refused(403, "this gateway serves its own session's driver only")
+        raise GatewayRefused(403, "this gateway serves its own session's driver only")
     rest = slash + rest
     if "#" in target or not _PATH_CHARS.match(rest) or (query and not _QUERY_CHARS.match(query)):
-        raise Refused(400, "the request target has characters a path may not have")
+        raise GatewayRefused(400, "the request target has characters a path may not have")
     if _ENCODED_SEPARATOR.search(rest):
-        raise Refused(400, "the path may not percent-encode '.', '/', '\\' or NUL")
+        raise GatewayRefused(400, "the path may not percent-encode '.', '/', '\\' or NUL")
     segments = rest.split("/")[1:] if rest else []
     if any(segment in ("", ".", "..") for segment in segments[:-1]) or \
             (segments and segments[-1] in (".", "..")):
-        raise Refused(400, "the path may not have empty, '.' or '..' segments")
+        raise GatewayRefused(400, "the path may not have empty, '.' or '..' segments")
     return (rest or "/") + (f"?{query}" if query else "")
 
 
@@ -189,7 +181,8 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
                     size = int(self.rfile.readline(64).split(b";")[0].strip() or b"0", 16)
                     total += size
                     if size < 0 or total > MAX_REQUEST_BYTES:
-                        raise Refused(413, f"the request body is over {MAX_REQUEST_BYTES} bytes")
+                        raise GatewayRefused(413, "the request body is over "
+                                             f"{MAX_REQUEST_BYTES} bytes")
                     if size == 0:
                         self.rfile.readline(64)
                         return b"".join(parts)
@@ -197,14 +190,14 @@ def _handler(gateway: CredentialGateway) -> type[BaseHTTPRequestHandler]:
                     self.rfile.readline(64)
             length = int(self.headers.get("content-length") or 0)
             if length < 0 or length > MAX_REQUEST_BYTES:
-                raise Refused(413, f"the request body is over {MAX_REQUEST_BYTES} bytes")
+                raise GatewayRefused(413, f"the request body is over {MAX_REQUEST_BYTES} bytes")
             return self.rfile.read(length)
 
         def _forward(self) -> None:
             try:
                 url = gateway.upstream + upstream_target(self.path, gateway.secret)
                 body = self._body()
-            except Refused as refused:
+            except GatewayRefused as refused:
                 self.close_connection = True
                 self._error(refused.status, refused.reason)
                 return

@@ -14,7 +14,7 @@ when it goes wrong:
 - any other status: the task fails, with the provider's message (keys redacted).
 - cancel: the connection is shut down at once (`abortable.py`: whether the call is connecting,
   sending, waiting for the first byte or streaming), the provider sees it closed, and the call
-  ends `InferenceCanceled` — however the broken connection surfaced, never a failure and never
+  ends `StopOnCancel` — however the broken connection surfaced, never a failure and never
   retried.
 """
 
@@ -29,16 +29,11 @@ from typing import Any
 import httpx
 
 from tui.core.cancel import CancelToken
+from tui.core.errors import CredentialError, DriverError, ProviderError, StopOnCancel
 from tui.core.inference import anthropic, openai
 from tui.core.inference.abortable import abortable, watching
-from tui.core.inference.credentials import CredentialError, Credentials, Key
-from tui.core.inference.driver import (
-    DriverError,
-    DriverReply,
-    InferenceCanceled,
-    ProviderError,
-    StreamSink,
-)
+from tui.core.inference.credentials import Credentials, Key
+from tui.core.inference.driver import DriverReply, StreamSink
 from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
 from tui.core.manifest.model import Gateway, HttpSettings
 from tui.core.text import sse
@@ -84,16 +79,16 @@ class HttpDriver:
         attempt = 1
         while True:
             if cancel.is_set():
-                raise InferenceCanceled()
+                raise StopOnCancel()
             try:
                 with watching(cancel):
                     outcome = self._attempt(payload, key, stream, cancel)
             except (DriverError, httpx.StreamError):
                 if cancel.is_set():  # the cut the cancel made, read as a bad answer
-                    raise InferenceCanceled() from None
+                    raise StopOnCancel() from None
                 raise
             if cancel.is_set():  # a connection the cancel cut, whatever it looked like
-                raise InferenceCanceled()
+                raise StopOnCancel()
             if isinstance(outcome, dict):
                 return DriverReply(status="passed", data=json.dumps(outcome))
             if outcome.status == 401:
@@ -147,7 +142,7 @@ class HttpDriver:
                            retryable=True)
         except httpx.HTTPError as exc:
             if cancel.is_set():
-                raise InferenceCanceled() from None
+                raise StopOnCancel() from None
             what = ("the stream broke after the provider answered" if answered else
                     f"could not reach {self.url}")
             return _Failed(None, self.credentials.redact(f"{what}: {exc!r}"), retryable=True)
@@ -177,14 +172,14 @@ class HttpDriver:
         if not self.stream:
             data = _json(response.read().decode("utf-8", "replace"))
             if self.kind == "anthropic":
-                whole_a = anthropic.Assembler(sink)
+                whole_a = anthropic.MessageEventAssembler(sink)
                 whole_a.whole(data)
                 return whole_a.response()
-            whole_o = openai.Assembler(sink)
+            whole_o = openai.ChatChunkAssembler(sink)
             whole_o.whole(data)
             return whole_o.response()
         if self.kind == "anthropic":
-            assembler_a = anthropic.Assembler(sink)
+            assembler_a = anthropic.MessageEventAssembler(sink)
             for event in sse.events(response.iter_lines()):
                 if event.event == "ping":
                     continue
@@ -192,7 +187,7 @@ class HttpDriver:
             if assembler_a.stop is None:
                 raise ProviderError("the stream ended before the answer did (no stop_reason)")
             return assembler_a.response()
-        assembler_o = openai.Assembler(sink)
+        assembler_o = openai.ChatChunkAssembler(sink)
         for event in sse.events(response.iter_lines()):
             if event.data.strip() == "[DONE]":
                 break

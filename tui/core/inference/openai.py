@@ -14,11 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tui.core.errors import DriverError, ProviderError
+from tui.core.events.kinds import StopReason
 from tui.core.inference.composing import CallSizes, composing_of
-from tui.core.inference.driver import DriverError, ProviderError, StreamSink
+from tui.core.inference.driver import StreamSink
 
-STOPS = {"stop": "end_turn", "tool_calls": "tool_call", "function_call": "tool_call",
-         "length": "max_tokens", "content_filter": "end_turn"}
+# a provider's finish reason -> the stop reason of Murmur's response
+STOPS: dict[str, StopReason] = {"stop": "end_turn", "tool_calls": "tool_call",
+                                "function_call": "tool_call", "length": "max_tokens",
+                                "content_filter": "end_turn"}
 
 
 def body(request: dict[str, Any], stream: bool) -> dict[str, Any]:
@@ -76,7 +80,7 @@ def _message(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "user", "content": _text(blocks)}]
 
 
-class Assembler:
+class ChatChunkAssembler:
     """Builds Murmur's response from chat-completion chunks (or one whole answer)."""
 
     def __init__(self, sink: StreamSink) -> None:

@@ -6,17 +6,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import MalformedResponse
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
               "thinking_tokens")
 STOP_REASONS = ("end_turn", "tool_call", "max_tokens", "error")
-
-
-class MalformedResponse(MurmurTuiError):
-    """The response is not a §4.3 object (task_failed cause `malformed_response`)."""
-
-    default_code = "E-RESPONSE"
 
 
 @dataclass(frozen=True)

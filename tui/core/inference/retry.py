@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tui.core.cancel import CancelToken
-from tui.core.inference.driver import InferenceCanceled
+from tui.core.errors import StopOnCancel
 from tui.core.manifest.model import Retry
 
 RETRYABLE = frozenset({408, 429, 500, 502, 503, 504})
@@ -54,7 +54,7 @@ class RetryPolicy:
               notify: Callable[[RetryNotice], None] | None,
               retry_after: str | None = None) -> str | None:
         """Wait before the attempt after `attempt` (announced through `notify` first; a cancel
-        ends the wait with InferenceCanceled). Returns instead why there is no next attempt —
+        ends the wait with StopOnCancel). Returns instead why there is no next attempt —
         appended to the failure's reason — when none is left or the provider asks for longer
         than the ceiling."""
         if attempt >= self.max_attempts:
@@ -66,7 +66,7 @@ class RetryPolicy:
         if notify is not None:
             notify(RetryNotice(attempt, self.max_attempts, status, reason, delay))
         if cancel.wait(delay):
-            raise InferenceCanceled()
+            raise StopOnCancel()
         return None
 
 

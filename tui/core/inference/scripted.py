@@ -17,11 +17,10 @@ from typing import Any
 
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
-from tui.core.errors import LaunchError
+from tui.core.errors import DriverError, LaunchError, StopOnCancel, YamlError
 from tui.core.fs.private_files import append_private
-from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
+from tui.core.inference.driver import DriverReply, StreamSink
 from tui.core.manifest.located_yaml import read, read_text
-from tui.core.manifest.problems import YamlError
 from tui.core.text.secrets import redact
 
 CHUNK_CHARS = 8  # characters per streamed chunk
@@ -96,10 +95,10 @@ class ScriptedDriver:
     def _stream(self, text: str, send: Any, cancel: CancelToken) -> None:
         for start in range(0, len(text), self._chunk):
             if cancel.is_set():
-                raise InferenceCanceled()
+                raise StopOnCancel()
             send(text[start:start + self._chunk])
             if self._delay and cancel.wait(self._delay):
-                raise InferenceCanceled()
+                raise StopOnCancel()
 
     def close(self) -> None:
         return None

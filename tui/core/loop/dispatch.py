@@ -8,14 +8,15 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui.core.asking.request import InputTimeout
 from tui.core.cancel import CancelToken
 from tui.core.chat import Message, text_of, tool_message
+from tui.core.errors import StopOnCancel, StopOnInputTimeout
 from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import ToolKind
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.journal import Interrupted, JournaledQuestions
 from tui.core.loop.report import DeltaSink, Report
-from tui.core.loop.state import CanceledError, InputTimedOut, TaskState
+from tui.core.loop.state import TaskState
 from tui.core.tools.contracts import FAILURE_KEY, MAX_PAYLOAD_BYTES, failure_kind, retry_decision
 from tui.core.tools.table import ToolCall, ToolHandler, ToolOutcome, ToolTable, refusal
 from tui.core.wasm.values import record
@@ -76,7 +77,7 @@ class Dispatcher:
     def call_block(self, task: TaskState, turn: int, block: dict[str, Any]) -> Message:
         """A model's `tool_call` block run, as the tool message the model reads next."""
         if self._cancel.is_set():
-            raise CanceledError()
+            raise StopOnCancel()
         raw_input = block.get("input")
         call = ToolCall(str(block["id"]), str(block["name"]),
                         raw_input if isinstance(raw_input, dict) else {}, turn, task.task_id)
@@ -172,8 +173,10 @@ class Dispatcher:
             self.questions.begin(task.task_id, call.call_id, call.name, carried, again)
         try:
             return handler.call(call, self._cancel, feed)
-        except InputTimeout as exc:
-            raise InputTimedOut(f"{call.name} asked and {exc}", call.turn) from None
+        except StopOnInputTimeout as exc:
+            if exc.turn is not None:
+                raise
+            raise StopOnInputTimeout(f"{call.name} asked and {exc}", call.turn) from None
         finally:
             if self.questions is not None:
                 self.questions.end()
@@ -184,7 +187,8 @@ class Dispatcher:
         contract = self.tools.contracts.get(name)
         return contract is not None and contract.replay in ("safe", "idempotent")
 
-    def _interrupted(self, call: ToolCall, carried: Interrupted, kind: str) -> ToolOutcome:
+    def _interrupted(self, call: ToolCall, carried: Interrupted, kind: ToolKind
+                     ) -> ToolOutcome:
         """The call the resumed session died in, not run again (its replay is not safe): the
         model reads that its outcome is uncertain and what it had asked."""
         contract = self.tools.contracts.get(call.name)
@@ -217,7 +221,7 @@ class Dispatcher:
                 f"definitive, its replay is {contract.replay}); the retry failed too and is not "
                 "run again — this is the second attempt's result]")
 
-    def _gate(self, task: TaskState, call: ToolCall, kind: str
+    def _gate(self, task: TaskState, call: ToolCall, kind: ToolKind
               ) -> tuple[ToolOutcome, str] | None:
         """Approvals: None when the call may run; else the denial, reported (Murmur's
         `call_denied`, no `tool_call` line) and handed to the model as an error result."""

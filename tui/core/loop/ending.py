@@ -8,12 +8,12 @@ import contextlib
 import threading
 import time
 
+from tui.core.errors import TraceWriteError
 from tui.core.events import vocabulary as ev
 from tui.core.events.kinds import ExitStatus
 from tui.core.fs.workdir import SessionPaths, write_result
 from tui.core.loop.report import Report
 from tui.core.loop.state import TaskOutcome, TaskState, Usage
-from tui.core.trace.writer import TraceWriteError
 
 
 class Ending:

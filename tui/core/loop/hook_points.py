@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from tui.core.artifacts.resolve import resolve_wasm
 from tui.core.chat import compact_json
-from tui.core.errors import LaunchError
+from tui.core.errors import ComponentLoadError, IncompatibleComponent, LaunchError
 from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import TaskSource
 from tui.core.fs.private_files import append_private, write_private
 from tui.core.fs.workdir import SessionPaths
 from tui.core.loop.report import Report
@@ -20,7 +21,6 @@ from tui.core.loop.state import Reopen
 from tui.core.manifest.model import Capsule
 from tui.core.text.secrets import redact
 from tui.core.text.segments import segment_problem
-from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.wasm.values import record
 
 if TYPE_CHECKING:  # the hook runner (and wasmtime) load only for a capsule with hooks
@@ -109,7 +109,8 @@ class HookPoints:
                 model=model, capabilities=list(capabilities)))
 
     def task_start(self, task_id: str, context_id: str, input_bytes: int, budget_tokens: int,
-                   context_window: int, prior_tokens: int, source: str = "task_md") -> None:
+                   context_window: int, prior_tokens: int, source: TaskSource = "task_md"
+                   ) -> None:
         if self.bound("on-task-start"):
             self._dispatch("on-task-start", record(
                 task_id=task_id, context_id=context_id, source=source,

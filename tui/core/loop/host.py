@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui.core import ids
-from tui.core.asking.request import InputRequest, InputResponder, InputTimeout
+from tui.core.asking.request import InputRequest, InputResponder
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json, from_wit_message
+from tui.core.errors import StopOnInputTimeout
 from tui.core.events import vocabulary as ev
 from tui.core.inference.driver import Driver, NullStream
 from tui.core.inference.response import parse_response
@@ -66,10 +67,10 @@ class Host:
         if ask is not None and ask.before_restart and ask.deadline_ms is not None:
             deadline = ask.deadline_ms  # the deadline runs from the ask before the restart
             if ask.answer is None and deadline <= time.time() * 1000:
-                raise InputTimeout(f"the question asked before the restart passed its "
-                                   f"deadline ({timeout:g} s, lifecycle.input_timeout_secs)"
-                                   if timeout else "the question asked before the restart "
-                                   "passed its deadline")
+                raise StopOnInputTimeout(f"the question asked before the restart passed its "
+                                         f"deadline ({timeout:g} s, lifecycle.input_timeout_secs)"
+                                         if timeout else "the question asked before the restart "
+                                         "passed its deadline")
         if questions is not None and ask is not None:
             questions.asked(ask, task_id or "", tool_name, prompt, deadline)
         if questions is not None and ask is not None and ask.answer is not None:
@@ -92,9 +93,9 @@ class Host:
             # typed on the screen, read from stdin, sent through the door: whole text from here
             answer = whole(self.responder.ask(
                 InputRequest(request_id, prompt, tool_name, remaining, self.cancel, before)))
-        except InputTimeout:
-            raise InputTimeout(f"no answer came within {timeout:g} s "
-                               "(lifecycle.input_timeout_secs)") from None
+        except StopOnInputTimeout:
+            raise StopOnInputTimeout(f"no answer came within {timeout:g} s "
+                                     "(lifecycle.input_timeout_secs)") from None
         finally:
             if not self.cancel.is_set():  # canceled: the task stopped at its question
                 position.phase = was

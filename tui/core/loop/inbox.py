@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tui.core.cancel import CancelToken
+from tui.core.events.kinds import TaskOrigin, TaskSource
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,8 @@ class Pending:
     `source` and `origin`, as Murmur names them)."""
 
     text: str
-    source: str = "a2a"  # a2a | task_md | detached_shell | detached_lost
-    origin: str = "user"
+    source: TaskSource = "a2a"
+    origin: TaskOrigin = "user"
     task_id: str | None = None  # the id it runs under (the door's); None: one is minted
     context_id: str | None = None  # the sender's context (the door's contextId), else the session's
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.chat import chat_shape_problem
-from tui.core.fs.beneath import Refused
+from tui.core.errors import FileRefused, JournalUnreadable, NotJson
 from tui.core.fs.safe_read import open_regular, read_bounded
 from tui.core.loop.journal import (
     JOURNAL,
@@ -23,8 +23,8 @@ from tui.core.loop.journal import (
     Journaled,
     OpenTurn,
 )
-from tui.core.loop.journal_seal import Seal, Unread, Verified, load, verify
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.loop.journal_seal import Seal, Verified, load, verify
+from tui.core.text.strict_json import loads_line
 
 
 @dataclass
@@ -52,12 +52,12 @@ def _opened(folder: Path, session_id: str, home: Path) -> tuple[Verified, Seal] 
     path = folder / JOURNAL
     try:
         seal = load(home, session_id)
-    except Unread as why:
+    except JournalUnreadable as why:
         return Found(problem=f"{path} cannot be checked: {why}")
     try:
         size = _size(path)  # a huge file is refused before a byte of it is read
         read = read_bounded(path, MAX_JOURNAL_BYTES + 1) if size <= MAX_JOURNAL_BYTES else None
-    except Refused as why:
+    except FileRefused as why:
         if str(why) != "no such file":
             return Found(problem=f"{path} is not read: {why}")
         if seal is not None and seal.written:

@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.fs.beneath import Refused
+from tui.core.errors import FileRefused, JournalUnreadable, NotJson
 from tui.core.fs.private_files import make_private_dirs
 from tui.core.fs.safe_read import read_bounded
 from tui.core.text.secrets import remember
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import loads_line
 
 KEY_BYTES = 32
 _DOMAIN = b"murmur-tui journal 1\x00"  # what the MAC is of: never confused with another use
@@ -156,39 +156,35 @@ def _hide(key: bytes) -> None:
     remember(base64.b64encode(key).decode())
 
 
-class Unread(Exception):
-    """The journal cannot be checked at all (why, in words for W-RESUME)."""
-
-
 def load(home: Path, session_id: str) -> Seal | None:
     """The seal of `session_id`'s journal as it was left: its key (None when there is none)
-    and the count of lines written. Raises Unread when the key is there but unusable."""
+    and the count of lines written. Raises JournalUnreadable when the key is there but unusable."""
     try:
         seal = Seal(home, session_id)
     except ValueError:
-        raise Unread(f"{session_id!r} is not a session id") from None
+        raise JournalUnreadable(f"{session_id!r} is not a session id") from None
     try:
         key = read_bounded(seal.key_path, KEY_BYTES + 1).data
-    except Refused as why:
+    except FileRefused as why:
         if str(why) == "no such file":
             return None
-        raise Unread(f"its key {seal.key_path} cannot be read: {why}") from None
+        raise JournalUnreadable(f"its key {seal.key_path} cannot be read: {why}") from None
     if len(key) != KEY_BYTES:
-        raise Unread(f"its key {seal.key_path} is not {KEY_BYTES} bytes")
+        raise JournalUnreadable(f"its key {seal.key_path} is not {KEY_BYTES} bytes")
     return Seal(home, session_id, key, written=_count(seal.count_path))
 
 
 def _count(path: Path) -> int:
-    """How many lines murmur-tui wrote (0 when none was counted). Raises Unread for a count
-    that is not a number: then the journal's end cannot be told."""
+    """How many lines murmur-tui wrote (0 when none was counted). Raises JournalUnreadable for a
+    count that is not a number: then the journal's end cannot be told."""
     try:
         text = read_bounded(path, 32).data
-    except Refused as why:
+    except FileRefused as why:
         if str(why) == "no such file":
             return 0
-        raise Unread(f"its line count {path} cannot be read: {why}") from None
+        raise JournalUnreadable(f"its line count {path} cannot be read: {why}") from None
     if not text.strip().isdigit():
-        raise Unread(f"its line count {path} is not a number")
+        raise JournalUnreadable(f"its line count {path} is not a number")
     return int(text)
 
 

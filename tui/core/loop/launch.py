@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui.core.asking.request import NoAnswer
+from tui.core.errors import NoAnswer
 from tui.core.events.kinds import ExitStatus
 from tui.core.fs.workdir import SessionPaths
 from tui.core.session_index import Resume

@@ -47,7 +47,7 @@ def needed(turn: OpenTurn, context: Context) -> bool:
 def rebuild(turn: OpenTurn, task: TaskState, context: Context, dispatch: Dispatcher,
             report: Report) -> None:
     """Finish `turn` as one of `task`'s turns and add what the context lacks of it (raises
-    CanceledError / InputTimedOut as a turn's calls do)."""
+    StopOnCancel / StopOnInputTimeout as a turn's calls do)."""
     calls = turn.calls()
     held = present(turn, context) or {}
     number = task.usage.turns

@@ -21,7 +21,13 @@ from tui.core.artifacts.resolve import pin_first_run
 from tui.core.asking.request import InputResponder
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
-from tui.core.errors import LaunchError
+from tui.core.errors import (
+    ComponentLoadError,
+    ContextInUse,
+    IncompatibleComponent,
+    LaunchError,
+    TraceWriteError,
+)
 from tui.core.events.stream import EventSink, EventStream
 from tui.core.fs import paths
 from tui.core.fs.private_files import private_home
@@ -43,12 +49,11 @@ from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
-from tui.core.record.context_lock import ContextInUse, ContextLock, lock_path
+from tui.core.record.context_lock import ContextLock, lock_path
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter, record_path
 from tui.core.text.segments import check_segment
-from tui.core.trace.writer import TraceWriteError, TraceWriter
-from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
+from tui.core.trace.writer import TraceWriter
 
 if TYPE_CHECKING:  # loaded only by the sessions that use them
     from tui.core.tools.approvals import Approvals
@@ -83,11 +88,8 @@ class Session:
         if self.resume is not None:
             self.context_id = setup.resumable(capsule, self.resume)
         else:
-            try:
-                self.context_id = check_segment(options.context_id, "--context") \
-                    if options.context_id is not None else ids.context_id()
-            except ValueError as exc:
-                raise LaunchError(str(exc)) from None
+            self.context_id = check_segment(options.context_id, "--context") \
+                if options.context_id is not None else ids.context_id()
         self.session_id = ids.session_id()
         self.paths = session_paths(capsule.root, capsule.name, self.session_id,
                                    options.workdir, self.home)
@@ -385,9 +387,9 @@ class Session:
         """A failed trace write ends the session: the trace stops, the reason is kept."""
         if self._trace is not None:
             self._trace.close()
-        reason = f"error: {exc} [E-RUN-007]"
+        reason = f"error: {exc} [{exc.code}]"
         self.report.log(reason)
-        self.report.warn("E-RUN-007", reason.removeprefix("error: "))
+        self.report.warn(exc.code, reason.removeprefix("error: "))
         write_result(self.paths, reason)
         return Failed(reason, "runtime_error")
 

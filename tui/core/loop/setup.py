@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from tui.core.artifacts.resolve import declared_upstream_auth, resolve_skill, resolve_wasm
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
-from tui.core.errors import LaunchError
+from tui.core.errors import ComponentLoadError, DriverError, IncompatibleComponent, LaunchError
 from tui.core.events import vocabulary as ev
 from tui.core.fs import murmur_md
 from tui.core.fs.task_file import TASK_FILE, read_task_at
 from tui.core.fs.workdir import SessionPaths
-from tui.core.inference.driver import Driver, DriverError, DriverReply, StreamSink
+from tui.core.inference.driver import Driver, DriverReply, StreamSink
 from tui.core.loop.context import sha
 from tui.core.loop.report import Report
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
@@ -28,7 +28,6 @@ from tui.core.text.secrets import redact
 from tui.core.text.text_rule import whole
 from tui.core.tools import contracts
 from tui.core.tools.table import SkillHandler, ToolSpec, ToolTable
-from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 
 if TYPE_CHECKING:
     from tui.core.inference.retry import RetryNotice
@@ -333,12 +332,11 @@ def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
     for warning in capsule.warnings:
         report.warn(warning.code or "W-MANIFEST", str(warning))
         report.log(f"warning: {warning}")
-    for text in tools.warnings if tools is not None else ():
-        report.warn("W-TOOL-CAPABILITY", text)
-        report.log(f"warning: {text} [W-TOOL-CAPABILITY]")
-    if home_warning:
-        report.warn("W-SEC-028", home_warning)
-        report.log(f"warning: {home_warning} [W-SEC-028]")
+    told = [("W-TOOL-CAPABILITY", text) for text in (tools.warnings if tools is not None else ())]
+    told += [("W-SEC-028", home_warning)] if home_warning else []
+    for code, text in told:
+        report.warn(code, text)
+        report.log(f"warning: {text} [{code}]")
 
 
 def session_started(capsule: Capsule, inference: Inference, target: SessionPaths,

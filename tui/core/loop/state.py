@@ -114,13 +114,3 @@ class Reopen(Frozen):
     reason: str
 
 
-class CanceledError(Exception):
-    """Raised inside a turn when the cancel token is set; the task ends `canceled`."""
-
-
-class InputTimedOut(Exception):
-    """A question to the human got no answer in time; the task fails `input_timeout`."""
-
-    def __init__(self, text: str, turn: int) -> None:
-        super().__init__(text)
-        self.turn = turn

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.core import ids
-from tui.core.asking.request import InputTimeout
 from tui.core.chat import Message, chat_shape_problem, user_message
+from tui.core.errors import GuestFailure, StopOnCancel, StopOnInputTimeout, TraceWriteError
 from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import TaskOrigin, TaskSource
 from tui.core.frozen import Frozen
 from tui.core.fs.task_file import TASK_FILE, write_task
 from tui.core.fs.workdir import SessionPaths
@@ -27,23 +28,12 @@ from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.inbox import TaskCancel
 from tui.core.loop.journal import OpenTurn
 from tui.core.loop.report import Report
-from tui.core.loop.state import (
-    Canceled,
-    CanceledError,
-    Failed,
-    Finished,
-    InputTimedOut,
-    Reopen,
-    TaskOutcome,
-    TaskState,
-)
+from tui.core.loop.state import Canceled, Failed, Finished, Reopen, TaskOutcome, TaskState
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Compaction
 from tui.core.record.reader import RecordReader
 from tui.core.record.writer import RecordWriter
 from tui.core.text.secrets import redact
-from tui.core.trace.writer import TraceWriteError
-from tui.core.wasm.errors import GuestFailure
 
 if TYPE_CHECKING:
     from tui.core.wasm.calls import HostServices
@@ -84,8 +74,8 @@ class TaskInput(Frozen):
     """What a task was asked, and how it came."""
 
     text: str
-    source: str = "task_md"  # trace task_start `source`: task_md | a2a (a task sent later)
-    origin: str = "user"
+    source: TaskSource = "task_md"  # trace task_start `source`
+    origin: TaskOrigin = "user"
     task_id: str | None = None  # the id the task runs under (a door's), else one is minted
     context_id: str | None = None  # the context its sender named (TaskStarted, the trace)
     task_file_written: bool = False  # task.md holds the text already
@@ -214,9 +204,9 @@ def _guarded(deps: TaskDeps, step: Callable[[], TaskOutcome | None]) -> TaskOutc
     bug); raises only what ends the trace."""
     try:
         return step()
-    except CanceledError:
+    except StopOnCancel:
         return Canceled()
-    except InputTimedOut as timed_out:
+    except StopOnInputTimeout as timed_out:
         return Failed(f"error: input-timeout: {timed_out}", "input_timeout", timed_out.turn)
     except TraceWriteError:
         raise
@@ -257,10 +247,12 @@ def _run_script(deps: TaskDeps, asked: TaskInput) -> TaskOutcome:
         script.run(deps.host, deps.cancel)
     except GuestFailure as failure:
         if deps.cancel.is_set():
-            raise CanceledError() from None
+            raise StopOnCancel() from None
         return Failed(f"error: {failure.reason}", "runtime_error")
-    except InputTimeout as exc:
-        raise InputTimedOut(str(exc), 0) from None
+    except StopOnInputTimeout as exc:
+        if exc.turn is not None:  # a tool's question, its turn already known
+            raise
+        raise StopOnInputTimeout(str(exc), 0) from None
     try:
         text = (accessible / "out" / "result.txt").read_text(encoding="utf-8")
     except OSError:

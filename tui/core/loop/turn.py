@@ -10,17 +10,17 @@ from typing import Any
 
 from tui.core.cancel import CancelToken
 from tui.core.chat import assistant_message
+from tui.core.errors import DriverError, MalformedResponse, StopOnCancel
 from tui.core.events import vocabulary as ev
 from tui.core.events.kinds import TurnDecision
-from tui.core.inference.driver import Driver, DriverError, InferenceCanceled
-from tui.core.inference.response import MalformedResponse, ModelResponse, parse_response
+from tui.core.inference.driver import Driver
+from tui.core.inference.response import ModelResponse, parse_response
 from tui.core.loop import compaction
 from tui.core.loop.context import Context, sha
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.hook_points import HookPoints
 from tui.core.loop.report import Report
 from tui.core.loop.state import (
-    CanceledError,
     Continue,
     Failed,
     Finished,
@@ -55,12 +55,12 @@ class Turns:
     tools_sha: str
 
     def run(self, task: TaskState) -> TaskOutcome:
-        """Turns until the model is done or a limit is reached (raises CanceledError)."""
+        """Turns until the model is done or a limit is reached (raises StopOnCancel)."""
         max_turns = self.inference.max_turns
         ceiling = self.inference.max_session_tokens
         for turn in range(task.usage.turns, max_turns):
             if self.cancel.is_set():
-                raise CanceledError()
+                raise StopOnCancel()
             spent = task.usage.tokens
             if ceiling is not None and spent >= ceiling:
                 return Limited("spend_ceiling_reached", f"error: the session spent {spent} "
@@ -87,8 +87,6 @@ class Turns:
         position.phase = "inference"
         try:
             reply = self.driver.complete(request, deltas, self.cancel)
-        except InferenceCanceled:
-            raise CanceledError() from None
         except DriverError as exc:
             self._failed(task, turn, input_tokens, message_ids, str(exc))
             return Failed(f"error: {exc}", exc.cause, turn)
@@ -97,7 +95,7 @@ class Turns:
             if not self.cancel.is_set():  # canceled: the task stopped in its model call
                 position.phase = "turn"
         if self.cancel.is_set():
-            raise CanceledError()
+            raise StopOnCancel()
         if reply.status != "passed":
             text = _error_text(reply.error_text)
             self._failed(task, turn, input_tokens, message_ids, text)

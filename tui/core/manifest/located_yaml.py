@@ -32,8 +32,9 @@ from typing import Any
 
 import yaml
 
-from tui.core.manifest.problems import Problem, YamlError, char_name, node_line
-from tui.core.manifest.yaml_loader import NOT_ALLOWED, Builder, Loader, Refusal
+from tui.core.errors import Problem, YamlError, YamlRefusal
+from tui.core.manifest.problems import char_name, node_line
+from tui.core.manifest.yaml_loader import NOT_ALLOWED, Builder, Loader
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # line breaks as YAML counts them
@@ -107,7 +108,7 @@ def load(file: Path, text: str, *, quiet: bool = False) -> tuple[Any, yaml.Node 
     try:
         try:
             node = loader.get_single_node()
-        except Refusal as exc:
+        except YamlRefusal as exc:
             raise YamlError([Problem(file, exc.mark.line + 1, "" if quiet else exc.path,
                                      exc.quiet if quiet else exc.message)]) from None
         except yaml.MarkedYAMLError as exc:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from tui.core.errors import Problem
 from tui.core.frozen import Frozen
-from tui.core.manifest.problems import Problem
 
 MANIFEST_NAME = "murmur.yaml"
 MIB = 1024 * 1024
@@ -147,7 +147,7 @@ class Retain(Frozen):
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class Context(Frozen):
+class ContextSettings(Frozen):
     max_tokens: int | None = None
     record: bool = True
     record_store: str | None = None
@@ -201,7 +201,7 @@ class Capsule(Frozen):
     manifest_path: Path
     artifacts: tuple[Artifact, ...] = ()
     capabilities: Capabilities = field(default_factory=Capabilities)
-    context: Context = field(default_factory=Context)
+    context: ContextSettings = field(default_factory=ContextSettings)
     inference: Inference | None = None
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     trace: TraceSettings = field(default_factory=TraceSettings)

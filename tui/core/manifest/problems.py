@@ -1,8 +1,9 @@
 """What is wrong in a YAML file, and how a value or a key path is shown in a message.
 
-A `Problem` names the file, the line and the key path; a `Report` collects the problems and the
-warnings of one file; `YamlError` refuses a file with its problems. `describe` renders a bad
-value short and quoted, so no message quotes a whole document.
+A `ProblemReport` collects the problems and the warnings of one file (each a `Problem`, naming
+the file, the line and the key path; `YamlError` refuses a file with them: both in
+tui.core.errors). `describe` renders a bad value short and quoted, so no message quotes a whole
+document.
 """
 
 from __future__ import annotations
@@ -13,34 +14,11 @@ from typing import Any
 
 import yaml
 
-from tui.core.errors import MurmurTuiError, Where
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong (or worth a warning) in a YAML file."""
-
-    file: Path
-    line: int | None
-    key: str
-    message: str
-    code: str | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else str(self.file)
-        key = f" {self.key}:" if self.key else ""
-        code = f" [{self.code}]" if self.code else ""
-        return f"{where}:{key} {self.message}{code}"
-
-
-
-    @property
-    def where(self) -> Where:
-        return Where(self.file, self.line, self.key or None)
+from tui.core.errors import Problem
 
 
 @dataclass
-class Report:
+class ProblemReport:
     """Problems (refusals) and warnings collected while reading one file."""
 
     file: Path
@@ -52,24 +30,6 @@ class Report:
 
     def warn(self, line: int | None, key: str, message: str, code: str | None = None) -> None:
         self.warnings.append(Problem(self.file, line, key, message, code))
-
-
-
-class YamlError(MurmurTuiError):
-    """The file was refused; every problem names the file and, where there is one, the line."""
-
-    default_code = "E-YAML"
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(str(problem) for problem in problems),
-                         where=problems[0].where if problems else None)
-
-    text_names_place = True  # each line already names its own place
-
-    @property
-    def problem(self) -> Problem:
-        return self.problems[0]
 
 
 def char_name(char: str) -> str:

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import ManifestError, Problem, YamlError
 from tui.core.manifest.artifact_entry import read_artifact
 from tui.core.manifest.capabilities import read_capabilities
 from tui.core.manifest.located_yaml import MAX_FILE_BYTES, load, read_text
@@ -30,7 +30,7 @@ from tui.core.manifest.model import (
     Artifact,
     Capsule,
     Compaction,
-    Context,
+    ContextSettings,
     Inference,
     Lifecycle,
     Retain,
@@ -38,7 +38,7 @@ from tui.core.manifest.model import (
     TraceSettings,
 )
 from tui.core.manifest.network import read_network
-from tui.core.manifest.problems import Problem, Report, YamlError, describe
+from tui.core.manifest.problems import ProblemReport, describe
 from tui.core.manifest.yaml_section import Section
 from tui.core.text.segments import segment_problem
 
@@ -48,22 +48,6 @@ _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _INERT_TOP = ("mur_version", "observability", "exports", "control",
               "runtime", "implementation", "execution", "requires_files", "description",
               "input_schema", "upstream_auth", "binding", "execution_mode", "commit_policy")
-
-
-class ManifestError(MurmurTuiError):
-    """The manifest was refused. `problems` each name file, line and key path; `where` is the
-    first one's place."""
-
-    default_code = "E-MANIFEST"
-
-    def __init__(self, problems: list[Problem], warnings: list[Problem] | None = None) -> None:
-        self.problems = problems
-        self.warnings = warnings or []
-        super().__init__("\n".join(str(problem) for problem in problems),
-                         where=problems[0].where if problems else None)
-
-    text_names_place = True  # each line already names its own place
-
 
 
 def manifest_path(target: Path) -> Path:
@@ -88,7 +72,7 @@ def load_capsule(target: Path) -> Capsule:
 
 
 def parse_capsule(path: Path, text: str) -> Capsule:
-    report = Report(path)
+    report = ProblemReport(path)
     try:
         data, node = load(path, text)
     except YamlError as exc:
@@ -166,25 +150,27 @@ def _check_driver(top: Section, inference: Inference, artifacts: tuple[Artifact,
                            "endpoint and api_key")
 
 
-def _read_context(section: Section | None) -> Context:
+def _read_context(section: Section | None) -> ContextSettings:
     if section is None:
-        return Context()
-    max_tokens = section.integer("max_tokens", Context.max_tokens, minimum=1)
-    record = _read_on_off(section, "record", Context.record)
-    record_store = section.string("record_store", Context.record_store)
+        return ContextSettings()
+    max_tokens = section.integer("max_tokens", ContextSettings.max_tokens, minimum=1)
+    record = _read_on_off(section, "record", ContextSettings.record)
+    record_store = section.string("record_store", ContextSettings.record_store)
     if record_store is not None and (problem := segment_problem(record_store)):
         section.problem("record_store", f"{describe(record_store)} {problem}", "E-CAP-011")
     retain = _read_retain(section)
-    images_max_bytes = Context.images_max_bytes
+    images_max_bytes = ContextSettings.images_max_bytes
     if (images := section.section("images")) is not None:
         images_max_bytes = images.integer("max_bytes", images_max_bytes, minimum=1)
         images.finish()
-    seed_budget = section.number("seed_budget", Context.seed_budget, check=lambda v: 0 <= v <= 1,
+    seed_budget = section.number("seed_budget", ContextSettings.seed_budget,
+                                 check=lambda v: 0 <= v <= 1,
                                  expectation="a fraction between 0 and 1")
     section.mark_known("seed_overflow_margin")
     section.finish()
-    return Context(max_tokens=max_tokens, record=record, record_store=record_store,
-                   retain=retain, images_max_bytes=images_max_bytes, seed_budget=seed_budget)
+    return ContextSettings(max_tokens=max_tokens, record=record, record_store=record_store,
+                           retain=retain, images_max_bytes=images_max_bytes,
+                           seed_budget=seed_budget)
 
 
 def _read_on_off(section: Section, key: str, default: bool) -> bool:
@@ -202,7 +188,7 @@ def _read_on_off(section: Section, key: str, default: bool) -> bool:
 def _read_retain(section: Section) -> Retain | None:
     retain = section.section("retain")
     if retain is None:
-        return Context.retain
+        return ContextSettings.retain
     max_messages = retain.integer("max_messages", Retain.max_messages, minimum=1)
     max_age = Retain.max_age_seconds
     raw_age = retain.raw("max_age")

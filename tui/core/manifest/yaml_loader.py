@@ -13,7 +13,8 @@ from typing import Any
 
 import yaml
 
-from tui.core.manifest.problems import Problem, char_name, describe, join_path, node_line, show_key
+from tui.core.errors import Problem, YamlRefusal
+from tui.core.manifest.problems import char_name, describe, join_path, node_line, show_key
 
 MAX_DEPTH = 64  # far below Python's recursion limit: nothing that walks the data can overflow
 MAX_ALIAS_VALUES = 10_000  # values all aliases of one document may add, altogether
@@ -28,17 +29,6 @@ _SEQ, _MAP, _MERGE = f"{_TAG}seq", f"{_TAG}map", f"{_TAG}merge"
 _SET, _OMAP, _PAIRS = f"{_TAG}set", f"{_TAG}omap", f"{_TAG}pairs"
 # The characters YAML allows in a file (PyYAML's own rule); nothing else reaches a value.
 NOT_ALLOWED = yaml.reader.Reader.NON_PRINTABLE
-
-
-class Refusal(yaml.YAMLError):
-    """A document murmur-tui will not read, found while composing it."""
-
-    def __init__(self, mark: yaml.Mark, path: str, message: str, quiet: str) -> None:
-        super().__init__(message)
-        self.mark = mark
-        self.path = path
-        self.message = message
-        self.quiet = quiet
 
 
 class Loader(yaml.SafeLoader):
@@ -57,8 +47,8 @@ class Loader(yaml.SafeLoader):
     def key_path(self) -> str:
         return join_path(self.path)
 
-    def refuse(self, mark: Any, message: str, quiet: str | None = None) -> Refusal:
-        return Refusal(mark, self.key_path(), message, quiet or message)
+    def refuse(self, mark: Any, message: str, quiet: str | None = None) -> YamlRefusal:
+        return YamlRefusal(mark, self.key_path(), message, quiet or message)
 
     def _peek(self) -> Any:
         return self.peek_event()  # type: ignore[no-untyped-call]

@@ -1,7 +1,7 @@
 """Typed access to a YAML mapping that reports problems with the file, line and key path.
 
 A `Section` walks the node tree next to the data `located_yaml.load` built, so every value
-keeps the line it came from; its getters collect problems in a `Report` instead of stopping
+keeps the line it came from; its getters collect problems in a `ProblemReport` instead of stopping
 at the first one.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from tui.core.manifest.problems import Report, describe, node_line, show_key
+from tui.core.manifest.problems import ProblemReport, describe, node_line, show_key
 from tui.core.text.segments import MAX_NAME_BYTES
 
 T = TypeVar("T")
@@ -103,7 +103,7 @@ class Section:
 
     def __init__(
         self,
-        report: Report,
+        report: ProblemReport,
         path: str,
         data: dict[Any, Any],
         node: yaml.Node | None,

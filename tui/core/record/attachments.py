@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui.core.errors import FileRefused
 from tui.core.fs import beneath
 from tui.core.fs.private_files import write_private
 
@@ -44,7 +45,7 @@ class Accepted:
 
 
 @dataclass(frozen=True)
-class Refused:
+class RefusedAttachment:
     path: str
     reason: str
 
@@ -60,22 +61,22 @@ class Checked:
     notes: tuple[str, ...]
 
 
-def check(workdir: Path, media_type: str, path: str, max_bytes: int) -> bytes | Refused:
+def check(workdir: Path, media_type: str, path: str, max_bytes: int) -> bytes | RefusedAttachment:
     """The attachment's bytes, or why it is refused."""
     if media_type not in MAGIC:
-        return Refused(path, f"media type {media_type!r} is not one of "
-                             f"{', '.join(MAGIC)}")
+        return RefusedAttachment(path, f"media type {media_type!r} is not one of "
+                                 f"{', '.join(MAGIC)}")
     try:
         read = beneath.read_beneath(workdir, path, max_bytes)
-    except beneath.Refused as refused:
-        return Refused(path, str(refused))
+    except FileRefused as refused:
+        return RefusedAttachment(path, str(refused))
     if read.truncated:
-        return Refused(path, f"{read.size} bytes is over context.images.max_bytes "
-                             f"({max_bytes})")
+        return RefusedAttachment(path, f"{read.size} bytes is over context.images.max_bytes "
+                                 f"({max_bytes})")
     data = read.data
     if not any(data.startswith(magic) for magic in MAGIC[media_type]) or (
             media_type == "image/webp" and data[8:12] != b"WEBP"):
-        return Refused(path, f"its bytes are not {media_type}")
+        return RefusedAttachment(path, f"its bytes are not {media_type}")
     return data
 
 
@@ -90,10 +91,11 @@ def check_all(workdir: Path, named: Sequence[tuple[str, str]], named_count: int,
     used = 0
     for media_type, path in named[:PER_CALL]:
         checked = check(workdir, media_type, path, max_bytes)
-        if not isinstance(checked, Refused) and used + len(checked) > total:
-            checked = Refused(path, f"the call's images would pass {total} bytes together "
-                                    f"({TOTAL_FACTOR} × context.images.max_bytes)")
-        if isinstance(checked, Refused):
+        if not isinstance(checked, RefusedAttachment) and used + len(checked) > total:
+            checked = RefusedAttachment(path, f"the call's images would pass {total} bytes "
+                                        f"together ({TOTAL_FACTOR} × "
+                                        "context.images.max_bytes)")
+        if isinstance(checked, RefusedAttachment):
             notes.append(checked.note())
             continue
         used += len(checked)

@@ -20,13 +20,9 @@ import threading
 import time
 from pathlib import Path
 
-from tui.core.errors import LaunchError
+from tui.core.errors import ContextInUse, LaunchError
 from tui.core.fs.private_files import FILE_MODE, make_private_dirs
 from tui.core.text.segments import MAX_NAME_BYTES
-
-
-class ContextInUse(LaunchError):
-    """Another session is writing this context."""
 
 
 def lock_path(home: Path, record: str, context_id: str) -> Path:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tui.core.chat import Message, wit_content
-from tui.core.errors import MurmurTuiError, Where
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.errors import ConversationReadError, NotJson, Where
+from tui.core.text.strict_json import loads_line
 
 CURSOR_PREFIX = "mc_"
 MAX_LIMIT = 100
@@ -37,20 +37,6 @@ class MessagePage:
 
 
 EMPTY_PAGE = MessagePage([], None, 0)
-
-
-class ConversationReadError(MurmurTuiError):
-    """`invalid-cursor` or `unavailable: <reason>`: the error string a hook receives, which is
-    both its `code` and its text (`where` names the record file when one could not be read)."""
-
-    default_code = "unavailable"
-
-    def __init__(self, error: str, *, where: Where | None = None) -> None:
-        super().__init__(error, where=where)
-        self.code = error
-
-    def render(self) -> str:
-        return self.text  # exactly the WIT error string: a hook compares it
 
 
 @dataclass

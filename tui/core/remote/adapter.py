@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import ToolKind
 
 if TYPE_CHECKING:
     from tui.core.a2a.client import Card
@@ -245,7 +246,7 @@ class RemoteAdapter:
         exit_code = _int(artifact.get("exit_code"))
         duration = _int(artifact.get("duration_ms")) or 0
         truncated = artifact.get("truncated") is True
-        kind = "shell" if exit_code is not None else "unknown"
+        kind: ToolKind = "shell" if exit_code is not None else "unknown"
         if call is not None:
             task.tool_calls += 1
             self._tool_calls += 1

@@ -19,11 +19,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
+from tui.core.errors import FileRefused, NotJson
 from tui.core.events import vocabulary as ev
 from tui.core.events.kinds import TurnDecision
-from tui.core.fs.beneath import Refused
 from tui.core.fs.safe_read import open_regular
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import loads_line
 
 if TYPE_CHECKING:
     from tui.core.events.stream import EventStream
@@ -101,7 +101,7 @@ class TraceFill:
         trace = Path(workdir) / "trace.jsonl"
         try:
             os.close(open_regular(trace))
-        except Refused:
+        except FileRefused:
             return None
         return cls(trace, stream)
 
@@ -109,7 +109,7 @@ class TraceFill:
         """Emit the new lines' events; how many were emitted."""
         try:
             data = self._read()
-        except Refused as exc:
+        except FileRefused as exc:
             self.problem = str(exc)
             return 0
         self.problem = None
@@ -157,6 +157,6 @@ class TraceFill:
                 got += len(piece)
             return b"".join(pieces)
         except OSError as exc:
-            raise Refused(f"cannot be read ({exc.strerror or exc})") from None
+            raise FileRefused(f"cannot be read ({exc.strerror or exc})") from None
         finally:
             os.close(fd)

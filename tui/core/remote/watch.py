@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui.core.a2a.client import DoorClient, DoorError, refusal, rpc_error, shared_tls
+from tui.core.a2a.client import DoorClient, refusal, rpc_error, shared_tls
+from tui.core.errors import DoorError, ReconnectWatch, WatchRefused
 from tui.core.text.sse import SseParser
 
 if TYPE_CHECKING:
@@ -105,14 +106,6 @@ class Dedup:
         return True
 
 
-class _Dropped(Exception):
-    """The stream ended or broke: reconnect."""
-
-
-class _Refused(Exception):
-    """The door refused the watch: no reconnect will change that."""
-
-
 class Watcher:
     """Watches one door's stream: `on_frame(frame)` for each new frame, `on_state(state)`
     for each change of state. Both are called on the watcher's thread."""
@@ -184,11 +177,11 @@ class Watcher:
                     if self._watch(client):
                         self._set(WatchState("closed"))
                         return
-                    raise _Dropped("the stream ended without capsule-closed")
-                except _Refused as exc:
+                    raise ReconnectWatch("the stream ended without capsule-closed")
+                except WatchRefused as exc:
                     self._set(WatchState("gone", reason=str(exc)))
                     return
-                except (_Dropped, DoorError, httpx.HTTPError, OSError) as exc:
+                except (ReconnectWatch, DoorError, httpx.HTTPError, OSError) as exc:
                     if self._stop.is_set():
                         return
                     reason = _why(exc, self.door.url, self.heartbeat)
@@ -215,11 +208,11 @@ class Watcher:
             card = self.door.card(refresh=True)
         except DoorError as exc:
             if exc.status in (401, 403):
-                raise _Refused(str(exc)) from exc
+                raise WatchRefused(str(exc)) from exc
             raise
         if self.session_id and card.session_id and card.session_id != self.session_id:
-            raise _Refused(f"the door at {self.door.url} now answers for session "
-                           f"{card.session_id}, not {self.session_id}")
+            raise WatchRefused(f"the door at {self.door.url} now answers for session "
+                               f"{card.session_id}, not {self.session_id}")
 
     def _watch(self, client: httpx.Client) -> bool:
         """One connection; True when it ended with capsule-closed."""
@@ -271,12 +264,12 @@ class Watcher:
         except ValueError:
             parsed = None
         if response.status_code in (401, 403):
-            raise _Refused(str(refusal(self.door.url, "stream/watch", response.status_code,
-                                       parsed)))
+            raise WatchRefused(str(refusal(self.door.url, "stream/watch", response.status_code,
+                                           parsed)))
         if isinstance(parsed, Mapping) and parsed.get("error") is not None:
-            raise _Refused(str(rpc_error(self.door.url, "stream/watch", parsed["error"])))
-        raise _Dropped(f"the door answered stream/watch with HTTP {response.status_code} "
-                       f"{kind or 'without a content type'}")
+            raise WatchRefused(str(rpc_error(self.door.url, "stream/watch", parsed["error"])))
+        raise ReconnectWatch(f"the door answered stream/watch with HTTP {response.status_code} "
+                             f"{kind or 'without a content type'}")
 
 
 def _shut(response: httpx.Response) -> None:
@@ -298,6 +291,6 @@ def _why(exc: BaseException, url: str, heartbeat: float) -> str:
             else f"cannot reach {url}: {exc}"
     if isinstance(exc, DoorError):
         return exc.text
-    if isinstance(exc, _Dropped):
+    if isinstance(exc, ReconnectWatch):
         return str(exc)
     return f"the stream from {url} broke: {exc or type(exc).__name__}"

@@ -24,13 +24,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui.core.errors import AddressNotHeld
+
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's `st` column
 LOCALHOST = ("127.0.0.1", "::1")  # what `localhost` names, in the order tried
 MAX_PROC_NET_BYTES = 64 * 1024 * 1024  # a machine with a million sockets still fits
-
-
-class NotHeld(Exception):
-    """Why the address cannot be tied to the process, in words for a person."""
 
 
 @dataclass
@@ -70,12 +68,12 @@ class _Listener:
 def held_by(pid: int, host: str, port: int, tables: Tables | None = None) -> str:
     """The `host:port` (an IP literal; IPv6 in brackets) at which a connection reaches a
     socket process `pid` listens on, for a record's `host` (an IP literal, `[v6]`, or
-    `localhost`) and `port`; NotHeld with why not. `tables` shares the kernel's socket tables
+    `localhost`) and `port`; AddressNotHeld with why not. `tables` shares the kernel's socket tables
     between the checks of one round."""
     candidates = _candidates(host)
     namespace = _namespace(pid)
     if _namespace(None) != namespace:
-        raise NotHeld(f"pid {pid} listens in another network namespace")
+        raise AddressNotHeld(f"pid {pid} listens in another network namespace")
     owned = _socket_inodes(pid)
     listeners = (tables or Tables()).on_port(namespace, Path(f"/proc/{pid}/net"), port)
     for address in candidates:
@@ -83,7 +81,7 @@ def held_by(pid: int, host: str, port: int, tables: Tables | None = None) -> str
         if winners and all(item.inode in owned for item in winners):
             return f"[{address}]:{port}" if address.version == 6 else f"{address}:{port}"
     shown = host if host.startswith("[") or ":" not in host else f"[{host}]"
-    raise NotHeld(f"pid {pid} does not hold the socket listening at {shown}:{port}")
+    raise AddressNotHeld(f"pid {pid} does not hold the socket listening at {shown}:{port}")
 
 
 def _candidates(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -92,8 +90,8 @@ def _candidates(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address
     try:
         return [ipaddress.ip_address(host.removeprefix("[").removesuffix("]"))]
     except ValueError:
-        raise NotHeld(f"{host} is a name, not an address on this machine that can be checked"
-                      ) from None
+        raise AddressNotHeld(f"{host} is a name, not an address on this machine that can be checked"
+                             ) from None
 
 
 def _namespace(pid: int | None) -> str:
@@ -102,8 +100,8 @@ def _namespace(pid: int | None) -> str:
         return os.readlink(f"/proc/{'self' if pid is None else pid}/ns/net")
     except OSError as exc:
         whose = "this process" if pid is None else f"pid {pid}"
-        raise NotHeld(f"the network namespace of {whose} cannot be read "
-                      f"({exc.strerror or exc})") from None
+        raise AddressNotHeld(f"the network namespace of {whose} cannot be read "
+                             f"({exc.strerror or exc})") from None
 
 
 def _socket_inodes(pid: int) -> set[int]:
@@ -112,8 +110,8 @@ def _socket_inodes(pid: int) -> set[int]:
     try:
         names = os.listdir(folder)
     except OSError as exc:
-        raise NotHeld(f"the open files of pid {pid} cannot be read ({exc.strerror or exc})"
-                      ) from None
+        raise AddressNotHeld(f"the open files of pid {pid} cannot be read ({exc.strerror or exc})"
+                             ) from None
     inodes: set[int] = set()
     for name in names:
         try:

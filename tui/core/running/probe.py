@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui.core.a2a import rpc
 from tui.core.a2a.card import CARD_PATH, METHODS, VERSION_HEADER, Generation, parse_card
-from tui.core.a2a.rpc import DoorError
+from tui.core.errors import DoorError
 from tui.core.running.address import door_host_port
 from tui.core.running.liveness import Verdict, process_state
 from tui.core.running.records import RunningRecord, bare_address
@@ -150,11 +150,12 @@ def _held(record: RunningRecord, host: str, port: int, tables: Tables | None
           ) -> str | Verdict:
     """The address (an IP literal) at which the record's process holds the listening socket,
     or why its token will not be sent there."""
-    from tui.core.running.listening import NotHeld, held_by
+    from tui.core.errors import AddressNotHeld
+    from tui.core.running.listening import held_by
 
     try:
         return held_by(record.pid, host, port, tables)
-    except NotHeld as exc:
+    except AddressNotHeld as exc:
         return Verdict("unreachable", f"the door at {host}:{port} could not be tied to the "
                                       f"session's process ({exc}); its token was not sent")
 

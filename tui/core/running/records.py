@@ -27,31 +27,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tui.core.errors import MurmurTuiError, Where
-from tui.core.fs.beneath import Refused
+from tui.core.errors import (
+    FileRefused,
+    NotJson,
+    RecordError,
+    RunningDirError,
+    Where,
+)
 from tui.core.fs.private_files import FILE_MODE, FOLDER_MODE, make_private_dirs
 from tui.core.fs.safe_read import open_regular
 from tui.core.running.address import door_host_port, shown_url
 from tui.core.running.liveness import process_start_token
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import loads_line
 
 RUNNING_DIR = "running"
 MAX_RECORD_BYTES = 64 * 1024  # a record is a few hundred bytes
 MAX_CREDENTIALS = 64
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
-
-
-class RunningDirError(MurmurTuiError):
-    """`$MURMUR_HOME/running` exists and cannot be listed (Murmur's E-RUN-028)."""
-
-    default_code = "E-RUN-028"
-
-
-class RecordError(MurmurTuiError):
-    """A record file that is not a running record; `where` names the file (and key)."""
-
-    default_code = "E-RUN-RECORD"
 
 
 @dataclass(frozen=True)
@@ -155,7 +148,7 @@ def _credentials(value: object, where: Where | None) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Found:
+class RecordFile:
     """One `.json` file under `running/`: its record, or why it is not one (`problem`, a
     sentence about `path`)."""
 
@@ -200,10 +193,10 @@ def remove_record(home: Path, session_id: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def read_records(home: Path) -> list[Found]:
+def read_records(home: Path) -> list[RecordFile]:
     """Every `*.json` under `$MURMUR_HOME/running`, newest session first (ids are
     time-ordered). A file that is not a record — not JSON, a missing or mistyped key, too
-    big, a symbolic link, not 0600, another user's — is a Found with its `problem`, never an
+    big, a symbolic link, not 0600, another user's — is a RecordFile with its `problem`, never an
     exception; nothing is removed. A missing folder is no records; a folder that cannot be
     listed raises RunningDirError."""
     folder = running_dir(home)
@@ -214,29 +207,29 @@ def read_records(home: Path) -> list[Found]:
     except OSError as exc:
         raise RunningDirError(f"cannot list the running records: {exc.strerror or exc}",
                               where=Where(folder)) from None
-    found: list[Found] = []
+    found: list[RecordFile] = []
     for name in names:
         if name.endswith(".json") and not name.startswith("."):
             found.append(_read_one(folder / name))
     return found
 
 
-def _read_one(path: Path) -> Found:
+def _read_one(path: Path) -> RecordFile:
     data, problem = read_private(path, MAX_RECORD_BYTES)
     if problem is not None or data is None:
-        return Found(path, problem=problem or "cannot be read")
+        return RecordFile(path, problem=problem or "cannot be read")
     try:
         value = loads_line(data)
     except NotJson as exc:
-        return Found(path, problem=f"is not JSON ({exc})")
+        return RecordFile(path, problem=f"is not JSON ({exc})")
     try:
         record = RunningRecord.from_json(value)
     except RecordError as exc:
-        return Found(path, problem=exc.text)
+        return RecordFile(path, problem=exc.text)
     if path.name != f"{record.session_id}.json":
-        return Found(path, problem=f"names session {record.session_id}, not the one its file "
-                                   "name says")
-    return Found(path, record=record)
+        return RecordFile(path, problem=f"names session {record.session_id}, not the one its "
+                                        "file name says")
+    return RecordFile(path, record=record)
 
 
 def read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
@@ -245,7 +238,7 @@ def read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
     opened: (its bytes, None), or (None, the problem)."""
     try:
         fd = open_regular(path)
-    except Refused as exc:
+    except FileRefused as exc:
         why = str(exc)
         if why == "it is a link":
             return None, "is a symbolic link; a running record is a regular file (not followed)"
@@ -354,7 +347,7 @@ def _kind(value: object) -> str:
     return "an object" if isinstance(value, dict) else type(value).__name__
 
 
-def describe(found: Iterable[Found]) -> list[str]:
+def describe(found: Iterable[RecordFile]) -> list[str]:
     """One line per file that is not a record, for a person."""
     return [str(item) for item in found if item.problem]
 

@@ -34,14 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from tui.core.errors import FileRefused, NotJson, TraceFormatError
 from tui.core.events import vocabulary as ev
-from tui.core.fs.beneath import Refused
 from tui.core.fs.private_files import append_private, open_append, write_all
 from tui.core.fs.safe_read import read_bounded
 from tui.core.ids import mint
 from tui.core.text.secrets import redact
-from tui.core.text.strict_json import NotJson, loads_line
-from tui.core.trace.reader import TraceFormatError, first_event
+from tui.core.text.strict_json import loads_line
+from tui.core.trace.reader import first_event
 
 RECORD_FILE = "background.jsonl"
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # ~50,000 demotions; what is past it is not read
@@ -280,7 +280,7 @@ def unaccounted(folder: Path, warn: Warn | None = None) -> list[dict[str, Any]]:
     say = warn or (lambda text: None)
     try:
         read = read_bounded(path, MAX_RECORD_BYTES)
-    except Refused as exc:
+    except FileRefused as exc:
         if str(exc) != "no such file":
             say(f"{path}: not read: {exc}; background work it noted is not reported lost")
         return []

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 
 from tui.core.cancel import CancelToken
-from tui.core.shell.tool import INPUT_SCHEMA, ShellRefused, ShellTool, tool_description
+from tui.core.errors import ShellRefused
+from tui.core.events.kinds import ToolStatus
+from tui.core.shell.tool import INPUT_SCHEMA, ShellTool, tool_description
 from tui.core.tools.table import (
     SILENT,
     CallProgress,
@@ -41,6 +43,6 @@ class ShellHandler:
         if result.full_output_path:
             metadata = (("full_output_path", result.full_output_path),)
         # A non-zero exit is data; a command killed at its deadline or on cancel failed.
-        status = "passed" if result.stopped is None else "failed"
+        status: ToolStatus = "passed" if result.stopped is None else "failed"
         return ToolOutcome(status=status, text=result.text, fenced=True, kind="shell",
                            duration_ms=result.duration_ms, metadata=metadata, shell=result)

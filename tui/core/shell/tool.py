@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tui.core.cancel import CancelToken
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import ShellRefused
 from tui.core.fs.private_files import make_private_dirs
 from tui.core.hardening import make_undumpable
 from tui.core.manifest.model import INTERPRETERS
@@ -38,12 +38,6 @@ from tui.core.tools.table import ShellResult
 DEFAULT_DEADLINE = 600.0  # capabilities.limits.deadline_seconds unset (as for tools, drivers)
 DEADLINE_KEY = "capabilities.limits.deadline_seconds"
 _PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
-
-
-class ShellRefused(MurmurTuiError):
-    """The call never ran (bad input, binary not allowed or not found): an error result."""
-
-    default_code = "E-SHELL"
 
 
 def tool_description(binary: str) -> str:

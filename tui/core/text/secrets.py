@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote, quote_plus
 
+from tui.core.errors.base import scrub_with
+
 REDACTED = "[redacted]"
 T = TypeVar("T", str, bytes)
 MIN_SECRET = 4  # shorter values are not secrets worth hiding (and would shred every text)
@@ -307,3 +309,6 @@ class ByteStreamRedactor(_Pieces[bytes]):
 
     def _held_back(self, piece: bytes) -> int:
         return self._secrets.held_back_bytes(piece)
+
+
+scrub_with(redact)  # an error quoting a door's answer is redacted as it is made

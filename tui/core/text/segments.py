@@ -3,6 +3,8 @@ record store and context id that name a conversation record, a store version."""
 
 from __future__ import annotations
 
+from tui.core.errors import LaunchError
+
 MAX_NAME_BYTES = 255  # the longest file or folder name Linux (and macOS) take, in bytes
 
 
@@ -26,8 +28,8 @@ def segment_problem(value: str) -> str | None:
 
 
 def check_segment(value: str, field: str) -> str:
-    """Return `value` or raise ValueError naming the field and the value."""
+    """Return `value` or raise LaunchError naming the field and the value."""
     problem = segment_problem(value)
     if problem:
-        raise ValueError(f"{field} {value!r} {problem} [E-CAP-011]")
+        raise LaunchError(f"{field} {value!r} {problem}", code="E-CAP-011")
     return value

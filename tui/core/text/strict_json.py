@@ -18,16 +18,10 @@ import sys
 import threading
 from typing import Any
 
+from tui.core.errors import BadJsonSyntax, NotJson
+
 MAX_DEPTH = 127  # arrays and objects inside one another; serde_json refuses the 128th
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-class NotJson(ValueError):
-    """The line is not JSON Murmur would read; the message says why."""
-
-
-class BadSyntax(NotJson):
-    """Not JSON at all (as opposed to JSON serde_json refuses: too deep, a number too big)."""
 
 
 def _refuse_constant(name: str) -> Any:
@@ -76,7 +70,7 @@ def loads(raw: bytes) -> Any:
     except NotJson:
         raise
     except json.JSONDecodeError as exc:
-        raise BadSyntax(f"{exc.msg} (column {exc.colno})") from None
+        raise BadJsonSyntax(f"{exc.msg} (column {exc.colno})") from None
     except ValueError as exc:  # none is known; a reader must still not raise anything else
         raise NotJson(str(exc)) from None
     if (raw.count(b"[") + raw.count(b"{") > MAX_DEPTH) and too_deep(value):

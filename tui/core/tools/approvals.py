@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tui.core.cancel import CancelToken
-from tui.core.errors import MurmurTuiError, Where
+from tui.core.errors import ApprovalConfigError, Where
 from tui.core.tools.shell_prefix import matches, resolve, shell_argv, shell_prefix
 
 Mode = Literal["off", "shell", "tools", "all"]
@@ -29,13 +29,6 @@ Choice = Literal["once", "prefix", "always", "deny"]
 STORE_FILE = "approvals.yaml"
 CONFIG_FILE = "config.yaml"
 HOOK_NAME = "murmur-tui:approval"  # `call_denied.hook_name`: the person at the screen refused
-
-
-class ApprovalConfigError(MurmurTuiError):
-    """`approve:` in config.yaml, `--approve` or approvals.yaml is wrong (the text names it)."""
-
-    default_code = "E-CONFIG"
-    text_names_place = True
 
 
 @dataclass(frozen=True)
@@ -57,13 +50,13 @@ class ApprovalRequest:
 
 
 @dataclass(frozen=True)
-class Decision:
+class ApprovalDecision:
     choice: Choice
     reason: str = ""
 
 
 class Approver(Protocol):
-    def decide(self, request: ApprovalRequest) -> Decision: ...
+    def decide(self, request: ApprovalRequest) -> ApprovalDecision: ...
 
 
 class Nobody:
@@ -73,13 +66,13 @@ class Nobody:
         self._say = say
         self._said = False
 
-    def decide(self, request: ApprovalRequest) -> Decision:
+    def decide(self, request: ApprovalRequest) -> ApprovalDecision:
         if not self._said:
             self._said = True
             self._say("murmur-tui: approvals are on and nobody can approve in a headless run: "
                       "calls no stored rule allows are denied (rules: "
                       "$MURMUR_HOME/tui/approvals.yaml)\n")
-        return Decision("deny", "approvals are on and nobody can approve in a headless run")
+        return ApprovalDecision("deny", "approvals are on and nobody can approve in a headless run")
 
 
 def capsule_key(manifest_path: Path, name: str) -> str:
@@ -116,8 +109,8 @@ def _mode(value: object, name: str, path: Path | None) -> Mode:
 
 
 def _read_yaml(path: Path) -> Any:
+    from tui.core.errors import YamlError
     from tui.core.manifest.located_yaml import read
-    from tui.core.manifest.problems import YamlError
 
     try:
         return read(path)[0]
@@ -253,14 +246,14 @@ class Approvals:
         return ApprovalRequest("shell", tool_name, resolve(tool_name), argv, call_input,
                                shell_prefix(argv), self.capsule, cancel)
 
-    def check(self, request: ApprovalRequest) -> Decision:
+    def check(self, request: ApprovalRequest) -> ApprovalDecision:
         """Allowed by a rule, or the approver's decision (remembered as it asks)."""
         try:
             stored = self.store.rules(self.capsule)
         except ApprovalConfigError:  # checked at launch; an edit since then allows nothing
             stored = Rules()
         if self.session.allows(request) or stored.allows(request):
-            return Decision("once")
+            return ApprovalDecision("once")
         decision = self.approver.decide(request)
         if decision.choice == "prefix":
             self.session.add(request)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tui.core.cancel import CancelToken
+from tui.core.events.kinds import ToolKind, ToolStatus
 from tui.core.frozen import Frozen
 from tui.core.text.fence import fence
 from tui.core.tools.contracts import ToolContract
@@ -29,7 +30,7 @@ class ToolSpec(Frozen):
     name: str
     description: str
     parameters: dict[str, Any]
-    kind: str  # shell | skill | wasm
+    kind: ToolKind
 
     def payload(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
@@ -77,10 +78,10 @@ class ShellResult:
 class ToolOutcome(Frozen):
     """What one call produced, before it becomes a tool message."""
 
-    status: str  # passed | failed | error
+    status: ToolStatus
     text: str
     fenced: bool
-    kind: str
+    kind: ToolKind
     duration_ms: int
     metadata: tuple[tuple[str, str], ...] = ()
     attachments: tuple[dict[str, Any], ...] = ()  # accepted: media_type, path, sha256, bytes
@@ -109,7 +110,7 @@ class ToolOutcome(Frozen):
         return fence(f"tool:{tool_name}", self.text) if self.fenced else self.text
 
 
-def refusal(text: str, kind: str, duration_ms: int = 0) -> ToolOutcome:
+def refusal(text: str, kind: ToolKind, duration_ms: int = 0) -> ToolOutcome:
     """A call that never ran: an unfenced error result."""
     return ToolOutcome(status="error", text=text, fenced=False, kind=kind,
                        duration_ms=duration_ms, refused=True)

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tui.core.errors import Where
+from tui.core.errors import TraceFormatError, Where
 from tui.core.trace.fields import TraceLine, kind_of
-from tui.core.trace.reader import TraceFormatError, TraceLines, read_trace
+from tui.core.trace.reader import TraceLines, read_trace
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ class SessionInfo:
 
 
 @dataclass(frozen=True)
-class Totals:
+class SessionTotals:
     """The session's totals: `session_end`'s when it has one, else summed from the lines."""
 
     turns: int
@@ -119,7 +119,7 @@ class TraceDetails:
     summary: TraceSummary
     lines_read: int
     session: SessionInfo
-    totals: Totals
+    totals: SessionTotals
     decisions: dict[int, str]  # turn → the decision of its last inference line
     tool_calls: list[ToolCallRow]
     redundant: list[RedundantCall]
@@ -233,16 +233,17 @@ class _Collecting:
             line.count(key)
         self.end = line
 
-    def totals(self, summary: TraceSummary) -> Totals:
+    def totals(self, summary: TraceSummary) -> SessionTotals:
         end = self.end
         if end is not None:
-            return Totals(end.count("total_turns"), end.count("total_input_tokens"),
-                          end.count("total_output_tokens"), end.count("total_tool_calls"),
-                          end.count("total_shell_calls"))
+            return SessionTotals(end.count("total_turns"), end.count("total_input_tokens"),
+                                 end.count("total_output_tokens"), end.count("total_tool_calls"),
+                                 end.count("total_shell_calls"))
         tasks = summary.tasks
-        return Totals(sum(task.turns for task in tasks), sum(task.input_tokens for task in tasks),
-                      sum(task.output_tokens for task in tasks), len(self.tool_calls),
-                      len(self.shell_calls))
+        return SessionTotals(sum(task.turns for task in tasks),
+                             sum(task.input_tokens for task in tasks),
+                             sum(task.output_tokens for task in tasks), len(self.tool_calls),
+                             len(self.shell_calls))
 
 
 _HANDLERS = {

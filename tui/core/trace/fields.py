@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui.core.errors import Where
-from tui.core.trace.reader import TraceFormatError
+from tui.core.errors import TraceFormatError, Where
 
 
 class TraceLine:

@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui.core.fs.beneath import Refused
+from tui.core.errors import FileRefused, NotJson
 from tui.core.fs.safe_read import open_regular
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import loads_line
 
 MAX_TRACE_LINE = 1024 * 1024  # task and session lines are small; a longer line is not one
 MAX_TRACE_HEAD = MAX_TRACE_LINE  # the first line: `session_start`
@@ -40,7 +40,7 @@ def trace_facts(path: Path) -> TraceFacts | None:
     read, so a trace that never ends (a sparse file, one still being written) costs the same."""
     try:
         fd = open_regular(path)
-    except Refused as exc:
+    except FileRefused as exc:
         return None if str(exc) == "no such file" else TraceFacts(problem=str(exc))
     try:
         size = os.fstat(fd).st_size

@@ -13,16 +13,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tui.core.errors import MurmurTuiError, Where
+from tui.core.errors import TraceNotFound, Where
 
 TRACE_FILE = "trace.jsonl"
 _SESSION = re.compile(r"ses_[0-9a-f]{32}")
-
-
-class TraceNotFound(MurmurTuiError):
-    """No trace where one was asked for (Murmur's E-TRC-002)."""
-
-    default_code = "E-TRC-002"
 
 
 def _there(path: Path) -> bool:

@@ -19,24 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.errors import MurmurTuiError, Where
-from tui.core.fs.beneath import Refused
+from tui.core.errors import FileRefused, NotJson, TraceFormatError, Where
 from tui.core.fs.safe_read import open_regular
-from tui.core.text.strict_json import NotJson, loads_line
+from tui.core.text.strict_json import loads_line
 from tui.core.trace.cut import cut_short
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # no line murmur-tui writes comes near this
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # a session of thousands of turns; every line is kept
 MAX_CUT_LINES = 16  # one per killed session a resume went on from, at most
 _CHUNK = 1 << 16
-
-
-class TraceFormatError(MurmurTuiError):
-    """A trace line is not a JSON object (Murmur's E-TRC-001), or what is at the trace's name
-    is not a trace murmur-tui reads (a FIFO, a link, a file over `MAX_TRACE_BYTES`); `where`
-    is its file and line."""
-
-    default_code = "E-TRC-001"
 
 
 @dataclass
@@ -69,7 +60,7 @@ def _mib(count: int) -> str:
 def _open(path: Path) -> int:
     try:
         return open_regular(path)
-    except Refused as exc:
+    except FileRefused as exc:
         raise TraceFormatError(f"not read: {exc}", where=Where(path)) from None
 
 

@@ -269,8 +269,8 @@ def remember_known_keys(home: Path) -> None:
     one of them prints `[redacted]` in its place."""
     import os
 
+    from tui.core.errors import YamlError
     from tui.core.manifest.located_yaml import read_private
-    from tui.core.manifest.problems import YamlError
     from tui.core.text.secrets import credential_shaped, remember
 
     for name, value in os.environ.items():

@@ -19,22 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from tui.core import ids
-from tui.core.errors import MurmurTuiError, Where
+from tui.core.errors import TraceWriteError, Where
 from tui.core.events import vocabulary as ev
 from tui.core.fs.private_files import open_append
 from tui.core.text.secrets import redact
 from tui.core.trace import lines
 
 TRACE_FILE = "trace.jsonl"
-
-
-class TraceWriteError(MurmurTuiError):
-    """The trace could not be written (Murmur's E-RUN-007): the session ends. The text names
-    the file (kept in `where` too)."""
-
-    default_code = "E-RUN-007"
-
-    text_names_place = True  # the text already names the trace file
 
 
 class TraceWriter:

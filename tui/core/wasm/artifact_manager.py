@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tui.core.wasm.calls import ArtifactServices, HostTrap, current
+from tui.core.errors import TrapGuest
+from tui.core.wasm.calls import ArtifactServices, current
 
 MANAGE = "murmur:artifact-manager/manage@0.1.0"
 FUNCTIONS = ("list", "describe", "search", "pull", "remove", "diagnostics")
@@ -16,11 +17,11 @@ FUNCTIONS = ("list", "describe", "search", "pull", "remove", "diagnostics")
 def _artifacts() -> ArtifactServices:
     context = current()
     if context.kind != "capsule":
-        raise HostTrap(f"{MANAGE} is available to script capsules, not to a {context.kind} "
-                       f"({context.artifact})")
+        raise TrapGuest(f"{MANAGE} is available to script capsules, not to a {context.kind} "
+                        f"({context.artifact})")
     artifacts = context.services.artifacts if context.services is not None else None
     if artifacts is None:
-        raise HostTrap(f"{MANAGE}: no session is running")
+        raise TrapGuest(f"{MANAGE}: no session is running")
     return artifacts
 
 

@@ -21,15 +21,7 @@ from typing import Any
 
 import yaml
 
-from tui.core.artifacts.pins import (
-    LOCK_FILE,
-    Lock,
-    LockError,
-    Pin,
-    lock_path,
-    read_lock,
-    sha256_hex,
-)
+from tui.core.artifacts.pins import LOCK_FILE, Lock, Pin, lock_path, read_lock, sha256_hex
 from tui.core.artifacts.resolve import (
     ResolvedArtifact,
     artifact_manifest,
@@ -37,12 +29,11 @@ from tui.core.artifacts.resolve import (
     store_hash,
     store_places,
 )
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import ComponentLoadError, IncompatibleComponent, LockError, MurmurTuiError
 from tui.core.fs.private_files import make_private_dirs, write_private
 from tui.core.manifest.model import Artifact, Capsule
 from tui.core.text.segments import segment_problem
 from tui.core.tools.table import ToolHandler, ToolTable
-from tui.core.wasm.errors import ComponentLoadError, IncompatibleComponent
 from tui.core.wasm.values import record
 
 NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$")

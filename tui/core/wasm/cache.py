@@ -23,8 +23,8 @@ from pathlib import Path
 import wasmtime
 from wasmtime.component import Component
 
+from tui.core.errors import ComponentLoadError
 from tui.core.fs.private_files import make_private_dirs
-from tui.core.wasm.errors import ComponentLoadError
 
 WASMTIME_VERSION = importlib.metadata.version("wasmtime")
 LARGE_COMPONENT_BYTES = 1_000_000  # compiling more than this can take seconds: say so

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import wasmtime
 
 from tui.core.a2a.net_policy import Rule
+from tui.core.errors import TrapGuest
 from tui.core.inference.driver import StreamSink
 
 
@@ -74,10 +75,6 @@ class CallContext:
     composing: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
-class HostTrap(Exception):
-    """Raised by a host import to stop the guest with a message (the guest traps)."""
-
-
 _local = threading.local()
 
 
@@ -91,7 +88,7 @@ def _stack() -> list[CallContext]:
 def current() -> CallContext:
     stack = _stack()
     if not stack:
-        raise HostTrap("a murmur host import was called outside a component call")
+        raise TrapGuest("a murmur host import was called outside a component call")
     return stack[-1]
 
 

@@ -26,14 +26,14 @@ from typing import Any
 from tui.core.a2a import net_policy
 from tui.core.artifacts.resolve import ResolvedArtifact
 from tui.core.cancel import CancelToken
-from tui.core.inference.driver import DriverError, DriverReply, InferenceCanceled, StreamSink
+from tui.core.errors import DriverError, GuestFailure, StopOnCancel, TrapGuest
+from tui.core.inference.driver import DriverReply, StreamSink
 from tui.core.inference.gateway import CredentialGateway, Seen
 from tui.core.inference.retry import RETRYABLE, RetryNotice, RetryPolicy
 from tui.core.manifest.model import Capsule, Retry
 from tui.core.wasm import versions
-from tui.core.wasm.calls import CallContext, HostTrap
+from tui.core.wasm.calls import CallContext
 from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutStr
-from tui.core.wasm.errors import GuestFailure
 from tui.core.wasm.guest import Guest
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.sandbox import sandbox
@@ -104,9 +104,9 @@ class WasmDriver:
                                 caps=RESULT_CAPS, cancel=cancel)
         except GuestFailure as failure:
             if cancel.is_set():
-                raise InferenceCanceled() from None
+                raise StopOnCancel() from None
             raise DriverError(f"driver {self.name}: {failure.reason}", "runtime_error") from None
-        except HostTrap as exc:
+        except TrapGuest as exc:
             raise DriverError(f"driver {self.name}: {exc}", "runtime_error") from None
         finally:
             unsubscribe()

@@ -29,12 +29,12 @@ import wasmtime
 from wasmtime.component import Func, Instance
 
 from tui.core.a2a.net_policy import Rule
+from tui.core.errors import GuestFailure
 from tui.core.fs.private_files import open_append
 from tui.core.manifest.model import Limits
 from tui.core.text.secrets import ByteStreamRedactor
 from tui.core.wasm import calls, conversion, http_gate
 from tui.core.wasm.cache import LoadedComponent
-from tui.core.wasm.errors import GuestFailure
 from tui.core.wasm.runtime import WasmRuntime
 
 _MEMORY_MARKERS = ("MemoryError", "memory allocation of", "out of memory", "Out of memory")

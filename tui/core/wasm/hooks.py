@@ -21,13 +21,12 @@ from typing import Any
 from wasmtime.component import Variant
 
 from tui.core.artifacts.resolve import ResolvedArtifact
-from tui.core.errors import LaunchError
+from tui.core.errors import GuestFailure, LaunchError
 from tui.core.fs.private_files import append_private
 from tui.core.manifest.problems import describe
 from tui.core.text.secrets import redact
 from tui.core.wasm import versions
 from tui.core.wasm.calls import CallContext, HostServices
-from tui.core.wasm.errors import GuestFailure
 from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import WasmRuntime
 

@@ -11,9 +11,10 @@ from typing import Any
 
 from wasmtime.component import Linker, Record
 
-from tui.core.record.reader import ConversationReadError, MessagePage
+from tui.core.errors import ConversationReadError, TrapGuest
+from tui.core.record.reader import MessagePage
 from tui.core.wasm import artifact_manager, message_send, stream_events
-from tui.core.wasm.calls import HostTrap, current, host_function
+from tui.core.wasm.calls import current, host_function
 from tui.core.wasm.stream_events import STREAM, define_stream_events
 from tui.core.wasm.values import record
 
@@ -76,15 +77,15 @@ def _lifecycle_stub(handler: str) -> Any:
 
 def _exported_stub(interface: str, name: str, by: str) -> Any:
     def stub(*_: Any) -> Any:
-        raise HostTrap(f"{interface}#{name} is exported by {by}; the host does not provide it")
+        raise TrapGuest(f"{interface}#{name} is exported by {by}; the host does not provide it")
     return stub
 
 
 def request_input(prompt: str) -> str:
     context = current()
     if context.kind != "tool" or context.services is None:
-        raise HostTrap(f"request-input is available to tools during a task, not to a "
-                       f"{context.kind} ({context.artifact})")
+        raise TrapGuest(f"request-input is available to tools during a task, not to a "
+                        f"{context.kind} ({context.artifact})")
     return context.services.ask(context.artifact, prompt)
 
 

@@ -13,9 +13,10 @@ from typing import Any
 from wasmtime.component import Record
 
 from tui.core.a2a import send as delegation
+from tui.core.errors import DelegationError, TrapGuest
 from tui.core.fs.paths import murmur_home
 from tui.core.running.tokens import token_at
-from tui.core.wasm.calls import HostTrap, current
+from tui.core.wasm.calls import current
 from tui.core.wasm.values import record
 
 SEND = "murmur:message/send@0.1.0"
@@ -24,15 +25,15 @@ SEND = "murmur:message/send@0.1.0"
 def send(peer_url: str, message: Any) -> Record | str:
     context = current()
     if context.kind != "capsule":
-        raise HostTrap(f"{SEND} is available to script capsules, not to a {context.kind} "
-                       f"({context.artifact})")
+        raise TrapGuest(f"{SEND} is available to script capsules, not to a {context.kind} "
+                        f"({context.artifact})")
     outgoing = delegation.Outgoing(message_id=getattr(message, "message-id"),
                                    context_id=getattr(message, "context-id"),
                                    text=message.text)
     try:
         result = delegation.send(peer_url, outgoing, context.network,
                                  partial(token_at, murmur_home()))
-    except delegation.DelegationError as exc:
+    except DelegationError as exc:
         return exc.text
     if context.services is not None:
         context.services.delegated(peer_url, outgoing.message_id, result.task_id,

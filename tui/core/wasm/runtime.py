@@ -21,9 +21,9 @@ from pathlib import Path
 import wasmtime
 from wasmtime.component import Linker
 
+from tui.core.errors import ComponentLoadError, MalformedComponent
 from tui.core.wasm import conversion, http_gate
 from tui.core.wasm.cache import CompileCache, LoadedComponent
-from tui.core.wasm.errors import ComponentLoadError
 from tui.core.wasm.imports import define_murmur_imports
 
 TICK_SECONDS = 0.01
@@ -39,16 +39,12 @@ class Census:
     modules: int
 
 
-class _Malformed(Exception):
-    pass
-
-
 def _leb(data: bytes, at: int) -> tuple[int, int]:
     """An unsigned LEB128 at `at`: (value, offset after it)."""
     value = shift = 0
     while True:
         if at >= len(data) or shift > 35:
-            raise _Malformed()
+            raise MalformedComponent()
         byte = data[at]
         at += 1
         value |= (byte & 0x7F) << shift
@@ -60,14 +56,14 @@ def _leb(data: bytes, at: int) -> tuple[int, int]:
 def _sections(data: bytes, start: int, end: int) -> list[tuple[int, int, int]]:
     """(id, start, end) of each section of the binary at data[start:end] (after its header)."""
     if data[start:start + 4] != b"\0asm" or end - start < 8:
-        raise _Malformed()
+        raise MalformedComponent()
     found = []
     at = start + 8
     while at < end:
         kind = data[at]
         size, body = _leb(data, at + 1)
         if body + size > end:
-            raise _Malformed()
+            raise MalformedComponent()
         found.append((kind, body, body + size))
         at = body + size
     return found
@@ -144,7 +140,7 @@ class WasmRuntime:
                                      f"({exc.strerror or exc})") from None
         try:
             counted = census(data)
-        except (_Malformed, IndexError):
+        except (MalformedComponent, IndexError):
             raise ComponentLoadError(f"{loaded.path}: its sections cannot be read") from None
         self._census[loaded.sha256] = counted
         return counted

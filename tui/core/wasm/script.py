@@ -31,7 +31,7 @@ class ScriptCapsule:
                                extra_env=extra_env)
 
     def run(self, services: HostServices, cancel: CancelToken) -> None:
-        """Run the session; raises GuestFailure (or InputTimeout from a tool) on failure."""
+        """Run the session; raises GuestFailure (or StopOnInputTimeout from a tool) on failure."""
         guest = Guest(self.runtime, self.loaded, self.export, self.sandbox, self.path.name)
         unsubscribe = cancel.subscribe(
             lambda: self.runtime.interrupt_all(self.sandbox.deadline_seconds))

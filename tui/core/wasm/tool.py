@@ -2,7 +2,7 @@
 
 A trap is never a crash: it becomes an error result naming the reason (out of time, out of
 memory, the trap message) and the instance is discarded. `request-input` running past
-`lifecycle.input_timeout_secs` raises InputTimeout out of `call`: the task fails.
+`lifecycle.input_timeout_secs` raises StopOnInputTimeout out of `call`: the task fails.
 
 The result is lifted within `conversion.RESULT_CAPS`: its text (`data`, else the `data-path`
 file, else `summary`) is at most `RESULT_BYTES` (1 MiB); a longer one is cut there and says
@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.artifacts.resolve import ResolvedArtifact
-from tui.core.asking.request import InputTimeout, NoAnswer
 from tui.core.cancel import CancelToken
+from tui.core.errors import FileRefused, GuestFailure, NoAnswer, StopOnInputTimeout, TrapGuest
+from tui.core.events.kinds import ToolStatus
 from tui.core.fs import beneath
 from tui.core.inference.driver import StreamSink
 from tui.core.manifest.model import Capsule
@@ -31,13 +32,15 @@ from tui.core.record import attachments
 from tui.core.tools.contracts import MAX_ERROR_BYTES, MAX_PROGRESS_BYTES, cut
 from tui.core.tools.table import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, refusal
 from tui.core.wasm import versions
-from tui.core.wasm.calls import CallContext, HostServices, HostTrap
+from tui.core.wasm.calls import CallContext, HostServices
 from tui.core.wasm.conversion import RESULT_BYTES, RESULT_CAPS, CutList, CutStr
-from tui.core.wasm.errors import GuestFailure
 from tui.core.wasm.guest import Guest, Sandbox
 from tui.core.wasm.runtime import WasmRuntime
 from tui.core.wasm.sandbox import sandbox
 from tui.core.wasm.values import field, record
+
+# a tool-result status the host knows; any other a guest returns is an error
+_STATUSES: dict[str, ToolStatus] = {"passed": "passed", "failed": "failed", "error": "error"}
 
 
 class WasmToolHandler:
@@ -74,14 +77,14 @@ class WasmToolHandler:
                           self.resolved.name)
             result = guest.call("run", record(data=call.data, log_path=None), context=context,
                                 caps=RESULT_CAPS, cancel=cancel)
-        except InputTimeout:
+        except StopOnInputTimeout:
             raise
         except GuestFailure as failure:
             if cancel.is_set():
                 return refusal("error: canceled", "wasm", _ms(started))
             text = cut(f"error: {failure.reason}", MAX_ERROR_BYTES, "the error text")
             return dataclasses.replace(refusal(text, "wasm", _ms(started)), trapped=True)
-        except (HostTrap, NoAnswer) as exc:
+        except (TrapGuest, NoAnswer) as exc:
             return refusal(f"error: {self.resolved.name} stopped: {exc}", "wasm", _ms(started))
         finally:
             unsubscribe()
@@ -90,7 +93,7 @@ class WasmToolHandler:
         return self._outcome(result, _ms(started), deadline)
 
     def _outcome(self, result: Any, duration_ms: int, deadline: float) -> ToolOutcome:
-        status = str(field(result, "status", "error"))
+        status = _STATUSES.get(str(field(result, "status", "error")), "error")
         notes: list[str] = []
         text = _text(field(result, "data"), "the result's data", notes)
         if text is None and field(result, "data-path"):
@@ -130,7 +133,7 @@ class WasmToolHandler:
             return f"[data-path refused: its name is {name.full_bytes} bytes long]"
         try:
             read = beneath.read_beneath(self.workdir, str(name), RESULT_BYTES, deadline)
-        except beneath.Refused as refused:
+        except FileRefused as refused:
             return f"[data-path {name} refused: {refused}]"
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         text: str = decoder.decode(read.data, final=not read.truncated)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui.core.wasm.errors import IncompatibleComponent
+from tui.core.errors import IncompatibleComponent
 from tui.core.wasm.imports import PROVIDED
 
 ROLE_EXPORTS: dict[str, tuple[str, ...]] = {
