@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from tests.app.test_transcript_model import make
-from tui.app.state import SessionState, TaskQueue
+from tui.app.models.queue import TaskQueue
+from tui.app.models.status import SessionState
 from tui.core.events import vocabulary as ev
 
 
 def test_only_what_the_session_does_not_hold_moves_or_goes() -> None:
     queue = TaskQueue()
-    for text in ("a", "b", "c"):
-        queue.add(text)
+    a, _, c = (queue.add(text) for text in ("a", "b", "c"))
     held = queue.next_held()
     assert held is not None and held.text == "a"
     held.sent = True
@@ -18,8 +18,8 @@ def test_only_what_the_session_does_not_hold_moves_or_goes() -> None:
     assert queue.remove(0) is None and [i.text for i in queue.items] == ["a", "b", "c"]
     assert queue.move(1, 1) == 2 and [i.text for i in queue.items] == ["a", "c", "b"]
     assert queue.move(2, 1) == 2  # the end
-    assert queue.started("a") and [i.text for i in queue.items] == ["c", "b"]
-    assert not queue.started("c")  # c was never given to the session
+    assert queue.started(a.task_id) and [i.text for i in queue.items] == ["c", "b"]
+    assert not queue.started(c.task_id)  # c was never given to the session
     queue.items[0].sent = True
     queue.unsend()  # the session ended first: everything waits again
     assert queue.sent == []

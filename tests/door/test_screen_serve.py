@@ -58,7 +58,7 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
     async with app.run_test(size=(120, 40)) as pilot, \
             httpx.AsyncClient(base_url=serving.url, timeout=30) as client:
         assert app.sub_title == f"serving {serving.url}"
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_for(pilot, lambda: app.desk.dialog is not None)
         waiting: list[Any] = []
 
         async def door_sees_it() -> bool:
@@ -77,7 +77,7 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
             "messageId": "a1", "role": "ROLE_USER", "taskId": task.task_id,
             "contextId": task.context_id, "parts": [{"text": "from the door"}]}})
         assert answered["result"]["task"]["status"]["state"] == "TASK_STATE_WORKING"
-        await wait_for(pilot, lambda: app.dialog is None and not app.questions)
+        await wait_for(pilot, lambda: app.desk.dialog is None and not app.desk.questions)
         await wait_for(pilot, lambda: app.state.tasks_ended == 1)
         assert session.record_path is not None
         tool = read_jsonl(session.record_path)[2]

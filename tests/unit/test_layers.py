@@ -169,7 +169,7 @@ def test_the_loop_imports_only_downward() -> None:
     # a leaf indeed: the loop's state stands on the events' closed sets alone
     assert graph["tui.core.loop.state"] <= {"tui.core.frozen", "tui.core.events.kinds"}
     assert sorted(m for m in graph if "tui.core.loop.session" in graph[m]) == [
-        "tui.app.app", "tui.app.followups", "tui.commands.main"]  # only commands build a Session
+        "tui.app.app", "tui.app.sources", "tui.commands.main"]  # only commands build a Session
 
 
 def test_the_loop_pieces_load_and_work_without_a_session() -> None:

@@ -16,7 +16,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 
-from tui.app.state import SessionState, TaskQueue
+from tui.app.models.queue import TaskQueue
+from tui.app.models.status import SessionState
 from tui.app.widgets.background_pane import BackgroundPane
 from tui.app.widgets.hook_faults import HookFaultsPane
 from tui.app.widgets.prompt import PromptArea
