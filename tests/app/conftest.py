@@ -59,7 +59,7 @@ class KeyClock:
 def key_clock(app: SupervisorApp) -> KeyClock:
     """Give `app` a clock of the test's own for its key windows."""
     clock = KeyClock()
-    app.clock = clock
+    app.keys.clock = clock
     return clock
 
 

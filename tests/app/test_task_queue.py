@@ -44,3 +44,12 @@ def test_a_sleeping_session_waits_and_a_follow_up_starts_the_numbers_again() -> 
     assert state.kind == "finished"
     state.apply(started)  # the follow-up session's own start
     assert state.kind == "busy" and state.exit_status is None and state.result == ""
+
+
+def test_two_identical_prompts_are_two_tasks_told_apart_by_their_ids() -> None:
+    queue = TaskQueue()
+    one, two = queue.add("same"), queue.add("same")
+    assert one.task_id != two.task_id and one.task_id.startswith("tsk_")
+    one.sent = two.sent = True
+    assert queue.started(two.task_id) and queue.items == [one]  # the second, not the first
+    assert not queue.started(two.task_id)

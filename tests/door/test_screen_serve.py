@@ -51,7 +51,7 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
     steps.append({"stop_reason": "end_turn", "content": [{"type": "text", "text": "second"}]})
     (root / "script.json").write_text(json.dumps(steps))
     app, session = served_app(root, murmur_home)
-    serving = app.serving
+    serving = app.local.serving
     assert serving is not None and serving.url.startswith("http://127.0.0.1:")
     record = murmur_home / "running" / f"{session.session_id}.json"
     assert json.loads(record.read_text())["session_id"] == session.session_id
@@ -98,5 +98,5 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
 
 
 def session_tasks(app: SupervisorApp) -> list[Any]:
-    assert app.serving is not None
-    return app.serving.door.table.live()
+    assert app.local.serving is not None
+    return app.local.serving.door.table.live()

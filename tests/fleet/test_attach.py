@@ -81,7 +81,8 @@ async def test_an_older_door_is_attached_and_answered_in_its_own_shape(
             await pilot.press("escape")  # the dialog steps aside: a new task first
             await wait_for(pilot, lambda: app.desk.dialog is None)
             await pilot.press("i", *"deploy it", "enter")
-            await wait_for(pilot, lambda: app.queue.items and not app.queue.items[0].sent)
+            queue = app.prompts.queue
+            await wait_for(pilot, lambda: queue.items and not queue.items[0].sent)
             assert not door.rpc("message/send")  # refused before anything was sent
             await pilot.press("escape")  # out of the prompt (one Esc cancels nothing)
             await wait_for(pilot, lambda: not app.supervisor.prompt.has_focus)

@@ -1,25 +1,16 @@
 """`murmur-tui launch` and `attach`: the Textual app that supervises one session.
 
-One class on `AppBase` (the Murmur home, the theme manager, the browser), composed of plain
-parts, each with its own state, given what it needs when it is built:
-
-- the session source (`tui.app.sources`): where the session runs — built here
-  (`LocalSource`, the default, with its follow-up sessions) or elsewhere behind its door
-  (`tui.app.attach.RemoteSource`);
-- the dialog desk (`tui.app.desk`): questions and approvals, their dialogs and the title;
-- the prompt queue (`tui.app.prompt_queue`): what the person types, given to the session
-  under the task id minted for it;
-- attention (`tui.app.attention`) and the collector's policy (`tui.app.gc_policy`).
-
-The app delivers the session's events to the screen and to those parts, and takes the keys.
-Its return code is the launch's exit status: 0 when the task ended ok, 1 otherwise.
+One class on `AppBase`, composed of plain parts that each keep their own state: the session
+source (`sources`: built here, or elsewhere behind its door — `attach`), the dialog desk
+(`desk`), the prompt queue (`prompt_queue`), `attention`, the event `delivery`, the key
+pairs (`keys`). The app hands events to the parts and keys to the source. Its return code
+is the launch's exit status: 0 when the task ended ok, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,12 +22,13 @@ from textual.worker import Worker, WorkerState
 
 from tui.app.approver import ScreenApprover
 from tui.app.attention import Attention, load_settings
-from tui.app.base import AppBase
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
+from tui.app.browser.host import AppBase
 from tui.app.browser.requests import ResumeConversation
+from tui.app.delivery import Delivery
 from tui.app.desk import TITLE, DialogDesk
 from tui.app.gc_policy import GcPolicy
-from tui.app.models.queue import QueuedTask, TaskQueue
+from tui.app.keys import CTRL_C_WINDOW, ESC_WINDOW, KeyPairs
 from tui.app.models.status import SessionState
 from tui.app.prompt_queue import PromptQueue
 from tui.app.responder import ScreenResponder
@@ -44,8 +36,6 @@ from tui.app.screens.confirm import ConfirmScreen
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.supervisor import SupervisorScreen
 from tui.app.sources import LocalSource, SessionSource
-from tui.app.widgets.prompt import PromptArea
-from tui.app.widgets.task_queue import QueueView
 from tui.core.cancel import CancelToken
 from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import SessionResult
@@ -54,14 +44,6 @@ from tui.core.loop.session import Session
 if TYPE_CHECKING:
     from tui.core.asking.questions import QuestionBoard
     from tui.core.door.serving import Serving
-
-ESC_WINDOW = 1.5
-CTRL_C_WINDOW = 2.0  # a second Ctrl+C within it quits
-
-
-def second_press(last: float | None, now: float, window: float) -> bool:
-    """Whether a press at `now` is the second of a pair: the first was within `window`."""
-    return last is not None and 0.0 <= now - last <= window
 
 
 class SupervisorApp(AppBase[int]):
@@ -90,15 +72,11 @@ class SupervisorApp(AppBase[int]):
         self.desk = DialogDesk(self, self.attention, self._desk_changed)
         self.responder = ScreenResponder(self.desk)  # `request-input` questions: dialogs
         self.approver = ScreenApprover(self.desk)  # `launch --approve`: calls wait for a decision
-        self.prompts = PromptQueue(self.source, self.notify, self._show_queue)
-        self.supervisor = SupervisorScreen(self.state, self.prompts.queue)
-        # The key windows (Esc Esc, Ctrl+C twice) are timed on this clock: a test gives the
-        # app a clock of its own, so that a slow machine never stretches a window it checks.
-        self.clock: Callable[[], float] = time.monotonic
-        self._last_escape: float | None = None
-        self._last_interrupt: float | None = None
-        self._batches: asyncio.Queue[list[ev.Event]] = asyncio.Queue()
-        self._applying = False
+        self.prompts = PromptQueue(self.source, self.notify,
+                                   lambda index: self.supervisor.show_queue(index))
+        self.supervisor = SupervisorScreen(self.state, self.prompts)
+        self.keys = KeyPairs()
+        self.delivery = Delivery(self._take)
         self._quitting = False
         self.gc_policy = GcPolicy(self.call_after_refresh)
 
@@ -120,14 +98,6 @@ class SupervisorApp(AppBase[int]):
         """The local session's cancel token (give it to the Session the app runs)."""
         assert self.local is not None, "a session running elsewhere is canceled by its door"
         return self.local.token
-
-    @property
-    def serving(self) -> Serving | None:
-        return self.local.serving if self.local is not None else None
-
-    @property
-    def queue(self) -> TaskQueue:
-        return self.prompts.queue
 
     @property
     def running(self) -> bool:
@@ -155,31 +125,20 @@ class SupervisorApp(AppBase[int]):
     # -- start --------------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.themes.register()
-        if self.serving is not None:
-            self.notify(f"Serving {self.serving.url}", title="The door", timeout=8)
+        serving = self.local.serving if self.local is not None else None
+        if serving is not None:
+            self.notify(f"Serving {serving.url}", title="The door", timeout=8)
         for problem in self.attention_settings.problems:
             self.notify(problem, title="Notification setting", severity="warning", timeout=10)
         self.push_screen(self.supervisor)
         self.call_after_refresh(self.gc_policy.start)
         self.set_interval(1.0, self.gc_policy.tick, name="gc")
-        self.bridge.start(self, self._deliver)
-        self.run_worker(self._consume(), group="deliver", name="deliver", exit_on_error=False)
+        self.bridge.start(self, self.delivery.deliver)
+        self.run_worker(self.delivery.consume(), group="deliver", name="deliver",
+                        exit_on_error=False)
         self.source.start(self)
         self.run_worker(self.themes.watch(), exit_on_error=False, group="themes",
                         name="theme-watcher")
-
-    def _deliver(self, batch: list[ev.Event]) -> None:
-        self._batches.put_nowait(batch)
-
-    async def _consume(self) -> None:
-        """One long-lived consumer: batches reach the screen in order, one at a time."""
-        while True:
-            batch = await self._batches.get()
-            self._applying = True
-            try:
-                await self._take(batch)
-            finally:
-                self._applying = False
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
         await self._take(message.events)
@@ -233,7 +192,7 @@ class SupervisorApp(AppBase[int]):
     def idle(self) -> bool:
         """No event waits to reach the screen (for tests and the benchmark)."""
         screen = self.supervisor
-        return not self.bridge.pending and self._batches.empty() and not self._applying and \
+        return not self.bridge.pending and not self.delivery.waiting and \
             screen.transcript.drawn and screen.tools.drawn and screen.shell.drawn and \
             screen.faults.rows.drawn
 
@@ -248,18 +207,9 @@ class SupervisorApp(AppBase[int]):
         self.refresh_bindings()
         self.supervisor.refresh_status()
 
-    def _show_queue(self, index: int | None) -> None:
-        self.supervisor.show_queue(index)
-
     def run_session(self, work: Callable[[], SessionResult | None]) -> None:
         self.run_worker(work, thread=True, exit_on_error=False, group="session",
                         name="session")
-
-    def task_taken(self, item: QueuedTask, task_id: str) -> None:
-        self.prompts.taken(item, task_id)
-
-    def task_not_taken(self, item: QueuedTask, why: str, head: bool = False) -> None:
-        self.prompts.not_taken(item, why, head=head)
 
     def present(self) -> bool:
         """The terminal has focus and the supervisor shows (a dialog over it counts)."""
@@ -288,33 +238,14 @@ class SupervisorApp(AppBase[int]):
     def on_supervisor_screen_shown(self, _: SupervisorScreen.Shown) -> None:
         self.attention.returned()
 
-    # -- the prompt and the queue ---------------------------------------------------------------
-    def on_prompt_area_sent(self, message: PromptArea.Sent) -> None:
-        self.prompts.enter(message.text)
-
-    def on_queue_view_edit(self, message: QueueView.Edit) -> None:
-        prompt = self.supervisor.prompt
-        item = self.prompts.take(message.index, prompt.text)
-        if item is not None:
-            prompt.take_back(item.text)
-
-    def on_queue_view_remove(self, message: QueueView.Remove) -> None:
-        if self.prompts.remove(message.index) and not self.prompts.queue:
-            self.supervisor.prompt.focus()
-
-    def on_queue_view_move(self, message: QueueView.Move) -> None:
-        self.prompts.move(message.index, message.by)
-
     # -- control ------------------------------------------------------------------------------
     def action_cancel_turn(self) -> None:
         if not self.running:
             return
-        now = self.clock()
-        if second_press(self._last_escape, now, ESC_WINDOW):
+        if self.keys.second("escape", ESC_WINDOW):
             self.source.cancel()
             self.notify("Canceling the turn…", timeout=4)
         else:
-            self._last_escape = now
             self.notify("Press Esc again to cancel the running turn.", timeout=ESC_WINDOW)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -341,8 +272,7 @@ class SupervisorApp(AppBase[int]):
             else:
                 self.copy_to_clipboard(self.screen.get_selected_text() or "")
             return
-        now = self.clock()
-        if second_press(self._last_interrupt, now, CTRL_C_WINDOW):
+        if self.keys.second("ctrl+c", CTRL_C_WINDOW):
             self._quit_soon()
             self.desk.close("murmur-tui is quitting")
             if self.running:
@@ -352,15 +282,13 @@ class SupervisorApp(AppBase[int]):
             else:
                 self.exit(self.return_status, return_code=self.return_status)
             return
-        self._last_interrupt = now
         if self.running and not self.state.sleeping:
             self.source.cancel()
             self.notify("Canceling the task… (Ctrl+C again quits)", timeout=CTRL_C_WINDOW)
         else:
             self.notify("Press Ctrl+C again to quit.", timeout=CTRL_C_WINDOW)
 
-    def _quit_soon(self) -> None:
-        """The app ends once the session has: nothing more goes to it."""
+    def _quit_soon(self) -> None:  # the app ends once the session has: nothing more goes to it
         self._quitting = True
         self.prompts.stopped = True
 
@@ -415,7 +343,6 @@ class SupervisorApp(AppBase[int]):
             self.notify("Resuming from the browser works on sessions launched here; this "
                         "screen is attached to a session running elsewhere.", timeout=8)
             return
-        from tui.app.browser.resume import follow_up
         from tui.core.errors import MurmurTuiError
 
         async def resume() -> None:
@@ -433,23 +360,14 @@ class SupervisorApp(AppBase[int]):
                 if self.idle:
                     break
                 await asyncio.sleep(0.02)
-            previous = self.session.dispatch.approvals if self.session is not None else None
             cancel = CancelToken()
-
-            def build() -> Session:
-                capsule, options, approvals = follow_up(
-                    wanted, self.home, previous.mode if previous is not None else None)
-                return Session(capsule, options, sinks=[self.bridge], responder=self.responder,
-                               cancel=cancel, approver=approvals.gate(self.approver)
-                               if approvals is not None else None)
-
             try:  # loading the capsule's components can take a while: off the screen's loop
-                session = await asyncio.to_thread(build)
+                session = await asyncio.to_thread(local.resumed, wanted, self, cancel)
             except MurmurTuiError as exc:
                 self.notify(exc.text, title="Cannot resume", severity="error", timeout=15)
                 return
             self.state = SessionState()
-            self.supervisor = SupervisorScreen(self.state)
+            self.supervisor = SupervisorScreen(self.state, self.prompts)
             await self.switch_screen(self.supervisor)
             local.attach(session, cancel)
             self.attention.capsule = session.capsule.name

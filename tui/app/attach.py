@@ -162,13 +162,13 @@ class RemoteSource:
         try:
             task_id = self.link.send_task(item.text)
         except MurmurTuiError as exc:
-            app.call_from_thread(app.task_not_taken, item, f"Not sent: {exc.text}")
+            app.call_from_thread(app.prompts.not_taken, item, f"Not sent: {exc.text}")
             return
         app.call_from_thread(self._sent, app, item, task_id)
 
     def _sent(self, app: SourceHost, item: QueuedTask, task_id: str) -> None:
         """The door took it: it is the session's now, and leaves this queue."""
-        app.task_taken(item, task_id)
+        app.prompts.taken(item, task_id)
         app.notify(f"Sent as task {task_id}.", timeout=4)
 
     def continue_with(self, queue: TaskQueue) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tui.app.attention import Attention
@@ -25,7 +26,19 @@ from tui.core.loop.launch import LaunchOptions, SessionResult
 from tui.core.loop.session import Session
 
 if TYPE_CHECKING:
+    from tui.app.browser.requests import ResumeConversation
     from tui.core.door.serving import Serving
+    from tui.core.tools.approvals import Approver
+
+
+class Taker(Protocol):
+    """The prompt queue, as a source answers it."""
+
+    def taken(self, item: QueuedTask, task_id: str) -> None:
+        """The session took the queued `item` as the task `task_id`."""
+
+    def not_taken(self, item: QueuedTask, why: str, *, head: bool = False) -> None:
+        """The session could not take `item`; `head`: it had left the queue."""
 
 
 class SourceHost(Protocol):
@@ -57,11 +70,14 @@ class SourceHost(Protocol):
     def run_session(self, work: Callable[[], SessionResult | None]) -> None:
         """Run `work` on the app's `session` worker (a thread)."""
 
-    def task_taken(self, item: QueuedTask, task_id: str) -> None:
-        """The session took the queued `item` as the task `task_id`."""
+    @property
+    def prompts(self) -> Taker: ...
 
-    def task_not_taken(self, item: QueuedTask, why: str, head: bool = False) -> None:
-        """The session could not take `item`; `head`: it had left the queue."""
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def approver(self) -> Approver: ...
 
 
 class SessionSource(Protocol):
@@ -255,5 +271,18 @@ class LocalSource:
 
     def _refused(self, app: SourceHost, item: QueuedTask, why: str) -> None:
         self._starting = False
-        app.task_not_taken(item, f"The follow-up session did not start: {why}", head=True)
+        app.prompts.not_taken(item, f"The follow-up session did not start: {why}", head=True)
+
+    def resumed(self, wanted: ResumeConversation, app: SourceHost, cancel: CancelToken
+                ) -> Session:
+        """Off the screen's loop: the session the browser's `r` / `R` resumes, with approvals
+        in the mode the session before had (loading its components can take a while)."""
+        from tui.app.browser.resume import follow_up
+
+        previous = self.session.dispatch.approvals if self.session is not None else None
+        capsule, options, approvals = follow_up(
+            wanted, app.home, previous.mode if previous is not None else None)
+        return Session(capsule, options, sinks=[app.bridge], responder=app.responder,
+                       cancel=cancel, approver=approvals.gate(app.approver)
+                       if approvals is not None else None)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.binding import Binding
 
-from tui.app.base import AppBase
+from tui.app.browser.host import AppBase
 from tui.app.browser.requests import OpenConversation, ResumeConversation
 from tui.core.record.catalog import scan
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from tui.app.base import AppBase
+from tui.app.browser.host import AppBase
 from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession
 from tui.app.fleet.screen import FleetScreen
