@@ -59,7 +59,7 @@ class KeyClock:
 def key_clock(app: SupervisorApp) -> KeyClock:
     """Give `app` a clock of the test's own for its key windows."""
     clock = KeyClock()
-    app.clock = clock
+    app.keys.clock = clock
     return clock
 
 
@@ -80,7 +80,7 @@ def keep_notes(app: App[Any]) -> list[str]:
 def answerable(app: SupervisorApp) -> bool:
     """The app's question dialog is on screen and past its type-ahead guard: keys typed before
     that go elsewhere or are ignored, by design."""
-    dialog = app.dialog
+    dialog = app.desk.dialog
     return dialog is not None and dialog.armed
 
 

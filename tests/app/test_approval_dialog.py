@@ -20,13 +20,21 @@ from tui.core.tools.approvals import prepare
 
 
 class CountingApp(SupervisorApp):
+    """Counts the approval dialogs its desk opens."""
+
     opened = 0
 
-    def _open_approval(self) -> None:
-        before = self.approval_dialog
-        super()._open_approval()
-        if self.approval_dialog is not None and self.approval_dialog is not before:
-            self.opened += 1
+    def on_mount(self) -> None:
+        desk = self.desk
+        open_approval = desk.open_approval
+
+        def counting() -> None:
+            before = desk.approval_dialog
+            open_approval()
+            if desk.approval_dialog is not None and desk.approval_dialog is not before:
+                self.opened += 1
+
+        desk.open_approval = counting  # type: ignore[method-assign]
 
 
 def start(app: SupervisorApp, root: Path, home: Path) -> Session:
@@ -43,10 +51,10 @@ def start(app: SupervisorApp, root: Path, home: Path) -> Session:
 async def decide(pilot: Pilot[int], app: SupervisorApp, *keys: str
                  ) -> tuple[ApproveScreen, str, str]:
     """Wait for the dialog, decide with `keys`; the dialog and its call and choices text."""
-    await wait_for(pilot, lambda: app.approval_dialog is not None
-                   and bool(app.approval_dialog.query("#choices"))
-                   and bool(app.approval_dialog.query("#call")))  # inside its scroll: later
-    dialog = app.approval_dialog
+    await wait_for(pilot, lambda: app.desk.approval_dialog is not None
+                   and bool(app.desk.approval_dialog.query("#choices"))
+                   and bool(app.desk.approval_dialog.query("#call")))  # inside its scroll: later
+    dialog = app.desk.approval_dialog
     assert dialog is not None
     call = str(dialog.query_one("#call", Static).render())
     choices = str(dialog.query_one("#choices", Static).render())
@@ -89,7 +97,7 @@ async def test_once_runs_it_and_the_same_command_asks_again(
     session = start(app, root, murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
         first, _, _ = await decide(pilot, app, "o")
-        await wait_for(pilot, lambda: app.approval_dialog not in (None, first))
+        await wait_for(pilot, lambda: app.desk.approval_dialog not in (None, first))
         await decide(pilot, app, "o")
         await wait_for(pilot, lambda: app.result is not None)
     assert app.opened == 2 and marker.exists()
@@ -109,10 +117,10 @@ async def test_a_prefix_is_remembered_for_the_session(
         first, _, choices = await decide(pilot, app, "p")
         assert "bash -c touch" in choices
         # `touch <two>` matches the prefix: it runs; `echo other` does not: it asks
-        await wait_for(pilot, lambda: app.approval_dialog not in (None, first)
-                       and bool(app.approval_dialog.query("#call")))  # composed
-        assert app.approval_dialog is not None
-        assert "echo other" in str(app.approval_dialog.query_one("#call", Static).render())
+        await wait_for(pilot, lambda: app.desk.approval_dialog not in (None, first)
+                       and bool(app.desk.approval_dialog.query("#call")))  # composed
+        assert app.desk.approval_dialog is not None
+        assert "echo other" in str(app.desk.approval_dialog.query_one("#call", Static).render())
         assert two.exists()
         await decide(pilot, app, "d", "enter")
         await wait_for(pilot, lambda: app.result is not None)
@@ -154,16 +162,16 @@ async def test_cancel_ends_the_wait_as_a_denial(
     key_clock(app)
     session = start(app, root, murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.approval_dialog is not None)
-        dialog = app.approval_dialog
+        await wait_for(pilot, lambda: app.desk.approval_dialog is not None)
+        dialog = app.desk.approval_dialog
         assert dialog is not None
         dialog.arming_seconds = 600  # the guard, held open however slow the machine is
         await pilot.press("o")  # inside the guard: ignored
-        assert app.approval_dialog is dialog
+        assert app.desk.approval_dialog is dialog
         dialog.arming_seconds = 0
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: app.result is not None)
-        assert app.approval_dialog is None
+        assert app.desk.approval_dialog is None
     assert not marker.exists()
     assert app.result is not None and app.result.exit_status == "canceled"
     denied = [line for line in read_jsonl(session.paths.trace)

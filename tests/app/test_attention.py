@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from tests.app.test_dialog import asking_capsule
 from tests.fakes import start_session as start
 from tui.app.app import SupervisorApp
 from tui.app.attention import RESTORE_TITLE, SAVE_TITLE, load_settings, osc_flavour
+from tui.app.sources import LocalSource
 from tui.core.events import vocabulary as ev
 from tui.core.loop.session import SessionResult
 
@@ -53,18 +54,29 @@ async def blur(pilot: object, app: SupervisorApp) -> None:
     await wait_for(pilot, lambda: not app.app_focus)  # type: ignore[arg-type]
 
 
+class WaitsForBlur(LocalSource):
+    """A local session that begins once `focused` says the app has taken the blur in."""
+
+    def __init__(self, focused: Callable[[], bool]) -> None:
+        super().__init__()
+        self.focused = focused
+
+    def run(self) -> SessionResult | None:
+        deadline = time.monotonic() + 20
+        while self.focused() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return super().run()
+
+
 class StartsBlurred(SupervisorApp):
     """The terminal reports focus lost as the app starts; the session begins once the app has
     taken that in (a question from the session's thread does not queue behind messages)."""
 
+    def __init__(self, home: Path) -> None:
+        super().__init__(home, source=WaitsForBlur(lambda: self.app_focus))
+
     def on_mount(self) -> None:
         self.post_message(events.AppBlur())
-
-    def _run_session(self) -> SessionResult:
-        deadline = time.monotonic() + 20
-        while self.app_focus and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return super()._run_session()
 
 
 async def test_a_question_while_blurred_sends_a_desktop_notification_and_sets_the_title(
@@ -74,7 +86,7 @@ async def test_a_question_while_blurred_sends_a_desktop_notification_and_sets_th
     app = StartsBlurred(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_for(pilot, lambda: app.desk.dialog is not None)
         assert not app.app_focus
         text = output(written)
         assert '\x1b]9;? asking — question: ask asks: {"p":"Which branch?"}\x07' in text
@@ -95,7 +107,7 @@ async def test_the_same_question_while_focused_rings_the_bell_and_sends_no_notif
     app = SupervisorApp(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_for(pilot, lambda: app.desk.dialog is not None)
         text = output(written)
         assert "\x1b]9;" not in text and "\x1b]777;" not in text
         assert "\x07" in text.replace("\x1b]2;? asking — question\x07", "")  # the bell

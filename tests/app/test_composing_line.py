@@ -5,8 +5,8 @@ countdown ends when it arrives, as it does for streamed text."""
 from __future__ import annotations
 
 from tests.app.test_transcript_model import lines, make, turn
-from tui.app.state import SessionState
-from tui.app.transcript_model import TranscriptModel
+from tui.app.models.status import SessionState
+from tui.app.models.transcript import TranscriptModel
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import LineKind, log_line
 

@@ -10,7 +10,8 @@ import pytest
 from tests.app.conftest import keep_notes, key_clock, settle, wait_for
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
-from tui.app.app import CTRL_C_WINDOW, ESC_WINDOW, SupervisorApp
+from tui.app.app import SupervisorApp
+from tui.app.keys import CTRL_C_WINDOW, ESC_WINDOW
 from tui.app.screens.confirm import ConfirmScreen
 
 

@@ -11,7 +11,7 @@ from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory, text_response
 from tests.fakes import start_session
 from tui.app.app import SupervisorApp
-from tui.app.state import SessionState
+from tui.app.models.status import SessionState
 from tui.core.events import vocabulary as ev
 
 PACED = """\

@@ -14,7 +14,8 @@ from textual.pilot import Pilot
 from tests.app.conftest import key_clock, settle, wait_for
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tests.fakes import RecordingDriver
-from tui.app.app import ESC_WINDOW, SupervisorApp
+from tui.app.app import SupervisorApp
+from tui.app.keys import ESC_WINDOW
 from tui.app.screens.ask import AskScreen
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
@@ -44,7 +45,7 @@ async def type_prompt(pilot: Pilot[Any], text: str) -> None:
 
 
 def queued(app: SupervisorApp) -> list[str]:
-    return [item.text for item in app.queue.items]
+    return [item.text for item in app.prompts.queue.items]
 
 
 def events_of(trace: Path, kind: str) -> list[dict[str, Any]]:
@@ -70,7 +71,7 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
             await type_prompt(pilot, text)
         assert queued(app) == ["one", "two", "three"]
         assert app.supervisor.queue_view.display
-        assert [item.sent for item in app.queue.items] == [True, False, False]
+        assert [item.sent for item in app.prompts.queue.items] == [True, False, False]
         (session.paths.accessible / "go").write_text("")
         await wait_for(pilot, lambda: app.state.tasks_ended == 4)
         await settle(pilot)
@@ -106,7 +107,7 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         for text in ("alpha", "beta", "gamma", "delta"):
             await type_prompt(pilot, text)
         assert queued(app) == ["alpha", "beta", "gamma", "delta"]
-        assert not any(item.sent for item in app.queue.items)  # single: nothing is sent
+        assert not any(item.sent for item in app.prompts.queue.items)  # single: nothing is sent
         await pilot.press("f2")  # from the prompt to the queue
         view = app.supervisor.queue_view
         assert view.has_focus
@@ -187,8 +188,8 @@ async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path
     start(app, APP_CAPSULE, workdir=tmp_path / "workdir")
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.press("i")
-        await wait_for(pilot, lambda: app.dialog is not None)
-        dialog = app.dialog
+        await wait_for(pilot, lambda: app.desk.dialog is not None)
+        dialog = app.desk.dialog
         assert isinstance(dialog, AskScreen)
         prompt = app.supervisor.prompt
         before = prompt.text
@@ -198,8 +199,8 @@ async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path
         assert dialog.answer.text == "yes"
         assert prompt.text == before  # nothing reached the prompt under the dialog
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.dialog is None)
-        assert app.queue.items == []  # the answer went to the tool, not to the queue
+        await wait_for(pilot, lambda: app.desk.dialog is None)
+        assert app.prompts.queue.items == []  # the answer went to the tool, not to the queue
         app.cancel.set()
         await wait_for(pilot, lambda: app.result is not None)
 
@@ -223,3 +224,53 @@ async def test_a_large_paste_goes_in_whole(murmur_home: Path,
         (session.paths.accessible / "go").write_text("")
         app.cancel.set()
         await wait_for(pilot, lambda: app.result is not None)
+
+
+async def test_two_identical_prompts_are_two_tasks_each_matched_by_the_id_it_was_queued_with(
+        murmur_home: Path, make_capsule: CapsuleFactory) -> None:
+    """The same text typed three times is three tasks: the one edited is the one chosen, the
+    one that starts leaves the queue and its twin stays, and each runs under the task id minted
+    when it was queued."""
+    wait_again = WAIT_FOR_GO.replace("go", "go2").replace("went", "went again")
+    driver = RecordingDriver(tool_response(WAIT_FOR_GO), text_response("first done"),
+                             tool_response(wait_again), text_response("same done"),
+                             text_response("twin done"), text_response("edited done"))
+    app = SupervisorApp(murmur_home)
+    session = start(app, make_capsule([], extra=QUEUE), driver)
+
+    def rows() -> list[tuple[str, str, bool]]:
+        return [(item.text, item.task_id, item.sent) for item in app.prompts.queue.items]
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await pilot.press("i")
+        for _ in range(3):
+            await pilot.press(*"same", "enter")
+        await wait_for(pilot, lambda: len(app.prompts.queue.items) == 3)
+        first, second, third = [item.task_id for item in app.prompts.queue.items]
+        assert len({first, second, third}) == 3
+        assert rows() == [("same", first, True), ("same", second, False),
+                          ("same", third, False)]
+        await pilot.press("f2", "home", "down", "e")  # the second one back into the prompt
+        await wait_for(pilot, lambda: app.supervisor.prompt.text == "same")
+        await pilot.press("!", "enter")
+        await wait_for(pilot, lambda: [item.text for item in app.prompts.queue.items] ==
+                       ["same", "same", "same!"])
+        edited = app.prompts.queue.items[2].task_id
+        assert rows() == [("same", first, True), ("same", third, False),
+                          ("same!", edited, False)]  # the second went, its twin stayed
+        (session.paths.accessible / "go").write_text("")
+        # the first "same" started: it leaves the queue, and its twin is the session's next
+        await wait_for(pilot, lambda: rows() == [("same", third, True),
+                                                 ("same!", edited, False)])
+        assert app.state.in_task
+        (session.paths.accessible / "go2").write_text("")
+        await wait_for(pilot, lambda: app.state.tasks_ended == 4)
+        await wait_for(pilot, lambda: rows() == [] and not app.supervisor.queue_view.display)
+        await pilot.press("escape", "q")
+        await wait_for(pilot, lambda: app.return_code is not None)
+    starts = events_of(session.paths.trace, "task_start")
+    assert [line["task_id"] for line in starts[1:]] == [first, third, edited]
+    ends = events_of(session.paths.trace, "task_end")
+    assert [line["task_id"] for line in ends[1:]] == [first, third, edited]
+    assert second not in session.paths.trace.read_text(encoding="utf-8")

@@ -40,16 +40,17 @@ async def test_r_on_a_killed_session_asks_again_and_the_answer_reaches_the_tool(
         assert isinstance(screen, ConversationsScreen)
         await wait_for(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
         await pilot.press("tab", "r")
-        await wait_for(pilot, lambda: app.dialog is not None and bool(app.dialog.query("#asker")),
+        await wait_for(pilot, lambda: app.desk.dialog is not None
+                       and bool(app.desk.dialog.query("#asker")),
                        within=60)
-        dialog = app.dialog
+        dialog = app.desk.dialog
         assert dialog is not None
         assert str(dialog.query_one("#asker", Static).render()) == \
             "ask asks (asked before the restart):"
         await wait_for(pilot, lambda: dialog.armed)
         await pilot.press(*"main", "enter")
         await wait_for(pilot, lambda: app.result is not None, within=60)
-        assert app.dialog is None  # asked once
+        assert app.desk.dialog is None  # asked once
         result = app.result
         record = app.session.record_path if app.session is not None else None
         assert result is not None and result.ok

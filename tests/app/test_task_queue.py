@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from tests.app.test_transcript_model import make
-from tui.app.state import SessionState, TaskQueue
+from tui.app.models.queue import TaskQueue
+from tui.app.models.status import SessionState
 from tui.core.events import vocabulary as ev
 
 
 def test_only_what_the_session_does_not_hold_moves_or_goes() -> None:
     queue = TaskQueue()
-    for text in ("a", "b", "c"):
-        queue.add(text)
+    a, _, c = (queue.add(text) for text in ("a", "b", "c"))
     held = queue.next_held()
     assert held is not None and held.text == "a"
     held.sent = True
@@ -18,8 +18,8 @@ def test_only_what_the_session_does_not_hold_moves_or_goes() -> None:
     assert queue.remove(0) is None and [i.text for i in queue.items] == ["a", "b", "c"]
     assert queue.move(1, 1) == 2 and [i.text for i in queue.items] == ["a", "c", "b"]
     assert queue.move(2, 1) == 2  # the end
-    assert queue.started("a") and [i.text for i in queue.items] == ["c", "b"]
-    assert not queue.started("c")  # c was never given to the session
+    assert queue.started(a.task_id) and [i.text for i in queue.items] == ["c", "b"]
+    assert not queue.started(c.task_id)  # c was never given to the session
     queue.items[0].sent = True
     queue.unsend()  # the session ended first: everything waits again
     assert queue.sent == []
@@ -44,3 +44,12 @@ def test_a_sleeping_session_waits_and_a_follow_up_starts_the_numbers_again() -> 
     assert state.kind == "finished"
     state.apply(started)  # the follow-up session's own start
     assert state.kind == "busy" and state.exit_status is None and state.result == ""
+
+
+def test_two_identical_prompts_are_two_tasks_told_apart_by_their_ids() -> None:
+    queue = TaskQueue()
+    one, two = queue.add("same"), queue.add("same")
+    assert one.task_id != two.task_id and one.task_id.startswith("tsk_")
+    one.sent = two.sent = True
+    assert queue.started(two.task_id) and queue.items == [one]  # the second, not the first
+    assert not queue.started(two.task_id)

@@ -97,7 +97,7 @@ async def test_user_themes_are_loaded_and_reloaded_when_edited(murmur_home: Path
     async with app.run_test(size=(100, 30)) as pilot:
         assert app.theme == "mine"
         assert app.get_theme("mine").primary == "#112233"  # type: ignore[union-attr]
-        await wait_for(pilot, lambda: app.themes_watched)
+        await wait_for(pilot, lambda: app.themes.watched)
         theme_file.write_text(MINE.replace("#112233", "#445566"))
         await wait_for(pilot, lambda: app.get_theme("mine").primary == "#445566")  # type: ignore[union-attr]
         assert app.theme == "mine"

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from typing import Any, TypeVar
 
-from tui.app import transcript_model as tm
-from tui.app.transcript_model import TranscriptModel
+from tui.app.models import transcript as tm
+from tui.app.models.transcript import TranscriptModel
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import LineKind
 
@@ -139,7 +139,7 @@ def test_memory_is_bounded_and_counts_what_it_let_go() -> None:
 
 
 def test_the_model_imports_neither_textual_nor_rich() -> None:
-    script = ("import sys, tui.app.transcript_model\n"
+    script = ("import sys, tui.app.models.transcript\n"
               "print(','.join(sorted(m for m in sys.modules "
               "if m.split('.')[0] in ('textual', 'rich'))))\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -19,8 +19,8 @@ async def test_an_answer_typed_on_the_screen_holding_a_lone_surrogate_is_made_wh
     app = SupervisorApp(murmur_home)
     session = start_session(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.dialog, AskScreen))
-        dialog = app.dialog
+        await wait_for(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
+        dialog = app.desk.dialog
         assert isinstance(dialog, AskScreen)
         dialog.arming_seconds = 0  # no type-ahead guard: the test types after it opened
         # pushed is not yet mounted: the answer field takes keys once the dialog is on screen

@@ -51,14 +51,14 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
     steps.append({"stop_reason": "end_turn", "content": [{"type": "text", "text": "second"}]})
     (root / "script.json").write_text(json.dumps(steps))
     app, session = served_app(root, murmur_home)
-    serving = app.serving
+    serving = app.local.serving
     assert serving is not None and serving.url.startswith("http://127.0.0.1:")
     record = murmur_home / "running" / f"{session.session_id}.json"
     assert json.loads(record.read_text())["session_id"] == session.session_id
     async with app.run_test(size=(120, 40)) as pilot, \
             httpx.AsyncClient(base_url=serving.url, timeout=30) as client:
         assert app.sub_title == f"serving {serving.url}"
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_for(pilot, lambda: app.desk.dialog is not None)
         waiting: list[Any] = []
 
         async def door_sees_it() -> bool:
@@ -77,7 +77,7 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
             "messageId": "a1", "role": "ROLE_USER", "taskId": task.task_id,
             "contextId": task.context_id, "parts": [{"text": "from the door"}]}})
         assert answered["result"]["task"]["status"]["state"] == "TASK_STATE_WORKING"
-        await wait_for(pilot, lambda: app.dialog is None and not app.questions)
+        await wait_for(pilot, lambda: app.desk.dialog is None and not app.desk.questions)
         await wait_for(pilot, lambda: app.state.tasks_ended == 1)
         assert session.record_path is not None
         tool = read_jsonl(session.record_path)[2]
@@ -98,5 +98,5 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
 
 
 def session_tasks(app: SupervisorApp) -> list[Any]:
-    assert app.serving is not None
-    return app.serving.door.table.live()
+    assert app.local.serving is not None
+    return app.local.serving.door.table.live()

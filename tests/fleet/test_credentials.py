@@ -17,7 +17,8 @@ from tests.conftest import CapsuleFactory, run_cli, text_response
 from tests.door_fake import FakeDoor, serving
 from tests.fleet.test_ps import record, trace
 from tests.served import SLEEP, Served, serve
-from tui.app.attach import AttachApp
+from tui.app.app import SupervisorApp
+from tui.app.attach import RemoteSource
 from tui.commands.fleet import resolve
 from tui.core import ids
 from tui.core.errors import DoorError
@@ -69,9 +70,10 @@ async def test_a_watcher_attach_watches_but_session_stop_with_it_is_refused_403(
     credentials = written["credentials"]
     assert isinstance(credentials, dict) and token == credentials["watcher"]
     operator = str(written["door_token"])
-    app = AttachApp(murmur_home, session_id, url, record_, token=token)
+    remote = RemoteSource(murmur_home, session_id, url, record_, token=token)
+    app = SupervisorApp(murmur_home, source=remote)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.link_state == "live" and
+        await wait_for(pilot, lambda: remote.link_state == "live" and
                        app.state.capsule == "test-capsule", within=30)
         started = await asyncio.to_thread(door.rpc, "SendMessage", {"message": {
             "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "count to one"}]}},
@@ -80,7 +82,7 @@ async def test_a_watcher_attach_watches_but_session_stop_with_it_is_refused_403(
         await wait_for(pilot, lambda: app.state.tasks_ended == 1, within=30)  # it watches
         assert app.state.result == "done"
         with pytest.raises(DoorError) as refused:
-            await asyncio.to_thread(app.link.stop)
+            await asyncio.to_thread(remote.link.stop)
         assert refused.value.status == 403 and refused.value.reason == "insufficient_scope"
         assert "session/stop" in refused.value.text and token not in refused.value.text
         await pilot.press("q")

@@ -173,7 +173,7 @@ def test_the_loop_imports_only_downward() -> None:
     assert graph["tui.core.loop.state"] <= {"tui.core.frozen", "tui.core.events.kinds"}
     # only the one build makes a Session (the app and the commands hold one, typed)
     assert sorted(m for m in graph if "tui.core.loop.session" in graph[m]) == [
-        "tui.app.app", "tui.app.followups", "tui.core.loop.build"]
+        "tui.app.app", "tui.app.sources", "tui.core.loop.build"]
 
 
 def test_one_function_builds_a_session() -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, get_args
 
+from tui.core.events import vocabulary as ev
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
 
@@ -153,6 +154,19 @@ class Attention:
         else:
             self.terminal.bell()
         self._show_title()
+
+    def follow(self, batch: list[ev.Event]) -> None:
+        """The session's events: a task that ended while the user looks elsewhere is worth
+        a notification."""
+        for event in batch:
+            match event:
+                case ev.SessionStarted():
+                    self.capsule = event.capsule_name
+                case ev.TaskEnded():
+                    if event.exit_status == "ok":
+                        self.notify("done", event.result)
+                    else:
+                        self.notify("failed", f"the task ended {event.exit_status}")
 
     def settled(self, kind: Kind) -> None:
         """Nothing of `kind` waits any more (answered, withdrawn, closed)."""

@@ -193,14 +193,15 @@ def attach(args: argparse.Namespace) -> int:
 def _attach(home: Path, session_id: str, url: str, record: Any, token: str | None,
             theme: str | None) -> tuple[int, bool]:
     """The attached screen; (exit status, whether F asked for the fleet screen)."""
-    from tui.app.attach import AttachApp
+    from tui.app.app import SupervisorApp
+    from tui.app.attach import RemoteSource
 
-    app = AttachApp(home, session_id, url, record, theme=theme, token=token)
-    app.run()
-    if app.why_gone:
-        sys.stderr.write(f"murmur-tui: {url}: {app.why_gone}\n")
-        return 1, app.to_fleet
-    return 0, app.to_fleet
+    remote = RemoteSource(home, session_id, url, record, token=token)
+    SupervisorApp(home, theme=theme, source=remote).run()
+    if remote.why_gone:
+        sys.stderr.write(f"murmur-tui: {url}: {remote.why_gone}\n")
+        return 1, remote.to_fleet
+    return 0, remote.to_fleet
 
 
 def fleet(args: argparse.Namespace) -> int:

@@ -7,13 +7,12 @@ from pathlib import Path
 
 from textual.binding import Binding
 
-from tui.app.browser.host import BrowserBase
+from tui.app.browser.host import AppBase
 from tui.app.browser.requests import OpenConversation, ResumeConversation
-from tui.app.themes import DEFAULT_THEME, load_all
 from tui.core.record.catalog import scan
 
 
-class BrowserApp(BrowserBase[ResumeConversation | None]):
+class BrowserApp(AppBase[ResumeConversation | None]):
     """Its result: the conversation to continue (`r` / `R`), None when the user just quit."""
 
     TITLE = "murmur-tui browse"
@@ -21,18 +20,14 @@ class BrowserApp(BrowserBase[ResumeConversation | None]):
 
     def __init__(self, home: Path, record: str | None = None, context: str | None = None,
                  theme: str | None = None) -> None:
-        super().__init__(home)
+        super().__init__(home, theme)
         self.record = record
         self.context = context
-        self.requested_theme = theme or DEFAULT_THEME
         # what is built so far (modules, Textual's tables) lives as long as the app: keep it
         # out of the collector's full passes, which otherwise pause the first paint
         gc.freeze()
         # before the first screen mounts: a theme set later restyles every widget again
-        for item in load_all(self.home)[0]:
-            self.register_theme(item.theme)
-        if self.requested_theme in self.available_themes:
-            self.theme = self.requested_theme
+        self.themes.register(tell=False)
 
     def on_mount(self) -> None:
         self.open_browser(self.record)

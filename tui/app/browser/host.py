@@ -1,7 +1,9 @@
-"""An app that hosts the conversation browser: it alone pushes the browser's screens, in answer
-to the requests the screens post (`tui.app.browser.requests`).
+"""What every murmur-tui app shares (the supervisor, the browser, the fleet): the Murmur home,
+the theme manager, the palette's screenshot, and hosting the conversation browser — it alone
+pushes the browser's screens, in answer to the requests they post
+(`tui.app.browser.requests`). Each app is one class on this base: no app extends another.
 
-The screens are imported when first asked for: the supervisor starts without them."""
+The browser's screens are imported when first asked for: the supervisor starts without them."""
 
 from __future__ import annotations
 
@@ -16,16 +18,19 @@ from tui.app.browser.requests import (
     OpenExport,
     OpenSearch,
 )
+from tui.app.theming import ThemeManager
 
 Result = TypeVar("Result")
 
 
-class BrowserBase(App[Result], Generic[Result]):
-    """`home` is the Murmur home whose conversation records the browser reads."""
+class AppBase(App[Result], Generic[Result]):
+    """`home` is the Murmur home whose conversation records the browser reads; `theme` the
+    theme asked for."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, theme: str | None = None) -> None:
         super().__init__()
         self.home = home
+        self.themes = ThemeManager(self, home, theme)
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
         """The palette's Screenshot: an SVG in the Downloads folder when there is one, else
@@ -77,6 +82,3 @@ class BrowserBase(App[Result], Generic[Result]):
             self.notify(exc.text, title="Cannot resume", severity="error", timeout=10)
             return
         self.post_message(wanted)
-
-
-BrowserHost = BrowserBase[int]  # the supervisor: its result is the exit status

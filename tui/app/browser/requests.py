@@ -1,5 +1,6 @@
-"""What a browser screen asks of the app it runs in. Screens post these; the app that hosts the
-browser (`BrowserHost`) pushes the screen asked for, so no screen module imports another."""
+"""What a browser screen asks of the app it runs in. Screens post these; the app that hosts
+the browser (`AppBase`, tui/app/browser/host.py) pushes the screen asked for, so no screen
+module imports another."""
 
 from __future__ import annotations
 

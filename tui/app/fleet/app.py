@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
+from tui.app.browser.host import AppBase
 from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession
 from tui.app.fleet.screen import FleetScreen
 from tui.app.gc_policy import GcPolicy
-from tui.app.theming import ThemeHost
 from tui.core.errors import MurmurTuiError
 from tui.core.events import vocabulary as ev
 from tui.core.fs.private_files import create_private
@@ -67,7 +67,7 @@ class Launched:
     resumes: str = ""  # the session that died, which this process resumes
 
 
-class FleetApp(ThemeHost):
+class FleetApp(AppBase[int]):
     TITLE = "murmur-tui fleet"
 
     def __init__(self, home: Path, theme: str | None = None, *,
@@ -92,7 +92,7 @@ class FleetApp(ThemeHost):
         # Fifty watcher threads wake for every frame; the screen's loop waits for the GIL
         # behind them. A shorter switch interval hands it back sooner (Python's is 5 ms).
         sys.setswitchinterval(SWITCH_SECONDS)
-        self._register_themes()
+        self.themes.register()
         self.push_screen(self.fleet)
         if self.notice:
             self.notify(self.notice, severity="error", timeout=15)

@@ -7,6 +7,7 @@ whole width one at a time (`p` switches), re-laid out live as the terminal is re
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 from textual import events
 from textual.app import ComposeResult
@@ -16,7 +17,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 
-from tui.app.state import SessionState, TaskQueue
+from tui.app.models.queue import QueuedTask, TaskQueue
+from tui.app.models.status import SessionState
 from tui.app.widgets.background_pane import BackgroundPane
 from tui.app.widgets.hook_faults import HookFaultsPane
 from tui.app.widgets.prompt import PromptArea
@@ -26,6 +28,22 @@ from tui.app.widgets.tool_calls import ToolCallsPane
 from tui.app.widgets.tools_pane import ToolsPane
 from tui.app.widgets.transcript import Transcript
 from tui.core.events import vocabulary as ev
+
+
+class Prompts(Protocol):
+    """The prompt queue, as the screen's prompt and queue view use it (tui/app/prompt_queue.py)."""
+
+    @property
+    def queue(self) -> TaskQueue: ...
+
+    def enter(self, text: str) -> None: ...
+
+    def take(self, index: int, typing: str) -> QueuedTask | None: ...
+
+    def remove(self, index: int) -> bool: ...
+
+    def move(self, index: int, by: int) -> None: ...
+
 
 NARROW_BELOW = 100  # columns: below this the transcript and the panes take turns
 
@@ -48,10 +66,11 @@ class SupervisorScreen(Screen[None]):
     class Shown(Message):
         """The screen is the one showing again (the browser or a dialog closed)."""
 
-    def __init__(self, state: SessionState, queue: TaskQueue | None = None) -> None:
+    def __init__(self, state: SessionState, prompts: Prompts) -> None:
         super().__init__()
         self.state = state
-        self.queue = queue if queue is not None else TaskQueue()
+        self.prompts = prompts
+        self.queue = prompts.queue
         self.queue_view = QueueView(id="queue")
         self.prompt = PromptArea(id="prompt")
         self.header = Static("murmur-tui", id="session-header", markup=False)
@@ -242,6 +261,21 @@ class SupervisorScreen(Screen[None]):
     # -- actions ------------------------------------------------------------------------------
     def on_prompt_area_left(self, _: PromptArea.Left) -> None:
         self.transcript.focus()
+
+    def on_prompt_area_sent(self, message: PromptArea.Sent) -> None:
+        self.prompts.enter(message.text)
+
+    def on_queue_view_edit(self, message: QueueView.Edit) -> None:
+        item = self.prompts.take(message.index, self.prompt.text)
+        if item is not None:
+            self.prompt.take_back(item.text)
+
+    def on_queue_view_remove(self, message: QueueView.Remove) -> None:
+        if self.prompts.remove(message.index) and not self.queue:
+            self.prompt.focus()
+
+    def on_queue_view_move(self, message: QueueView.Move) -> None:
+        self.prompts.move(message.index, message.by)
 
     def action_focus_prompt(self) -> None:
         self.prompt.focus()

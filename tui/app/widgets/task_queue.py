@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import OptionList
 
-from tui.app.state import TaskQueue
+from tui.app.models.queue import TaskQueue
 
 SHOWN_CHARS = 200  # of a prompt's first line
 

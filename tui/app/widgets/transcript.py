@@ -1,6 +1,6 @@
 """The transcript drawn with Textual's line API: the task, each model turn (thinking dimmed,
 the answer as Markdown, one line per tool call and question) and the result. What it holds is
-`tui.app.transcript_model`; this widget only draws it.
+`tui.app.models.transcript`; this widget only draws it.
 
 A long session must not slow the screen down, so the transcript is a single scrolling widget,
 not a widget per turn: each turn is rendered once to lines (again only while it streams, or
@@ -27,7 +27,7 @@ from textual.binding import Binding
 from textual.geometry import Size
 from textual.timer import Timer
 
-from tui.app.transcript_model import (
+from tui.app.models.transcript import (
     LOAD_OLDER,
     MODEL_TURNS,
     WINDOW,

@@ -1,0 +1,87 @@
+"""The prompts waiting to run (no Textual here). Each carries the task id it will run as,
+minted when it is queued and given to the session with its text, so the task that starts is
+matched back to its prompt by id — two identical prompts are two tasks, never confused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tui.core import ids
+
+
+@dataclass(eq=False)
+class QueuedTask:
+    """A prompt waiting to run: `sent` once it is in the running session's own queue (it
+    starts there and can no longer be edited). `task_id` is the id it runs under."""
+
+    text: str
+    task_id: str = field(default_factory=ids.task_id)
+    sent: bool = False
+
+
+class TaskQueue:
+    """The prompts sent while a task runs, in the order they will run. Only what has not been
+    sent to the session can be edited, removed or moved; a sent task stays at the head."""
+
+    def __init__(self) -> None:
+        self.items: list[QueuedTask] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, text: str) -> QueuedTask:
+        item = QueuedTask(text)
+        self.items.append(item)
+        return item
+
+    def insert(self, index: int, text: str) -> QueuedTask:
+        """A prompt put back at `index` (what was being typed when a queued one was taken
+        back to edit): a new task, with an id of its own."""
+        item = QueuedTask(text)
+        self.items.insert(index, item)
+        return item
+
+    def next_held(self) -> QueuedTask | None:
+        """The first task the session has not been given yet."""
+        return next((item for item in self.items if not item.sent), None)
+
+    @property
+    def sent(self) -> list[QueuedTask]:
+        return [item for item in self.items if item.sent]
+
+    def started(self, task_id: str) -> bool:
+        """The task `task_id` started: the sent item it was leaves the queue."""
+        for item in self.items:
+            if item.sent and item.task_id == task_id:
+                self.items.remove(item)
+                return True
+        return False
+
+    def unsend(self) -> None:
+        """The session ended before it ran what it was given: those go back to waiting."""
+        for item in self.items:
+            item.sent = False
+
+    def pop_head(self) -> QueuedTask | None:
+        return self.items.pop(0) if self.items else None
+
+    def put_back(self, item: QueuedTask) -> None:
+        item.sent = False
+        self.items.insert(0, item)
+
+    def editable(self, index: int) -> bool:
+        return 0 <= index < len(self.items) and not self.items[index].sent
+
+    def remove(self, index: int) -> QueuedTask | None:
+        if not self.editable(index):
+            return None
+        return self.items.pop(index)
+
+    def move(self, index: int, by: int) -> int:
+        """Move the item at `index` up (by < 0) or down; its new index (unchanged when it
+        cannot move: a sent item, or past a sent item or the ends)."""
+        target = index + by
+        if not self.editable(index) or not self.editable(target):
+            return index
+        self.items[index], self.items[target] = self.items[target], self.items[index]
+        return target
