@@ -1,4 +1,5 @@
-"""Shared fixtures: a private MURMUR_HOME per test and capsules written to temp folders."""
+"""Shared fixtures: a private MURMUR_HOME per test, capsules written to temp folders, and a
+guard that the run leaves no file in the checkout."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.leftovers import left_behind, untracked
 from tests.providers.server import Provider
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,6 +49,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def leaves_no_file_behind() -> Iterator[None]:
+    """The checkout holds, after the run, no file it did not hold before: a test that writes
+    outside its tmp_path fails the run, naming the file. Each xdist worker runs this for its
+    own share, so a file written by any worker is named by every worker running at the time."""
+    before = untracked(REPO)
+    yield
+    if before is None:
+        return
+    after = untracked(REPO)
+    if after is not None and (complaint := left_behind(before, after)):
+        pytest.fail(complaint, pytrace=False)
 
 
 @pytest.fixture(autouse=True)
