@@ -13,9 +13,10 @@ import pytest
 from textual import events
 from textual.drivers.headless_driver import HeadlessDriver
 
-from tests.app.conftest import answerable, recorded, replay, settle, wait_for
+from tests.app.conftest import answerable, recorded, replay, settle
 from tests.app.test_dialog import asking_capsule
 from tests.fakes import start_session as start
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.attention import RESTORE_TITLE, SAVE_TITLE, load_settings, osc_flavour
 from tui.core.events import vocabulary as ev
@@ -50,7 +51,7 @@ def output(written: list[str]) -> str:
 
 async def blur(pilot: object, app: SupervisorApp) -> None:
     app.post_message(events.AppBlur())
-    await wait_for(pilot, lambda: not app.app_focus)  # type: ignore[arg-type]
+    await wait_until(pilot, lambda: not app.app_focus)  # type: ignore[arg-type]
 
 
 class StartsBlurred(SupervisorApp):
@@ -74,15 +75,15 @@ async def test_a_question_while_blurred_sends_a_desktop_notification_and_sets_th
     app = StartsBlurred(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_until(pilot, lambda: app.dialog is not None)
         assert not app.app_focus
         text = output(written)
         assert '\x1b]9;? asking — question: ask asks: {"p":"Which branch?"}\x07' in text
         assert SAVE_TITLE + "\x1b]2;? asking — question\x07" in text
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         written.clear()
         await pilot.press(*"main", "enter")  # a key: the user is back
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         # answered: the title is the terminal's own again, and the end needs no notice
         assert output(written) == "\x1b]2;asking — murmur-tui\x07" + RESTORE_TITLE
@@ -95,15 +96,15 @@ async def test_the_same_question_while_focused_rings_the_bell_and_sends_no_notif
     app = SupervisorApp(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_until(pilot, lambda: app.dialog is not None)
         text = output(written)
         assert "\x1b]9;" not in text and "\x1b]777;" not in text
         assert "\x07" in text.replace("\x1b]2;? asking — question\x07", "")  # the bell
         assert "\x1b]2;? asking — question\x07" in text  # the title, as the docs promise
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         written.clear()
         await pilot.press(*"main", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         # answered, and the task ended in front of the user: the title back, nothing announced
         assert output(written) == "\x1b]2;asking — murmur-tui\x07" + RESTORE_TITLE
@@ -116,7 +117,7 @@ async def test_a_task_ending_behind_the_browser_notifies_and_coming_back_restore
     stream = recorded()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("b")
-        await wait_for(pilot, lambda: app.screen is not app.supervisor)
+        await wait_until(pilot, lambda: app.screen is not app.supervisor)
         assert app.app_focus and not app.present()
         await replay(pilot, stream)
         text = output(written)
@@ -124,7 +125,7 @@ async def test_a_task_ending_behind_the_browser_notifies_and_coming_back_restore
         assert "\x1b]2;✓ screen-fixture — done\x07" in text
         written.clear()
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.supervisor)
+        await wait_until(pilot, lambda: app.screen is app.supervisor)
         await pilot.pause(0.1)
         assert output(written) == "\x1b]2;screen-fixture — murmur-tui\x07" + RESTORE_TITLE
 
@@ -142,7 +143,7 @@ async def test_focus_returning_restores_the_title_of_a_task_that_ended_meanwhile
         assert "\x1b]2;✓ screen-fixture — done\x07" in text
         written.clear()
         app.post_message(events.AppFocus())
-        await wait_for(pilot, lambda: RESTORE_TITLE in output(written))
+        await wait_until(pilot, lambda: RESTORE_TITLE in output(written))
         assert app.attention.title is None
 
 

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.app.conftest import wait_for
 from tests.fakes import write_conversation as make
+from tests.waits import wait_until
 from tui.app.browser.app import BrowserApp
 from tui.app.browser.conversation import ConversationScreen
 from tui.app.browser.conversations import ConversationsScreen
@@ -37,9 +37,9 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
         assert [r.shown()[2] for r in screen.rows.rows] == ["ctx_b", "ctx_a"]
-        await wait_for(pilot, lambda: all(r.shown()[3] == "1" for r in screen.rows.rows))
+        await wait_until(pilot, lambda: all(r.shown()[3] == "1" for r in screen.rows.rows))
         assert screen.rows.rows[0].shown()[8] == "second task about dogs"
         screen.filter_input.focus()
         await pilot.press(*"cats")
@@ -48,7 +48,7 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
         assert str(screen.status.render()).startswith("1 of 2 conversations")
         screen.rows.focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         opened = app.screen
         assert isinstance(opened, ConversationScreen)
         assert "first task about cats" in texts(opened)
@@ -57,7 +57,7 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
         assert [type(s).__name__ for s in app.screen_stack][1:] == ["ConversationsScreen",
                                                                     "ConversationScreen"]
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
 
 
 async def test_a_conversation_pages_to_its_oldest_message(murmur_home: Path) -> None:
@@ -69,7 +69,7 @@ async def test_a_conversation_pages_to_its_oldest_message(murmur_home: Path) -> 
         view = screen.view
         assert len(view.entries) == 50
         assert view.entries[0].message["content"][0]["text"] == "message number 229"
-        await wait_for(pilot, lambda: screen.total == (230, 0))
+        await wait_until(pilot, lambda: screen.total == (230, 0))
         for _ in range(1200):  # scrolled down until the oldest page is in (at most a minute)
             if view.complete:
                 break
@@ -98,7 +98,7 @@ async def test_tool_results_attachments_and_bad_lines(murmur_home: Path) -> None
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationScreen)
-        await wait_for(pilot, lambda: screen.total is not None)
+        await wait_until(pilot, lambda: screen.total is not None)
         shown = texts(screen)
         assert "result of grep  t9  ✗ error" in shown
         assert "untrusted-content" not in shown and "no match" in shown  # the fence is off
@@ -116,20 +116,20 @@ async def test_messages_appended_while_open_appear_on_top(murmur_home: Path) -> 
         assert isinstance(screen, ConversationScreen)
         writer = RecordWriter(murmur_home, path, lambda _: None)
         writer.append(user_message("appended by a running session"))
-        await wait_for(pilot, lambda: len(screen.view.entries) == 6)
+        await wait_until(pilot, lambda: len(screen.view.entries) == 6)
         assert screen.view.entries[0].message["content"][0]["text"] == \
             "appended by a running session"
         # scrolled away: a marker counts what arrived
         for n in range(40):
             writer.append(user_message(f"more {n}"))
-        await wait_for(pilot, lambda: len(screen.view.entries) == 46)
+        await wait_until(pilot, lambda: len(screen.view.entries) == 46)
         # laid out: the view scrolls (before its scrollbar shows, scroll_end does nothing)
-        await wait_for(pilot, lambda: screen.view.allow_vertical_scroll)
+        await wait_until(pilot, lambda: screen.view.allow_vertical_scroll)
         screen.view.scroll_end(animate=False, immediate=True)
-        await wait_for(pilot, lambda: screen.view.scroll_y > 0)  # away, for sure
+        await wait_until(pilot, lambda: screen.view.scroll_y > 0)  # away, for sure
         writer.append(user_message("while away"))
-        await wait_for(pilot, lambda: screen.view.unseen_new == 1)
-        await wait_for(pilot, lambda: screen.marker.display and
+        await wait_until(pilot, lambda: screen.view.unseen_new == 1)
+        await wait_until(pilot, lambda: screen.marker.display and
                        "1 new" in str(screen.marker.render()))
         writer.close()
 
@@ -141,12 +141,12 @@ async def test_the_list_shows_a_record_written_while_it_is_open(murmur_home: Pat
     async with app.run_test(size=(140, 30)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 1)
+        await wait_until(pilot, lambda: screen.rows.row_count == 1)
         make(murmur_home, "r", "second", [user_message("two")])
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
         assert screen.rows.rows[0].shown()[2] == "second"
         make(murmur_home, "r", "third", [user_message("three")])  # the watch, surely
-        await wait_for(pilot, lambda: screen.rows.row_count == 3)
+        await wait_until(pilot, lambda: screen.rows.row_count == 3)
         assert screen.rows.rows[0].shown()[2] == "third"
 
 
@@ -162,14 +162,14 @@ async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: P
         search = app.screen
         assert isinstance(search, SearchScreen)
         await pilot.press(*"needle", "enter")
-        await wait_for(pilot, lambda: "matches for" in str(search.status.render()))
+        await wait_until(pilot, lambda: "matches for" in str(search.status.render()))
         assert [r.shown()[1] for r in search.hits.rows] == ["one", "two"]
         assert search.hits.cursor == 0  # the newest hit is the one highlighted
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         opened = app.screen
         assert isinstance(opened, ConversationScreen)
-        await wait_for(pilot, lambda: bool(opened.view.entries))
+        await wait_until(pilot, lambda: bool(opened.view.entries))
         assert opened.view.anchored
         assert opened.view.entries[0].message["content"][0]["text"] == "the needle is here"
         await pilot.press("n")  # newer messages, read forwards from the hit
@@ -179,7 +179,7 @@ async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: P
         inner = app.screen
         assert isinstance(inner, SearchScreen) and inner.within is not None
         await pilot.press(*"filler 7", "enter")
-        await wait_for(pilot, lambda: "matches for" in str(inner.status.render()))
+        await wait_until(pilot, lambda: "matches for" in str(inner.status.render()))
         assert {r.shown()[1] for r in inner.hits.rows} == {"one"}
         assert len(inner.hits.rows) == 11  # filler 7, 70..79
 
@@ -219,10 +219,10 @@ async def test_the_supervisor_opens_the_browser(murmur_home: Path) -> None:
         await pilot.pause(0.3)
         listing = app.screen
         assert isinstance(listing, ConversationsScreen)
-        await wait_for(pilot, lambda: listing.rows.row_count == 1)
+        await wait_until(pilot, lambda: listing.rows.row_count == 1)
         listing.rows.focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         await pilot.press("b")
         await pilot.pause(0.3)
         assert app.screen is listing
@@ -293,7 +293,7 @@ async def test_a_hostile_record_is_shown_safely_and_exports_valid_files(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationScreen)
-        await wait_for(pilot, lambda: screen.total is not None)
+        await wait_until(pilot, lambda: screen.total is not None)
         view = screen.view
         assert screen.total == (10, 5)
         header = str(screen.header.render())
@@ -333,7 +333,7 @@ async def test_a_hostile_record_is_shown_safely_and_exports_valid_files(
             field = app.screen.query_one("#export-path")
             field.value = str(tmp_path / name)  # type: ignore[attr-defined]
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+            await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
     exported = [strict_json(line) for line in
                 (tmp_path / "hostile.jsonl").read_bytes().decode("utf-8").splitlines()]
     assert len(exported) == 10 and exported[-1]["content"] == "the last word"
@@ -351,8 +351,8 @@ async def test_the_list_draws_hostile_names_and_previews_safely(murmur_home: Pat
     async with app.run_test(size=(160, 30)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
-        await wait_for(pilot, lambda: all(r.shown()[3] != "…" for r in screen.rows.rows))
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: all(r.shown()[3] != "…" for r in screen.rows.rows))
         await pilot.pause(0.1)
         output = terminal_output(app)
         assert foreign_controls(output) == []
@@ -372,18 +372,18 @@ async def test_enter_in_the_filter_opens_the_match_and_esc_or_q_quit_standalone(
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
         screen.filter_input.focus()
         await pilot.press(*"cats", "enter")  # one Enter: the match opens
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         assert "about cats" in texts(app.screen)  # type: ignore[arg-type]
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen)
+        await wait_until(pilot, lambda: app.screen is screen)
         await pilot.press("escape")  # clears the filter
         await pilot.pause(0.1)
         assert screen.filter_input.value == "" and app.is_running
         await pilot.press("escape")  # nothing to clear, nothing to go back to: quit
-        await wait_for(pilot, lambda: not app.is_running)
+        await wait_until(pilot, lambda: not app.is_running)
     again = BrowserApp(murmur_home)
     async with again.run_test(size=(160, 40)) as pilot:
         await pilot.pause(0.3)
@@ -393,7 +393,7 @@ async def test_enter_in_the_filter_opens_the_match_and_esc_or_q_quit_standalone(
         assert isinstance(listing, ConversationsScreen)
         assert listing.filter_input.value == "q" and again.is_running
         await pilot.press("escape", "tab", "q")  # on the list, `q` quits
-        await wait_for(pilot, lambda: not again.is_running)
+        await wait_until(pilot, lambda: not again.is_running)
 
 
 async def test_the_browser_opens_with_the_filter_focused_and_arrows_move_the_list(
@@ -404,20 +404,20 @@ async def test_the_browser_opens_with_the_filter_focused_and_arrows_move_the_lis
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 3)
+        await wait_until(pilot, lambda: screen.rows.row_count == 3)
         assert screen.filter_input.has_focus
         await pilot.press(*"cats")  # no click, no Tab: the keys filter
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
         assert screen.rows.highlighted == "r/ctx_1"  # the newest match
         await pilot.press("down")  # moves the list, the filter keeps the focus and its text
         assert screen.rows.highlighted == "r/ctx_0"
         assert screen.filter_input.has_focus and screen.filter_input.value == "cats"
         await pilot.press("up", "down", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         assert "about cats" in texts(app.screen)  # type: ignore[arg-type]
         assert "mice" not in texts(app.screen)  # type: ignore[arg-type]
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen)
+        await wait_until(pilot, lambda: app.screen is screen)
         assert screen.filter_input.has_focus  # back where the reader left it
         await pilot.press("ctrl+f")  # search every record from the filter
-        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from textual.widgets import Markdown, Static
 
-from tests.app.conftest import answerable, settle, wait_for
+from tests.app.conftest import answerable, settle
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
+from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
@@ -56,16 +57,16 @@ async def test_the_question_appears_and_the_answer_reaches_the_tool(
             found = app.dialog.query("#question") if app.dialog is not None else []
             return bool(found) and '{"p":"Which branch?"}' in found[0].source
 
-        await wait_for(pilot, shown)
+        await wait_until(pilot, shown)
         dialog = app.dialog
         assert isinstance(dialog, AskScreen)
         assert str(dialog.query_one("#asker", Static).render()) == "ask asks:"
         assert '{"p":"Which branch?"}' in dialog.query_one("#question", Markdown).source
         assert app.rang == 1 and app.title.startswith("? ask asks")
         assert "asking" in str(app.supervisor.status.render())
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"main", "shift+enter", *"dev", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "ok"
         assert app.dialog is None and app.title == "murmur-tui"
@@ -91,7 +92,7 @@ async def test_keys_right_after_it_opens_are_ignored(tmp_path: Path, murmur_home
     app = SupervisorApp(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_until(pilot, lambda: app.dialog is not None)
         dialog = app.dialog
         assert dialog is not None
         await pilot.press(*"oops", "enter")  # type-ahead meant for the main screen
@@ -100,7 +101,7 @@ async def test_keys_right_after_it_opens_are_ignored(tmp_path: Path, murmur_home
         dialog.arming_seconds = 0.0  # the guard's time is up
         assert dialog.armed
         await pilot.press(*"yes", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         assert app.result is not None and app.result.exit_status == "ok"
 
 
@@ -109,17 +110,17 @@ async def test_escape_hides_the_question_and_a_brings_it_back(tmp_path: Path,
     app = SupervisorApp(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: app.dialog is not None)
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert app.dialog is None and len(app.questions) == 1
         assert "asking (1 question)" in str(app.supervisor.status.render())
         await pilot.press("a")
-        await wait_for(pilot, lambda: app.dialog is not None)
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: app.dialog is not None)
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"later", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         assert app.result is not None and app.result.exit_status == "ok"
 
 
@@ -134,16 +135,16 @@ async def test_further_questions_wait_in_a_visible_queue(murmur_home: Path) -> N
         threads = [threading.Thread(target=asker, args=(n,)) for n in ("one", "two")]
         for thread in threads:
             thread.start()
-        await wait_for(pilot, lambda: len(app.questions) == 2 and app.dialog is not None
+        await wait_until(pilot, lambda: len(app.questions) == 2 and app.dialog is not None
                        and bool(app.dialog.query("#waiting")))
         dialog = app.dialog
         assert dialog is not None
         assert "1 more question waiting" in str(dialog.query_one("#waiting", Static).render())
         first = dialog.question.request.request_id
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"A", "enter")
-        await wait_for(pilot, lambda: app.dialog is not None and app.dialog is not dialog)
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: app.dialog is not None and app.dialog is not dialog)
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"B", "enter")
         for thread in threads:
             thread.join(timeout=5)
@@ -163,12 +164,12 @@ async def test_a_question_asked_before_a_restart_says_so(murmur_home: Path) -> N
     async with app.run_test(size=(120, 40)) as pilot:
         thread = threading.Thread(target=asker)
         thread.start()
-        await wait_for(pilot, lambda: app.dialog is not None and bool(app.dialog.query("#asker")))
+        await wait_until(pilot, lambda: app.dialog is not None and bool(app.dialog.query("#asker")))
         dialog = app.dialog
         assert dialog is not None
         assert str(dialog.query_one("#asker", Static).render()) == \
             "ask asks (asked before the restart):"
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"main", "enter")
         thread.join(timeout=5)
         assert answers == ["main"]
@@ -181,10 +182,10 @@ async def test_an_unanswered_question_times_out_and_the_task_fails(
     async with app.run_test(size=(120, 40)) as pilot:
         # the countdown shows while the question waits (however long a loaded machine takes
         # to get there: the question has ten minutes)
-        await wait_for(pilot, lambda: app.dialog is not None and app.dialog.is_mounted and str(
+        await wait_until(pilot, lambda: app.dialog is not None and app.dialog.is_mounted and str(
             app.dialog.countdown.render()).startswith("answer within"))
         app.questions[0].asked_at -= 600  # then its time is up
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "failed"
         assert app.dialog is None and app.questions == []
@@ -205,7 +206,7 @@ async def test_the_responder_times_out_without_the_app_answering(murmur_home: Pa
     async with app.run_test(size=(100, 30)) as pilot:
         thread = threading.Thread(target=asker)
         thread.start()
-        await wait_for(pilot, lambda: bool(outcome))
+        await wait_until(pilot, lambda: bool(outcome))
         thread.join(timeout=2)
         await pilot.pause(0.1)
         assert app.questions == [] and app.dialog is None
@@ -218,14 +219,14 @@ async def test_the_demo_capsule_end_to_end(murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
     start(app, demo_capsule())
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_until(pilot, lambda: app.dialog is not None)
         assert app.dialog is not None
         assert app.dialog.question.request.tool_name == "ask-user"
         assert "thinking" not in app.supervisor.transcript.window_turns[0].lines
         assert app.supervisor.transcript.window_turns[0].thinking  # streamed before asking
-        await wait_for(pilot, lambda: app.dialog is not None and app.dialog.armed)
+        await wait_until(pilot, lambda: app.dialog is not None and app.dialog.armed)
         await pilot.press(*"yes", "enter")
-        await wait_for(pilot, lambda: app.result is not None, within=60)
+        await wait_until(pilot, lambda: app.result is not None, within=60)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "ok"
         drawn = "\n".join(app.supervisor.transcript.plain_lines)
@@ -240,7 +241,7 @@ async def test_closing_the_screen_with_a_question_open_cancels_the_session(
     app = SupervisorApp(murmur_home)
     session = start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_until(pilot, lambda: app.dialog is not None)
     trace = session.paths.trace
 
     def ended() -> bool:

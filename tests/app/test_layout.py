@@ -11,7 +11,8 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay, wait_for
+from tests.app.conftest import recorded, replay
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.approver import PendingApproval
 from tui.app.responder import Question
@@ -68,13 +69,13 @@ async def test_below_100_columns_the_panes_take_turns_and_resize_live(
             assert tabs.active == tab and widget.has_focus and widget.region.area > 0
         # wider: side by side again, without a restart; `p` is no longer offered
         await pilot.resize_terminal(160, 48)
-        await wait_for(pilot, lambda: not screen.narrow)
+        await wait_until(pilot, lambda: not screen.narrow)
         await pilot.pause(0.2)
         assert left.region.area > 0 and panes.region.area > 0
         assert left.region.right <= panes.region.x and left.region.width > panes.region.width
         assert "p" not in footer_keys(app)
         await pilot.resize_terminal(80, 24)
-        await wait_for(pilot, lambda: screen.narrow)
+        await wait_until(pilot, lambda: screen.narrow)
         await pilot.pause(0.2)
         assert panes.region.width == 80  # it remembers which it was showing
 
@@ -104,7 +105,7 @@ async def test_the_question_dialog_at_60x20_keeps_its_field_and_hint() -> None:
     async with app.run_test(size=(60, 20)) as pilot:
         question = Question(InputRequest("r1", LONG, "ask-user", timeout_secs=60))
         app.push_screen(AskScreen(question, 2))
-        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.pause(0.3)
         dialog = app.screen
         answer, hint = dialog.query_one("#answer"), dialog.query_one("#hint")
@@ -115,14 +116,14 @@ async def test_the_question_dialog_at_60x20_keeps_its_field_and_hint() -> None:
         assert "Esc hides" in str(hint.render())
         assert on_screen(app, scroll) and scroll.max_scroll_y > 0  # the question scrolls
         scroll.scroll_end(animate=False)  # after the next refresh
-        await wait_for(pilot, lambda: scroll.scroll_y == scroll.max_scroll_y)
+        await wait_until(pilot, lambda: scroll.scroll_y == scroll.max_scroll_y)
 
 
 async def test_a_short_question_keeps_a_small_dialog_on_a_tall_terminal() -> None:
     app = DialogApp()
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(AskScreen(Question(InputRequest("r1", "Which branch?", "ask")), 0))
-        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.pause(0.3)
         scroll = app.screen.query_one("#question-scroll")
         assert scroll.region.height <= 3 and scroll.max_scroll_y == 0
@@ -137,11 +138,11 @@ async def test_the_approval_dialog_at_60x20_keeps_its_choices_reason_and_hint(
     app = DialogApp()
     async with app.run_test(size=(60, 20)) as pilot:
         app.push_screen(ApproveScreen(PendingApproval(request)))
-        await wait_for(pilot, lambda: isinstance(app.screen, ApproveScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ApproveScreen))
         dialog = app.screen
         parts = ("#choices", "#hint", "#call-scroll")
         # laid out once it fits: a loaded machine takes a few frames to get there
-        await wait_for(pilot, lambda: all(dialog.query(p) and on_screen(app, dialog.query_one(p))
+        await wait_until(pilot, lambda: all(dialog.query(p) and on_screen(app, dialog.query_one(p))
                                           for p in parts))
         await pilot.press("d")
 
@@ -149,7 +150,7 @@ async def test_the_approval_dialog_at_60x20_keeps_its_choices_reason_and_hint(
             reason = dialog.query_one("#reason")
             return on_screen(app, reason) and reason.region.height == 3 and reason.has_focus
 
-        await wait_for(pilot, reason_shown)
+        await wait_until(pilot, reason_shown)
         assert on_screen(app, dialog.query_one("#hint"))
 
 
@@ -157,7 +158,7 @@ async def test_the_quit_question_fits_60_columns() -> None:
     app = DialogApp()
     async with app.run_test(size=(60, 20)) as pilot:
         app.push_screen(ConfirmScreen("A session is running. Quit anyway (it is canceled)?"))
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.pause(0.2)
         for button in ("#yes", "#no"):
             assert on_screen(app, app.screen.query_one(button)), button

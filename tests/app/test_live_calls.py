@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.app.conftest import wait_for
 from tests.fakes import start_session as start
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.core.events import vocabulary as ev
 
@@ -43,7 +43,7 @@ async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
         def shell_text() -> str:
             return "\n".join(row.cells[0] for row in screen.shell.rows)
 
-        await wait_for(pilot, lambda: "tick 3" in shell_text(), within=60)
+        await wait_until(pilot, lambda: "tick 3" in shell_text(), within=60)
         assert screen.shell.count == 0  # the command has not ended: no result yet
         text = shell_text()
         assert text.splitlines()[0].endswith("running…") and "  tick 1" in text
@@ -53,10 +53,10 @@ async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
         rows = screen.tools.rows.rows
         assert rows[0].cells[1].endswith("run") and screen.tools.ticker is not None
         first = list(rows[0].cells)
-        await wait_for(pilot, lambda: list(screen.tools.rows.rows[0].cells) != first)
+        await wait_until(pilot, lambda: list(screen.tools.rows.rows[0].cells) != first)
         (session.paths.accessible / "go").write_text("")
-        await wait_for(pilot, lambda: app.result is not None, within=60)
-        await wait_for(pilot, lambda: screen.shell.count == 1)
+        await wait_until(pilot, lambda: app.result is not None, within=60)
+        await wait_until(pilot, lambda: screen.shell.count == 1)
         text = shell_text()
         assert text.count("tick 1") == 1  # shown live, not again as the excerpt
         assert "released" in text and "exit 0" in text
@@ -67,7 +67,7 @@ async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
         assert shown[-1].startswith("  ✓ exit 0 · ")
         assert sum(line.startswith("$ ") for line in shown) == 1
         assert screen.tools.rows.rows[0].cells[1] == "exit 0"
-        await wait_for(pilot, lambda: screen.tools.ticker is None)  # nothing runs: no timer
+        await wait_until(pilot, lambda: screen.tools.ticker is None)  # nothing runs: no timer
 
 
 async def test_a_call_being_composed_shows_before_it_starts(murmur_home: Path) -> None:

@@ -7,9 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory, text_response
 from tests.fakes import start_session
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.state import SessionState
 from tui.core.events import vocabulary as ev
@@ -40,11 +40,11 @@ async def test_output_tokens_count_up_while_the_answer_streams(
     app = SupervisorApp(murmur_home)
     session = start_session(app, root)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: out_tokens(app).startswith("~"))
+        await wait_until(pilot, lambda: out_tokens(app).startswith("~"))
         first = int(out_tokens(app)[1:])
-        await wait_for(pilot, lambda: out_tokens(app).startswith("~")
+        await wait_until(pilot, lambda: out_tokens(app).startswith("~")
                        and int(out_tokens(app)[1:]) > first)
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await pilot.pause(0.2)
         trace = [json.loads(line) for line in session.paths.trace.read_text().splitlines()]
         counted = sum(line.get("output_tokens", 0) for line in trace

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay, wait_for
+from tests.app.conftest import recorded, replay
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventStream
@@ -124,7 +125,7 @@ async def test_long_sessions_keep_a_bounded_window(murmur_home: Path) -> None:
         # scrolling to the top brings older turns back, a batch at a time
         hidden = transcript.hidden_older
         transcript.scroll_home(animate=False)
-        await wait_for(pilot, lambda: transcript.hidden_older < hidden)
+        await wait_until(pilot, lambda: transcript.hidden_older < hidden)
         brought = hidden - transcript.hidden_older
         assert brought % transcript_module.LOAD_OLDER == 0
         assert transcript.window_turns[0].number == transcript.hidden_older + 1

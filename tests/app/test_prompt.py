@@ -11,9 +11,10 @@ from typing import Any
 from textual import events
 from textual.pilot import Pilot
 
-from tests.app.conftest import key_clock, settle, wait_for
+from tests.app.conftest import key_clock, settle
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tests.fakes import RecordingDriver
+from tests.waits import wait_until
 from tui.app.app import ESC_WINDOW, SupervisorApp
 from tui.app.screens.ask import AskScreen
 from tui.core.loop.launch import LaunchOptions
@@ -64,7 +65,7 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
     app = SupervisorApp(murmur_home)
     session = start(app, root, driver)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
         for text in ("one", "two", "three"):
             await type_prompt(pilot, text)
@@ -72,12 +73,12 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
         assert app.supervisor.queue_view.display
         assert [item.sent for item in app.queue.items] == [True, False, False]
         (session.paths.accessible / "go").write_text("")
-        await wait_for(pilot, lambda: app.state.tasks_ended == 4)
+        await wait_until(pilot, lambda: app.state.tasks_ended == 4)
         await settle(pilot)
         assert queued(app) == [] and not app.supervisor.queue_view.display
         assert app.state.kind == "waiting" and app.running
         await pilot.press("escape", "q")  # the prompt lets Esc through; q on the transcript
-        await wait_for(pilot, lambda: app.return_code is not None)
+        await wait_until(pilot, lambda: app.return_code is not None)
     assert app.return_code == 0  # the sleeping session ended as it was, not canceled
     trace = session.paths.trace
     starts = events_of(trace, "task_start")
@@ -101,7 +102,7 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
     clock = key_clock(app)
     first = start(app, root)  # task_acceptance: single: the queue waits for a follow-up
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
         for text in ("alpha", "beta", "gamma", "delta"):
             await type_prompt(pilot, text)
@@ -122,19 +123,19 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         await type_prompt(pilot, "!")
         assert queued(app) == ["beta", "gamma", "alpha!"]
         await pilot.press("escape", "escape")  # cancel the running task
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "canceled"
         assert queued(app) == ["beta", "gamma", "alpha!"]  # Esc never clears the queue
         await pilot.pause(0.3)
         assert app.session is first  # a canceled session's queue waits for you
         await pilot.press("i", "enter")  # Enter on an empty prompt: go on
-        await wait_for(pilot, lambda: app.session is not first)
+        await wait_until(pilot, lambda: app.session is not first)
         follow_up = app.session
         assert follow_up is not None
-        await wait_for(pilot, lambda: follow_up.paths.accessible.is_dir())
+        await wait_until(pilot, lambda: follow_up.paths.accessible.is_dir())
         (follow_up.paths.accessible / "go").write_text("")
-        await wait_for(pilot, lambda: app.session not in (first, follow_up))
+        await wait_until(pilot, lambda: app.session not in (first, follow_up))
         assert follow_up.paths.result.read_text() == "done"
         third = app.session
         assert third is not None
@@ -143,11 +144,11 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         resumed = events_of(follow_up.paths.trace, "session_start")[0]["resumed_from"]
         assert resumed == first.session_id
         # the third session's command waits for its own `go`: Esc Esc once it is on screen
-        await wait_for(pilot, lambda: app.state.in_task and app.state.exit_status is None
+        await wait_until(pilot, lambda: app.state.in_task and app.state.exit_status is None
                        and app.supervisor.tools.total == 3)
         clock.advance(ESC_WINDOW + 1)  # a pair of its own, not the end of the first one
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: app.result is not None and
+        await wait_until(pilot, lambda: app.result is not None and
                        app.result.session_id == third.session_id and
                        app.result.exit_status == "canceled")
         assert queued(app) == ["alpha!"]
@@ -158,12 +159,12 @@ async def test_a_prompt_after_the_session_ended_goes_on_in_the_same_conversation
     app = SupervisorApp(murmur_home)
     first = start(app, root)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.state.kind == "finished"
         await pilot.press("i")
         await type_prompt(pilot, "and again")
-        await wait_for(pilot, lambda: app.session is not first and app.result is not None)
+        await wait_until(pilot, lambda: app.session is not first and app.result is not None)
         await settle(pilot)
         second = app.session
         assert second is not None and app.result is not None
@@ -187,21 +188,21 @@ async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path
     start(app, APP_CAPSULE, workdir=tmp_path / "workdir")
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.press("i")
-        await wait_for(pilot, lambda: app.dialog is not None)
+        await wait_until(pilot, lambda: app.dialog is not None)
         dialog = app.dialog
         assert isinstance(dialog, AskScreen)
         prompt = app.supervisor.prompt
         before = prompt.text
-        await wait_for(pilot, lambda: dialog.armed)
+        await wait_until(pilot, lambda: dialog.armed)
         dialog.answer.clear()  # an `i` the machine was slow to take may have landed here
         await pilot.press(*"yes")
         assert dialog.answer.text == "yes"
         assert prompt.text == before  # nothing reached the prompt under the dialog
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.dialog is None)
+        await wait_until(pilot, lambda: app.dialog is None)
         assert app.queue.items == []  # the answer went to the tool, not to the queue
         app.cancel.set()
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
 
 
 async def test_a_large_paste_goes_in_whole(murmur_home: Path,
@@ -212,14 +213,14 @@ async def test_a_large_paste_goes_in_whole(murmur_home: Path,
     session = start(app, root)
     text = "\n".join(f"line {n} of the pasted text" for n in range(2000))
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
-        await wait_for(pilot, lambda: app.supervisor.prompt.has_focus)
+        await wait_until(pilot, lambda: app.supervisor.prompt.has_focus)
         app.post_message(events.Paste(text))  # as the terminal delivers a paste
-        await wait_for(pilot, lambda: app.supervisor.prompt.text != "")
+        await wait_until(pilot, lambda: app.supervisor.prompt.text != "")
         assert app.supervisor.prompt.text == text  # whole, in one piece
         await pilot.press("shift+enter", "x", "enter")
-        await wait_for(pilot, lambda: queued(app) == [text + "\nx"])
+        await wait_until(pilot, lambda: queued(app) == [text + "\nx"])
         (session.paths.accessible / "go").write_text("")
         app.cancel.set()
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from tests.app.conftest import wait_for
 from tests.conftest import read_jsonl
+from tests.waits import wait_until
 from tests.wasm.conftest import answer
 from tests.wasm.test_durable_questions import asking_capsule, killed_while_asking
 from tui.app.app import SupervisorApp
@@ -35,20 +35,20 @@ async def test_r_on_a_killed_session_asks_again_and_the_answer_reaches_the_tool(
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("b")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
+        await wait_until(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
         await pilot.press("tab", "r")
-        await wait_for(pilot, lambda: app.dialog is not None and bool(app.dialog.query("#asker")),
+        await wait_until(pilot, lambda: app.dialog is not None and bool(app.dialog.query("#asker")),
                        within=60)
         dialog = app.dialog
         assert dialog is not None
         assert str(dialog.query_one("#asker", Static).render()) == \
             "ask asks (asked before the restart):"
-        await wait_for(pilot, lambda: dialog.armed)
+        await wait_until(pilot, lambda: dialog.armed)
         await pilot.press(*"main", "enter")
-        await wait_for(pilot, lambda: app.result is not None, within=60)
+        await wait_until(pilot, lambda: app.result is not None, within=60)
         assert app.dialog is None  # asked once
         result = app.result
         record = app.session.record_path if app.session is not None else None

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tests.app.conftest import recorded, replay, wait_for
+from tests.app.conftest import recorded, replay
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 
 
@@ -38,7 +39,7 @@ async def replayed(pilot: Pilot[Any]) -> None:
     transcript = app.supervisor.transcript
     # drawn, and the transcript at its newest line (it follows the output), however slowly a
     # loaded machine gets there
-    await wait_for(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y)
+    await wait_until(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y)
     await pilot.pause(0.3)
 
 
@@ -96,7 +97,7 @@ def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
         prompt = "The demo tool would like to know: shall it list the workdir? (yes/no)"
         dialog = AskScreen(Question(InputRequest("r1", prompt, "ask-user")), 1)
         pilot.app.push_screen(dialog)
-        await wait_for(pilot, lambda: dialog.is_mounted and dialog.answer.has_focus)
+        await wait_until(pilot, lambda: dialog.is_mounted and dialog.answer.has_focus)
         dialog.answer.cursor_blink = False  # the cursor shows, whenever the picture is taken
         await pilot.pause(0.4)
 

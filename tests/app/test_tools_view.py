@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import settle, wait_for
+from tests.app.conftest import settle
 from tests.app.test_prompt import start
+from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.widgets.tools_pane import short_capabilities
@@ -54,11 +55,11 @@ async def test_key_5_lists_every_tool_and_shows_one_whole(
     app = SupervisorApp(murmur_home)
     start(app, capsule(tmp_path))
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.result is not None, within=60)
+        await wait_until(pilot, lambda: app.result is not None, within=60)
         await settle(pilot)
         pane = app.supervisor.tool_list
         await pilot.press("5")
-        await wait_for(pilot, lambda: pane.rows.is_on_screen)
+        await wait_until(pilot, lambda: pane.rows.is_on_screen)
         if not pane.rows.has_focus:  # side by side, 5 shows the pane; the focus stays put
             pane.rows.focus()
         await settle(pilot)
@@ -76,7 +77,7 @@ async def test_key_5_lists_every_tool_and_shows_one_whole(
         # the highlighted tool's whole contract: the first row at first, then the one chosen
         assert "contract: derived" in pane.detail_text
         await pilot.press("end")
-        await wait_for(pilot, lambda: pane.detail_text.startswith("spin — WebAssembly tool"))
+        await wait_until(pilot, lambda: pane.detail_text.startswith("spin — WebAssembly tool"))
         detail = pane.detail_text.splitlines()
         assert "contract: declared in the tool's own murmur.yaml (x-murmur-tui.contract)" in detail
         assert "effect: read-only" in detail

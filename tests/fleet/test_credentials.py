@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import wait_for
 from tests.conftest import CapsuleFactory, run_cli, text_response
 from tests.fleet.door import Door, serving
 from tests.fleet.test_ps import record, trace
 from tests.served import SLEEP, Served, serve
+from tests.waits import wait_until
 from tui.app.attach import AttachApp
 from tui.commands.fleet import resolve
 from tui.core import ids
@@ -71,13 +71,13 @@ async def test_a_watcher_attach_watches_but_session_stop_with_it_is_refused_403(
     operator = str(written["door_token"])
     app = AttachApp(murmur_home, session_id, url, record_, token=token)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.link_state == "live" and
+        await wait_until(pilot, lambda: app.link_state == "live" and
                        app.state.capsule == "test-capsule", within=30)
         started = await asyncio.to_thread(door.rpc, "SendMessage", {"message": {
             "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "count to one"}]}},
             {"Authorization": f"Bearer {operator}"})
         assert started.status_code == 200, started.text
-        await wait_for(pilot, lambda: app.state.tasks_ended == 1, within=30)  # it watches
+        await wait_until(pilot, lambda: app.state.tasks_ended == 1, within=30)  # it watches
         assert app.state.result == "done"
         with pytest.raises(DoorError) as refused:
             await asyncio.to_thread(app.link.stop)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tests.conftest import read_jsonl
 from tests.fakes import Collect
+from tests.waits import block_until
 from tests.wasm.conftest import WasmCapsule, answer, call
 from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import LaunchOptions
@@ -22,13 +23,6 @@ from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
 SPIN = "  - name: spin\n    runtime: tool\n    source: {fixtures}/spin_tool.wasm\n"
-
-
-def wait_for(predicate: object, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "gave up waiting"
-        time.sleep(0.02)
 
 
 def test_sigint_stops_a_spinning_component_headless(wasm_capsule: WasmCapsule,
@@ -68,7 +62,7 @@ def test_finishing_at_once_leaves_complete_files_and_nothing_after(
     session = Session(load_capsule(root), LaunchOptions(task="spin"), sinks=[sink])
     worker = threading.Thread(target=session.run, daemon=True)
     worker.start()
-    wait_for(lambda: any(isinstance(e, ev.ToolCallStarted) for e in sink.events))
+    block_until(lambda: any(isinstance(e, ev.ToolCallStarted) for e in sink.events))
     session.finish_now()
     trace = read_jsonl(session.paths.trace)
     assert [line["event_type"] for line in trace[-2:]] == ["task_end", "session_end"]
