@@ -23,7 +23,11 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(root, "init", "-q")
     (root / ".gitignore").write_text("build/\n")
     (root / "kept.py").write_text("x = 1\n")
-    git(root, "add", ".gitignore", "kept.py")
+    for folder in ("tui", "docs"):
+        (root / folder).mkdir()
+        (root / folder / "kept.md").write_text("")
+    git(root, "add", ".gitignore", "kept.py", "tui", "docs")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
     return root
 
 
@@ -35,10 +39,13 @@ def test_a_file_written_into_the_checkout_is_named(checkout: Path) -> None:
     (checkout / "build").mkdir()
     (checkout / "build" / "out.o").write_text("")  # ignored: not a leftover
     (checkout / "kept.py").write_text("x = 2\n")  # a change to a tracked file: not one either
+    (checkout / "tui" / "j.jsonl").write_text("{}\n")  # beside the code: one
+    (checkout / "stray.log").write_text("")  # at the top: one
+    (checkout / "docs" / "draft.md").write_text("")  # someone writing docs meanwhile: not one
     after = untracked(checkout)
-    assert after == {"tmpuh3lk9eg/j.jsonl"}
+    assert after == {"tmpuh3lk9eg/j.jsonl", "tui/j.jsonl", "stray.log"}
     complaint = left_behind(before, after)
-    assert "1 file(s)" in complaint and "tmpuh3lk9eg/j.jsonl" in complaint
+    assert "3 file(s)" in complaint and "tmpuh3lk9eg/j.jsonl" in complaint
 
 
 def test_files_there_before_the_run_are_not_blamed_on_it(checkout: Path) -> None:
