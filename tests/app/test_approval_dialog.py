@@ -10,7 +10,8 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from tests.app.conftest import key_clock, settle
-from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl
+from tests.responses import text_response, tool_response
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.screens.approve import ApproveScreen

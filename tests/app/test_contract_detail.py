@@ -6,7 +6,8 @@ from pathlib import Path
 
 from tests.app.conftest import settle
 from tests.app.test_prompt import start
-from tests.conftest import CapsuleFactory, text_response, tool_response
+from tests.conftest import CapsuleFactory
+from tests.responses import text_response, tool_response
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 

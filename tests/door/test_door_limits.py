@@ -21,9 +21,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
 from tests.door.test_server_http import Served, read_all, read_until, start, watch
 from tests.door.wire import WAIT, answer, build, connect, exchange, rpc_body
+from tests.responses import text_response
 from tests.served import SLEEP, V1
 from tests.waits import block_until
 from tui.core.asking.questions import QuestionBoard

@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 
 from tests.app.conftest import answerable, key_clock
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
 from tests.door_fake import FakeDoor, ack, serving, silence, status
 from tests.fleet.test_fleet_screen import ask_capsule
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tests.waits import wait_until
 from tui.app.attach import AttachApp

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, run_cli, text_response
+from tests.conftest import CapsuleFactory, run_cli
 from tests.fleet.door import Door, serving
 from tests.fleet.test_ps import record, trace
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tests.waits import wait_until
 from tui.app.attach import AttachApp

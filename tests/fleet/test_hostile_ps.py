@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CapsuleFactory, run_cli, text_response
+from tests.conftest import CapsuleFactory, run_cli
 from tests.fleet.door import Door, serving
 from tests.fleet.test_ps import record, trace
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tui.commands.fleet import AttachError, resolve
 from tui.core import ids

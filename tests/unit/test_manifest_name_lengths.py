@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, run_cli, text_response
+from tests.conftest import CapsuleFactory, run_cli
+from tests.responses import text_response
 from tui.core.manifest.reader import ManifestError, parse_capsule
 from tui.core.record.context_lock import lock_path
 from tui.core.text.segments import MAX_NAME_BYTES

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli
+from tests.responses import text_response, tool_response
 from tests.unit.processes import (
     FAMILY,
     Seen,
