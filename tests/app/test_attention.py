@@ -126,7 +126,7 @@ async def test_a_task_ending_behind_the_browser_notifies_and_coming_back_restore
         written.clear()
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.supervisor)
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: RESTORE_TITLE in output(written))
         assert output(written) == "\x1b]2;screen-fixture — murmur-tui\x07" + RESTORE_TITLE
 
 
@@ -169,7 +169,7 @@ async def test_notify_off_writes_nothing(
         await replay(pilot, recorded())
         app.attention.notify("question", "anyone?")
         app.attention.notify("approval", "run rm?")
-        await pilot.pause(0.1)
+        await pilot.pause()  # had they written anything, it would be out by now
         text = output(written)
         assert "\x07" not in text and "\x1b]" not in text and SAVE_TITLE not in text
 
@@ -187,7 +187,8 @@ async def test_an_approval_waits_with_its_own_title_until_settled(
                                    "\x1b]2;? demo — approval\x07")
         written.clear()
         app.post_message(events.AppFocus())  # back, but the approval still waits
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.app_focus)
+        await pilot.pause()
         assert output(written) == ""
         app.attention.settled("approval")
         assert output(written) == "\x1b]2;demo — murmur-tui\x07" + RESTORE_TITLE

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.capsules import write_capsule
 from tests.fakes import start_session as start
+from tests.responses import text_response, tool_response
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 
@@ -15,18 +17,10 @@ TICKS = "for i in $(seq 100000); do echo tick $i; sleep 0.1; done"
 
 
 def background_capsule(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": TICKS}}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "it runs on"}]}]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: bg\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n  shell_grace_secs: 0.3\n")
-    return root
+    return write_capsule(root, [tool_response(TICKS, "s1"), text_response("it runs on")],
+                         name="bg", max_turns=None,
+                         lifecycle={"task_acceptance": "queue", "after_task": "sleep",
+                                    "shell_grace_secs": 0.3})
 
 
 async def test_background_work_is_listed_tailed_live_and_stopped(

@@ -43,7 +43,7 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
         assert screen.rows.rows[0].shown()[8] == "second task about dogs"
         screen.filter_input.focus()
         await pilot.press(*"cats")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: [r.shown()[2] for r in screen.rows.rows] == ["ctx_a"])
         assert [r.shown()[2] for r in screen.rows.rows] == ["ctx_a"]
         assert str(screen.status.render()).startswith("1 of 2 conversations")
         screen.rows.focus()
@@ -52,7 +52,7 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
         opened = app.screen
         assert isinstance(opened, ConversationScreen)
         assert "first task about cats" in texts(opened)
-        await pilot.pause(0.2)
+        await pilot.pause()  # whatever else the Enter would open is in by now
         # one Enter opens one conversation: Esc goes straight back to the list
         assert [type(s).__name__ for s in app.screen_stack][1:] == ["ConversationsScreen",
                                                                     "ConversationScreen"]
@@ -70,11 +70,12 @@ async def test_a_conversation_pages_to_its_oldest_message(murmur_home: Path) -> 
         assert len(view.entries) == 50
         assert view.entries[0].message["content"][0]["text"] == "message number 229"
         await wait_until(pilot, lambda: screen.total == (230, 0))
-        for _ in range(1200):  # scrolled down until the oldest page is in (at most a minute)
-            if view.complete:
-                break
+
+        def oldest_page_in() -> bool:  # scrolled down until the oldest page is in
             view.scroll_end(animate=False, immediate=True)
-            await pilot.pause(0.05)
+            return view.complete
+
+        await wait_until(pilot, oldest_page_in)
         assert view.complete and len(view.entries) == 230
         assert view.entries[-1].message["content"][0]["text"] == "message number 0"
         assert "— the start of the conversation —" in texts(screen)
@@ -191,11 +192,13 @@ async def test_export_to_markdown_and_jsonl(murmur_home: Path, tmp_path: Path) -
     async with app.run_test(size=(120, 30)) as pilot:
         for name in ("out.md", "out.jsonl"):
             await pilot.press("e")
-            await pilot.pause(0.1)
+            await wait_until(pilot, lambda: bool(app.screen.query("#export-path")))
             field = app.screen.query_one("#export-path")
-            field.value = str(tmp_path / name)  # type: ignore[attr-defined]
+            target = tmp_path / name
+            field.value = str(target)  # type: ignore[attr-defined]
             await pilot.press("enter")
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: target.exists()  # noqa: B023 - awaited here
+                             and isinstance(app.screen, ConversationScreen))
     assert "export me" in (tmp_path / "out.md").read_text()
     lines = (tmp_path / "out.jsonl").read_text().splitlines()
     assert [json.loads(line)["role"] for line in lines] == ["user", "assistant"]
@@ -209,14 +212,14 @@ async def test_the_supervisor_opens_the_browser(murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("b")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         assert isinstance(app.screen, ConversationsScreen)
         await pilot.press("escape")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.screen is app.supervisor)
         assert app.screen is app.supervisor
         # `b` again while the browser is open goes back to its list, never a second browser
         await pilot.press("b")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         listing = app.screen
         assert isinstance(listing, ConversationsScreen)
         await wait_until(pilot, lambda: listing.rows.row_count == 1)
@@ -224,7 +227,7 @@ async def test_the_supervisor_opens_the_browser(murmur_home: Path) -> None:
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         await pilot.press("b")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.screen is listing)
         assert app.screen is listing
         assert sum(isinstance(s, ConversationsScreen) for s in app.screen_stack) == 1
 
@@ -305,11 +308,14 @@ async def test_a_hostile_record_is_shown_safely_and_exports_valid_files(
         shown = texts(screen)
         assert "big answer" in shown and "… cut here: its record line is 6,000," in shown
         assert len(view.plain_lines) < 1000
-        for _ in range(1200):  # scrolled down until the oldest page is in (at most a minute)
+
+        def oldest_page_in() -> bool:  # scrolled down until the oldest page is in
             if "— the start of the conversation —" in texts(screen):
-                break
+                return True
             view.scroll_end(animate=False, immediate=True)
-            await pilot.pause(0.05)
+            return False
+
+        await wait_until(pilot, oldest_page_in)
         shown = texts(screen)
         assert "before ␛]0;owned␇ ␛[2J␛[H <U+009B>31m ␀ after" in shown
         assert "␀␛[5m" in shown
@@ -322,14 +328,14 @@ async def test_a_hostile_record_is_shown_safely_and_exports_valid_files(
         for bad in ("lone", "surrogate", "bad ", "raw "):
             assert bad not in shown
         view.scroll_home(animate=False, immediate=True)
-        await pilot.pause(0.1)
+        await pilot.pause()
         for y in range(0, view.max_scroll_y + 1, 30):
             view.scroll_to(y=y, animate=False, immediate=True)
-            await pilot.pause(0.05)
+            await pilot.pause()  # the screen is drawn at `y`
             assert foreign_controls(terminal_output(app)) == [], y
         for name in ("hostile.md", "hostile.jsonl"):
             await pilot.press("e")
-            await pilot.pause(0.1)
+            await wait_until(pilot, lambda: bool(app.screen.query("#export-path")))
             field = app.screen.query_one("#export-path")
             field.value = str(tmp_path / name)  # type: ignore[attr-defined]
             await pilot.press("enter")
@@ -353,7 +359,7 @@ async def test_the_list_draws_hostile_names_and_previews_safely(murmur_home: Pat
         assert isinstance(screen, ConversationsScreen)
         await wait_until(pilot, lambda: screen.rows.row_count == 2)
         await wait_until(pilot, lambda: all(r.shown()[3] != "…" for r in screen.rows.rows))
-        await pilot.pause(0.1)
+        await pilot.pause()  # and drawn
         output = terminal_output(app)
         assert foreign_controls(output) == []
         assert "evil␛[2Jstore" in output and "ctx␇one" in output
@@ -380,15 +386,17 @@ async def test_enter_in_the_filter_opens_the_match_and_esc_or_q_quit_standalone(
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is screen)
         await pilot.press("escape")  # clears the filter
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: screen.filter_input.value == "")
         assert screen.filter_input.value == "" and app.is_running
         await pilot.press("escape")  # nothing to clear, nothing to go back to: quit
         await wait_until(pilot, lambda: not app.is_running)
     again = BrowserApp(murmur_home)
     async with again.run_test(size=(160, 40)) as pilot:
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(again.screen, ConversationsScreen)
+                         and again.screen.filter_input.has_focus)
         await pilot.press("q")  # typed into the filter, which has the focus
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: isinstance(again.screen, ConversationsScreen)
+                         and again.screen.filter_input.value == "q")
         listing = again.screen
         assert isinstance(listing, ConversationsScreen)
         assert listing.filter_input.value == "q" and again.is_running

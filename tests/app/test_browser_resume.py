@@ -9,9 +9,10 @@ import argparse
 import shutil
 from pathlib import Path
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
 from tests.fakes import start_session
 from tests.fakes import write_conversation as make
+from tests.responses import text_response
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.browser.app import BrowserApp
@@ -149,7 +150,7 @@ async def test_a_capsule_that_is_gone_is_refused_in_the_conversation_view(
         await pilot.press("r")
         await wait_until(pilot, lambda: "is gone" in toasts(app))
         assert str(root) in toasts(app)
-        await pilot.pause(0.2)
+        await pilot.pause()  # whatever the refusal would do next is done
         assert app.is_running and isinstance(app.screen, ConversationScreen)
     assert app.return_value is None
 

@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.app.conftest import keep_notes, key_clock, settle
+from tests.capsules import write_capsule
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
+from tests.responses import text_response, tool_response
 from tests.waits import wait_until
 from tui.app.app import CTRL_C_WINDOW, ESC_WINDOW, SupervisorApp
 from tui.app.screens.confirm import ConfirmScreen
 
 
 def sleeping_capsule(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": "sleep 600"}}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "never"}]}]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: sleeper\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  shell_grace_secs: 600\n")  # the command stays the call's, however slow
-    return root
+    return write_capsule(root, [tool_response("sleep 600", "s1"), text_response("never")],
+                         name="sleeper", max_turns=None,
+                         # the command stays the call's, however slow
+                         lifecycle={"shell_grace_secs": 600})
 
 
 async def test_escape_twice_cancels_and_the_files_stay_complete(tmp_path: Path,
@@ -77,13 +70,13 @@ async def test_q_asks_before_quitting_a_running_session(tmp_path: Path,
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("q")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         assert app.running and not app.cancel.is_set()
         await pilot.press("q")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await wait_until(pilot, lambda: app.return_code is not None)
     assert app.return_code == 1
@@ -196,12 +189,12 @@ async def test_a_screenshot_goes_where_it_can_and_says_where(
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(100, 30)) as pilot:
         app.action_screenshot()
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: any(work.glob("*.svg")) and bool(app._notifications))
         saved = list(work.glob("*.svg"))
         assert len(saved) == 1 and saved[0].read_text().startswith("<svg")
         notes = [n.message for n in app._notifications]
         assert any(str(saved[0]) in note for note in notes)
         (home / "Downloads").mkdir()
         app.action_screenshot()
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: any((home / "Downloads").glob("*.svg")))
         assert len(list((home / "Downloads").glob("*.svg"))) == 1

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.widgets import Markdown, Static
 
 from tests.app.conftest import answerable, settle
+from tests.capsules import write_capsule
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
+from tests.responses import call_response, text_response
 from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
@@ -30,21 +30,11 @@ class BellCountingApp(SupervisorApp):
 
 
 def asking_capsule(root: Path, prompt: str = "Which branch?", extra: str = "") -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps: list[dict[str, Any]] = [
-        {"stop_reason": "tool_call", "content": [
-            {"type": "text", "text": "Let me ask."},
-            {"type": "tool_call", "id": "q1", "name": "ask", "input": {"p": prompt}}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "Thanks."}]},
-    ]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: asking\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n" + extra)
-    return root
+    return write_capsule(
+        root, [call_response("ask", {"p": prompt}, "q1", text="Let me ask."),
+               text_response("Thanks.")],
+        name="asking", max_turns=None, shell=(), tools={"ask": FIXTURES / "ask_tool.wasm"},
+        extra=extra)
 
 
 async def test_the_question_appears_and_the_answer_reaches_the_tool(
@@ -113,7 +103,8 @@ async def test_escape_hides_the_question_and_a_brings_it_back(tmp_path: Path,
         await wait_until(pilot, lambda: app.dialog is not None)
         await wait_until(pilot, lambda: answerable(app))
         await pilot.press("escape")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.dialog is None
+                         and "asking (1 question)" in str(app.supervisor.status.render()))
         assert app.dialog is None and len(app.questions) == 1
         assert "asking (1 question)" in str(app.supervisor.status.render())
         await pilot.press("a")
@@ -208,7 +199,7 @@ async def test_the_responder_times_out_without_the_app_answering(murmur_home: Pa
         thread.start()
         await wait_until(pilot, lambda: bool(outcome))
         thread.join(timeout=2)
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.questions == [] and app.dialog is None)
         assert app.questions == [] and app.dialog is None
 
 

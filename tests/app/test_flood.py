@@ -40,7 +40,7 @@ async def test_a_flood_is_spread_over_batches_in_order_and_all_of_it_arrives(
     assert len(events) > 10 * MIN_FLUSH_EVENTS
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.1)
+        await pilot.pause()  # mounted, before the flood
         for event in events:
             app.bridge.emit(event)
         await settle(pilot)

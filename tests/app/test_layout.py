@@ -49,14 +49,16 @@ async def test_below_100_columns_the_panes_take_turns_and_resize_live(
         assert "p" in footer_keys(app)
         screen.transcript.focus()
         await pilot.press("p")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: panes.region.width == 80 and left.region.area == 0
+                         and screen.tools.rows.has_focus)
         assert panes.region.width == 80 and left.region.area == 0
         assert screen.tools.rows.has_focus and screen.tools.rows.region.height > 2
         await pilot.press("p")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: left.region.width == 80 and screen.transcript.has_focus)
         assert left.region.width == 80 and screen.transcript.has_focus
         await pilot.press("3")  # a pane's key brings the panes forward
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: panes.region.width == 80
+                         and screen.faults.rows.region.area > 0)
         assert panes.region.width == 80 and screen.faults.rows.region.area > 0
         # with a pane's list focused, the keys go from pane to pane (the focus follows: it
         # is not left in the pane going out of sight, which would bring that pane back)
@@ -65,18 +67,20 @@ async def test_below_100_columns_the_panes_take_turns_and_resize_live(
                                  ("1", "tab-tools", screen.tools.rows),
                                  ("3", "tab-faults", screen.faults.rows)):
             await pilot.press(key)
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: tabs.active == tab  # noqa: B023 - awaited here
+                             and widget.has_focus and widget.region.area > 0)  # noqa: B023
             assert tabs.active == tab and widget.has_focus and widget.region.area > 0
         # wider: side by side again, without a restart; `p` is no longer offered
         await pilot.resize_terminal(160, 48)
         await wait_until(pilot, lambda: not screen.narrow)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: left.region.area > 0 and panes.region.area > 0
+                         and left.region.right <= panes.region.x)
         assert left.region.area > 0 and panes.region.area > 0
         assert left.region.right <= panes.region.x and left.region.width > panes.region.width
         assert "p" not in footer_keys(app)
         await pilot.resize_terminal(80, 24)
         await wait_until(pilot, lambda: screen.narrow)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: panes.region.width == 80)
         assert panes.region.width == 80  # it remembers which it was showing
 
 
@@ -89,7 +93,7 @@ async def test_at_160_columns_the_panes_sit_beside_the_transcript(murmur_home: P
         left, panes = screen.query_one("#left"), screen.query_one("#panes")
         assert left.region.y == panes.region.y and left.region.right <= panes.region.x
         await pilot.press("p")  # not offered here: nothing changes
-        await pilot.pause(0.1)
+        await pilot.pause()  # had it done something, it would show by now
         assert left.region.area > 0 and panes.region.area > 0
 
 
@@ -106,9 +110,9 @@ async def test_the_question_dialog_at_60x20_keeps_its_field_and_hint() -> None:
         question = Question(InputRequest("r1", LONG, "ask-user", timeout_secs=60))
         app.push_screen(AskScreen(question, 2))
         await wait_until(pilot, lambda: isinstance(app.screen, AskScreen))
-        await pilot.pause(0.3)
         dialog = app.screen
         answer, hint = dialog.query_one("#answer"), dialog.query_one("#hint")
+        await wait_until(pilot, lambda: on_screen(app, answer) and on_screen(app, hint))
         scroll = dialog.query_one("#question-scroll")
         assert on_screen(app, answer) and on_screen(app, hint)
         assert answer.region.height >= 3  # its border and a line to type in
@@ -124,8 +128,9 @@ async def test_a_short_question_keeps_a_small_dialog_on_a_tall_terminal() -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(AskScreen(Question(InputRequest("r1", "Which branch?", "ask")), 0))
         await wait_until(pilot, lambda: isinstance(app.screen, AskScreen))
-        await pilot.pause(0.3)
         scroll = app.screen.query_one("#question-scroll")
+        await wait_until(pilot, lambda: scroll.region.area > 0)  # laid out
+        await pilot.pause()
         assert scroll.region.height <= 3 and scroll.max_scroll_y == 0
 
 
@@ -159,7 +164,8 @@ async def test_the_quit_question_fits_60_columns() -> None:
     async with app.run_test(size=(60, 20)) as pilot:
         app.push_screen(ConfirmScreen("A session is running. Quit anyway (it is canceled)?"))
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: all(on_screen(app, app.screen.query_one(button))
+                                            for button in ("#yes", "#no")))
         for button in ("#yes", "#no"):
             assert on_screen(app, app.screen.query_one(button)), button
 

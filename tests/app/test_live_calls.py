@@ -4,10 +4,11 @@ calls pane, and the result added without printing the output twice."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from tests.capsules import write_capsule
 from tests.fakes import start_session as start
+from tests.responses import text_response, tool_response
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.core.events import vocabulary as ev
@@ -19,18 +20,10 @@ COMMAND = ("for i in 1 2 3 4 5; do echo tick $i; sleep 0.1; done; "
 
 
 def live_capsule(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": COMMAND}}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "all done"}]}]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: live\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  shell_grace_secs: 600\n")  # the command stays the call's, however slow
-    return root
+    return write_capsule(root, [tool_response(COMMAND, "s1"), text_response("all done")],
+                         name="live", max_turns=None,
+                         # the command stays the call's, however slow
+                         lifecycle={"shell_grace_secs": 600})
 
 
 async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
@@ -85,7 +78,7 @@ async def test_a_call_being_composed_shows_before_it_starts(murmur_home: Path) -
             ev.ToolCallStarted(**base, call_id="c1", tool_name="fetch", kind="wasm",
                                input={"url": "x"}),
             ev.ToolProgress(**base, call_id="c1", text="downloading 40%\n")])
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: screen.tools.rows.rows[0].cells[6] == "downloading 40%")
         lines = [line for t in screen.transcript.window_turns for line in t.lines.values()]
         assert any("fetch" in line and "⋯ downloading 40%" in line for line in lines)
         assert screen.tools.rows.rows[0].cells[6] == "downloading 40%"

@@ -12,8 +12,9 @@ from textual import events
 from textual.pilot import Pilot
 
 from tests.app.conftest import key_clock, settle
-from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl
 from tests.fakes import RecordingDriver
+from tests.responses import text_response, tool_response
 from tests.waits import wait_until
 from tui.app.app import ESC_WINDOW, SupervisorApp
 from tui.app.screens.ask import AskScreen
@@ -41,11 +42,19 @@ def start(app: SupervisorApp, root: Path, driver: RecordingDriver | None = None,
 async def type_prompt(pilot: Pilot[Any], text: str) -> None:
     await pilot.press(*text)
     await pilot.press("enter")
-    await pilot.pause(0.05)
 
 
 def queued(app: SupervisorApp) -> list[str]:
     return [item.text for item in app.queue.items]
+
+
+async def queue_prompt(pilot: Pilot[Any], text: str, shown: str | None = None) -> None:
+    """Type `text` and Enter, and wait until the queue ends with it (`shown`, when the prompt
+    held more than was typed)."""
+    await type_prompt(pilot, text)
+    app = pilot.app
+    assert isinstance(app, SupervisorApp)
+    await wait_until(pilot, lambda: queued(app)[-1:] == [shown or text])
 
 
 def events_of(trace: Path, kind: str) -> list[dict[str, Any]]:
@@ -68,7 +77,7 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
         for text in ("one", "two", "three"):
-            await type_prompt(pilot, text)
+            await queue_prompt(pilot, text)
         assert queued(app) == ["one", "two", "three"]
         assert app.supervisor.queue_view.display
         assert [item.sent for item in app.queue.items] == [True, False, False]
@@ -105,7 +114,7 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
         for text in ("alpha", "beta", "gamma", "delta"):
-            await type_prompt(pilot, text)
+            await queue_prompt(pilot, text)
         assert queued(app) == ["alpha", "beta", "gamma", "delta"]
         assert not any(item.sent for item in app.queue.items)  # single: nothing is sent
         await pilot.press("f2")  # from the prompt to the queue
@@ -120,14 +129,14 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         await pilot.press("up", "e")  # alpha back into the prompt, to be changed
         assert app.supervisor.prompt.has_focus and app.supervisor.prompt.text == "alpha"
         assert queued(app) == ["beta", "gamma"]
-        await type_prompt(pilot, "!")
+        await queue_prompt(pilot, "!", shown="alpha!")
         assert queued(app) == ["beta", "gamma", "alpha!"]
         await pilot.press("escape", "escape")  # cancel the running task
         await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "canceled"
         assert queued(app) == ["beta", "gamma", "alpha!"]  # Esc never clears the queue
-        await pilot.pause(0.3)
+        await pilot.pause()  # a follow-up, were one started, would be on its way by now
         assert app.session is first  # a canceled session's queue waits for you
         await pilot.press("i", "enter")  # Enter on an empty prompt: go on
         await wait_until(pilot, lambda: app.session is not first)

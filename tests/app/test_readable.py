@@ -41,14 +41,14 @@ async def test_the_call_detail_shows_output_without_its_fence(murmur_home: Path)
         tools = app.supervisor.tools
         tools.rows.focus()
         await pilot.press("home", "down", "down")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: "echo oops >&2; exit 3" in str(tools.detail.render()))
         detail = str(tools.detail.render())
         assert "command:\necho oops >&2; exit 3" in detail
         assert "output:\n$ echo oops >&2; exit 3\nExit code: 3" in detail
         assert "untrusted-content" not in detail
         # the long one: its start and its end, where the log path is, both show
         await pilot.press("down")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: "$ seq 1 5000" in str(tools.detail.render()))
         detail = str(tools.detail.render())
         finished = [e for e in events if isinstance(e, ev.ToolCallFinished)][-1]
         shell = [e for e in events if isinstance(e, ev.ShellExecuted)][-1]
@@ -95,7 +95,7 @@ async def test_a_long_hook_fault_opens_whole_in_its_detail(murmur_home: Path) ->
         assert "arm: queue-overflow" in str(faults.detail.render())
         faults.rows.focus()
         await pilot.press("home")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: "hook: guard" in str(faults.detail.render()))
         detail = str(faults.detail.render())
         assert "hook: guard\nhandler: on-tool-call\ntask: t\n" in detail
         assert f"error:\n{error}" in detail and "traced: yes" in detail

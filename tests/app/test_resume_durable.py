@@ -11,8 +11,8 @@ from pathlib import Path
 from textual.widgets import Static
 
 from tests.conftest import read_jsonl
+from tests.responses import text_response
 from tests.waits import wait_until
-from tests.wasm.conftest import answer
 from tests.wasm.test_durable_questions import asking_capsule, killed_while_asking
 from tui.app.app import SupervisorApp
 from tui.app.browser.conversations import ConversationsScreen
@@ -31,7 +31,7 @@ async def test_r_on_a_killed_session_asks_again_and_the_answer_reaches_the_tool(
     assert len(asked) == 1
     # after the resume the rebuilt turn runs the call again (its replay is safe) and the
     # model, called next, ends the task
-    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("b")

@@ -68,7 +68,8 @@ async def replayed(app: SupervisorApp, pilot: Pilot[int]) -> RowList:
     rows = app.supervisor.tools.rows
     await wait_until(pilot, lambda: rows.row_count >= 2 and rows.cursor is not None)
     app.supervisor.prompt.focus()  # neither the list nor the transcript has focus
-    await pilot.pause(0.1)
+    await wait_until(pilot, lambda: app.supervisor.prompt.has_focus)
+    await pilot.pause()  # and the list drawn without it
     return rows
 
 
@@ -143,7 +144,7 @@ async def test_switching_theme_restyles_the_rows(murmur_home: Path) -> None:
         assert dark == {rgb(variable(app, "surface"))}
 
         app.theme = "murmur-light"
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: rgb(variable(app, "surface")) not in dark)
         light_surface = rgb(variable(app, "surface"))
         await wait_until(pilot, lambda: backgrounds(drawn(rows, position)) == {light_surface})
         assert light_surface not in dark

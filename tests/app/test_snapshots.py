@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay
+from tests.app.conftest import recorded, replay, settle
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 
@@ -40,7 +41,17 @@ async def replayed(pilot: Pilot[Any]) -> None:
     # drawn, and the transcript at its newest line (it follows the output), however slowly a
     # loaded machine gets there
     await wait_until(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y)
-    await pilot.pause(0.3)
+    await settle(pilot)
+
+
+async def show_pane(pilot: Pilot[Any], key: str) -> None:
+    """Press a pane's key and wait until its tab is the one showing, drawn."""
+    app = pilot.app
+    assert isinstance(app, SupervisorApp)
+    await pilot.press(key)
+    tab = {PANES[name]: f"tab-{name}" for name in PANES}[key]
+    await wait_until(pilot, lambda: app.supervisor.query_one(TabbedContent).active == tab)
+    await settle(pilot)
 
 
 def test_finished_session(snap_compare: Any, murmur_home: Path) -> None:
@@ -51,8 +62,7 @@ def test_finished_session(snap_compare: Any, murmur_home: Path) -> None:
 def test_hook_faults_pane(snap_compare: Any, murmur_home: Path) -> None:
     async def faults(pilot: Pilot[Any]) -> None:
         await replayed(pilot)
-        await pilot.press("3")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "3")
 
     assert snap_compare(SupervisorApp(murmur_home), terminal_size=(140, 40), run_before=faults)
 
@@ -71,9 +81,11 @@ def test_each_pane(snap_compare: Any, murmur_home: Path, pane: str, theme: str,
         await replayed(pilot)
         if size == "80x24":
             await pilot.press("p")  # narrow: the panes take the whole width
-            await pilot.pause(0.1)
-        await pilot.press(PANES[pane])
-        await pilot.pause(0.2)
+            app = pilot.app
+            assert isinstance(app, SupervisorApp)
+            panes = app.supervisor.query_one("#panes")
+            await wait_until(pilot, lambda: panes.region.width == 80)
+        await show_pane(pilot, PANES[pane])
 
     assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=SIZES[size],
                         run_before=shown)
@@ -99,7 +111,7 @@ def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
         pilot.app.push_screen(dialog)
         await wait_until(pilot, lambda: dialog.is_mounted and dialog.answer.has_focus)
         dialog.answer.cursor_blink = False  # the cursor shows, whenever the picture is taken
-        await pilot.pause(0.4)
+        await settle(pilot, 0.4)
 
     assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=(60, 20),
                         run_before=asked)

@@ -70,7 +70,7 @@ async def test_the_command_palette_switches_theme(murmur_home: Path) -> None:
                       "Copy the result", "Jump to latest", "Help"):
             assert title in commands
         commands["Theme: murmur-high-contrast"].callback()
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.theme == "murmur-high-contrast")
         assert app.theme == "murmur-high-contrast"
 
 

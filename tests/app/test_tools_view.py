@@ -12,6 +12,8 @@ import pytest
 
 from tests.app.conftest import settle
 from tests.app.test_prompt import start
+from tests.capsules import write_capsule
+from tests.responses import text_response
 from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
@@ -27,20 +29,9 @@ def capsule(tmp_path: Path) -> Path:
     (folder / "murmur.yaml").write_text(
         "name: spin\ndescription: Spins.\nx-murmur-tui:\n  contract:\n    effect: read-only\n"
         "    replay: idempotent\n    capabilities: [filesystem.read]\n", encoding="utf-8")
-    root = tmp_path / "capsule"
-    root.mkdir()
-    (root / "script.json").write_text(json.dumps(
-        [{"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]}]),
-        encoding="utf-8")
-    (root / "murmur.yaml").write_text(
-        "name: tools-view\nversion: '1.0.0'\nartifacts:\n"
-        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: spin\n    runtime: tool\n    source: {folder}\n"
-        f"  - name: echo\n    runtime: tool\n    source: {FIXTURES}/echo_tool.wasm\n"
-        "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n"
-        "capabilities:\n  shell:\n    allow: [ls]\n", encoding="utf-8")
-    return root
+    return write_capsule(tmp_path / "capsule", [text_response("done")], name="tools-view",
+                         max_turns=None, shell=("ls",),
+                         tools={"spin": folder, "echo": FIXTURES / "echo_tool.wasm"})
 
 
 def visible_rows(app: SupervisorApp) -> list[str]:
