@@ -62,15 +62,12 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
         await wait_until(pilot, lambda: app.dialog is not None)
         waiting: list[Any] = []
 
-        async def door_sees_it() -> bool:
+        def door_sees_it() -> bool:
             found = [t for t in session_tasks(app) if t.state == "input-required"]
             waiting[:] = found
             return bool(found)
 
-        for _ in range(400):
-            if await door_sees_it():
-                break
-            await pilot.pause(0.05)
+        await wait_until(pilot, door_sees_it)
         task = waiting[0]
         got = await rpc(client, "GetTask", {"id": task.task_id})
         assert got["result"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"

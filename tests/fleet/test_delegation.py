@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tests.waits import wait_until
 from tests.wasm.test_message_send import delegating_capsule
@@ -31,7 +32,12 @@ async def test_a_capsule_delegates_to_a_served_session_and_the_fleet_shows_it(
                        app.sessions[asker.session_id].delegations == [authority])
         await wait_until(pilot, lambda: app.sessions[worker.session_id].task ==
                        "summarise the report")
-        await pilot.pause(0.3)
+
+        def asked() -> bool:
+            row = app.fleet.rows.get(asker.session_id)
+            return row is not None and f"asked {authority}" in row.shown()[-1]
+
+        await wait_until(pilot, asked)
         shown = app.fleet.rows.get(asker.session_id)
         assert shown is not None and f"asked {authority}" in shown.shown()[-1]
     peer_task = app.sessions[worker.session_id].task_id

@@ -13,9 +13,9 @@ from pathlib import Path
 from tests.app.conftest import keep_notes
 from tests.conftest import read_jsonl
 from tests.fleet.test_fleet_screen import kill_launched, type_in
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tests.waits import wait_until
-from tests.wasm.conftest import answer
 from tests.wasm.test_durable_questions import asking_capsule
 from tui.app.fleet.app import FleetApp
 from tui.core.loop.journal import JOURNAL
@@ -54,7 +54,7 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
             assert dead.status.startswith("gone")
             # the rebuilt turn runs the call again (its replay is safe); the model, called
             # next, ends the task
-            (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+            (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
             app.fleet.rows.select_key(dead.session_id)
             await pilot.press("r")
             await wait_until(pilot, lambda: any(s.resumes == dead.session_id

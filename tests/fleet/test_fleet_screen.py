@@ -11,26 +11,20 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
+from tests.responses import call_response, text_response
 from tests.served import SLEEP, Served, serve
 from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.fleet.app import FleetApp
 from tui.app.fleet.model import FleetSession
 
-ASK = [{"stop_reason": "tool_call", "content": [
-    {"type": "tool_call", "id": "c1", "name": "ask", "input": {"q": "which branch?"}}]},
-    text_response("thanks")]
+ASK = [call_response("ask", {"q": "which branch?"}), text_response("thanks")]
 
 
 def ask_capsule(make_capsule: CapsuleFactory, folder: str) -> Path:
-    root = make_capsule(ASK * 3, extra=SLEEP + "  input_timeout_secs: 120\n", folder=folder,
-                        name=folder)
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "inference:", f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-        "inference:")
-    (root / "murmur.yaml").write_text(manifest)
-    return root
+    return make_capsule(ASK * 3, extra=SLEEP + "  input_timeout_secs: 120\n", folder=folder,
+                        name=folder, tools={"ask": FIXTURES / "ask_tool.wasm"})
 
 
 def row(app: FleetApp, door: Served) -> FleetSession:
