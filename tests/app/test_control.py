@@ -85,8 +85,6 @@ async def test_q_asks_before_quitting_a_running_session(tmp_path: Path,
 
 async def test_after_the_session_the_screen_stays_and_q_quits(murmur_home: Path,
                                                               make_capsule: object) -> None:
-    from tests.conftest import text_response
-
     root = make_capsule([text_response("The answer is 42.")])  # type: ignore[operator]
     app = SupervisorApp(murmur_home)
     start(app, root)
