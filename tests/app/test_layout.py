@@ -33,6 +33,12 @@ def on_screen(app: App[object], widget: Widget) -> bool:
         widget.parent.region.contains_region(region)
 
 
+def shown(app: App[object], selector: str) -> bool:
+    """The screen has composed the widget and laid it out on screen."""
+    found = app.screen.query(selector)
+    return bool(found) and on_screen(app, found.first())
+
+
 def footer_keys(app: App[object]) -> set[str]:
     return {binding.key for (_, binding, enabled, _) in app.screen.active_bindings.values()
             if enabled and binding.show}
@@ -111,8 +117,8 @@ async def test_the_question_dialog_at_60x20_keeps_its_field_and_hint() -> None:
         app.push_screen(AskScreen(question, 2))
         await wait_until(pilot, lambda: isinstance(app.screen, AskScreen))
         dialog = app.screen
+        await wait_until(pilot, lambda: shown(app, "#answer") and shown(app, "#hint"))
         answer, hint = dialog.query_one("#answer"), dialog.query_one("#hint")
-        await wait_until(pilot, lambda: on_screen(app, answer) and on_screen(app, hint))
         scroll = dialog.query_one("#question-scroll")
         assert on_screen(app, answer) and on_screen(app, hint)
         assert answer.region.height >= 3  # its border and a line to type in
@@ -128,9 +134,9 @@ async def test_a_short_question_keeps_a_small_dialog_on_a_tall_terminal() -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(AskScreen(Question(InputRequest("r1", "Which branch?", "ask")), 0))
         await wait_until(pilot, lambda: isinstance(app.screen, AskScreen))
-        scroll = app.screen.query_one("#question-scroll")
-        await wait_until(pilot, lambda: scroll.region.area > 0)  # laid out
+        await wait_until(pilot, lambda: shown(app, "#question-scroll"))  # composed, laid out
         await pilot.pause()
+        scroll = app.screen.query_one("#question-scroll")
         assert scroll.region.height <= 3 and scroll.max_scroll_y == 0
 
 
@@ -164,8 +170,7 @@ async def test_the_quit_question_fits_60_columns() -> None:
     async with app.run_test(size=(60, 20)) as pilot:
         app.push_screen(ConfirmScreen("A session is running. Quit anyway (it is canceled)?"))
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await wait_until(pilot, lambda: all(on_screen(app, app.screen.query_one(button))
-                                            for button in ("#yes", "#no")))
+        await wait_until(pilot, lambda: shown(app, "#yes") and shown(app, "#no"))
         for button in ("#yes", "#no"):
             assert on_screen(app, app.screen.query_one(button)), button
 

@@ -45,12 +45,15 @@ async def replayed(pilot: Pilot[Any]) -> None:
 
 
 async def show_pane(pilot: Pilot[Any], key: str) -> None:
-    """Press a pane's key and wait until its tab is the one showing, drawn."""
+    """Press a pane's key and wait until its tab is the one showing and its list drawn."""
     app = pilot.app
     assert isinstance(app, SupervisorApp)
     await pilot.press(key)
+    screen = app.supervisor
     tab = {PANES[name]: f"tab-{name}" for name in PANES}[key]
-    await wait_until(pilot, lambda: app.supervisor.query_one(TabbedContent).active == tab)
+    rows = {"1": screen.tools.rows, "2": screen.shell, "3": screen.faults.rows}[key]
+    await wait_until(pilot, lambda: screen.query_one(TabbedContent).active == tab
+                     and rows.drawn)
     await settle(pilot)
 
 
