@@ -1,4 +1,5 @@
-"""Shared fixtures: a private MURMUR_HOME per test and capsules written to temp folders."""
+"""Shared fixtures: a private MURMUR_HOME per test, capsules written to temp folders, and a
+guard that the run leaves no file in the checkout."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.capsules import write_capsule
+from tests.leftovers import left_behind, untracked
 from tests.providers.server import Provider
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,6 +51,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def leaves_no_file_behind() -> Iterator[None]:
+    """The checkout holds, after the run, no file it did not hold before: a test that writes
+    outside its tmp_path fails the run, naming the file. Each xdist worker runs this for its
+    own share, so a file written by any worker is named by every worker running at the time."""
+    before = untracked(REPO)
+    yield
+    if before is None:
+        return
+    after = untracked(REPO)
+    if after is not None and (complaint := left_behind(before, after)):
+        pytest.fail(complaint, pytrace=False)
+
+
 @pytest.fixture(autouse=True)
 def murmur_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own MURMUR_HOME; nothing touches the real ~/.murmur."""
@@ -62,55 +78,13 @@ CapsuleFactory = Callable[..., Path]
 
 @pytest.fixture
 def make_capsule(tmp_path: Path) -> CapsuleFactory:
-    """Write a capsule folder: a manifest (scripted driver unless given) and a script."""
+    """`write_capsule` (tests/capsules.py) into `tmp_path / folder` ("capsule")."""
 
-    def make(
-        responses: list[dict[str, Any]] | None = None,
-        *,
-        manifest: str | None = None,
-        extra: str = "",
-        shell: tuple[str, ...] = ("bash",),
-        max_turns: int = 10,
-        name: str = "test-capsule",
-        folder: str = "capsule",
-    ) -> Path:
-        root = tmp_path / folder
-        root.mkdir(parents=True, exist_ok=True)
-        if responses is not None:
-            (root / "script.json").write_text(json.dumps(responses), encoding="utf-8")
-        if manifest is None:
-            allow = f"capabilities:\n  shell:\n    allow: [{', '.join(shell)}]\n" if shell else ""
-            manifest = textwrap.dedent(f"""\
-                name: {name}
-                version: "1.0.0"
-                artifacts:
-                  - name: script-driver
-                    runtime: driver
-                    builtin: scripted
-                    config:
-                      script: script.json
-                inference:
-                  model: test-model
-                  max_turns: {max_turns}
-                  driver:
-                    artifact: script-driver
-                """) + allow + extra
-        (root / "murmur.yaml").write_text(manifest, encoding="utf-8")
-        return root
+    def make(responses: list[dict[str, Any]] | None = None, *, folder: str = "capsule",
+             **options: Any) -> Path:
+        return write_capsule(tmp_path / folder, responses, **options)
 
     return make
-
-
-def text_response(text: str) -> dict[str, Any]:
-    return {"stop_reason": "end_turn", "content": [{"type": "text", "text": text}]}
-
-
-def tool_response(command: str, call_id: str = "call_1", tool: str = "bash",
-                  text: str = "") -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    content.append({"type": "tool_call", "id": call_id, "name": tool,
-                    "input": {"command": command}})
-    return {"stop_reason": "tool_call", "content": content}
 
 
 def started_line(stdout: str) -> dict[str, Any]:

@@ -1,16 +1,15 @@
-"""Helpers for driving the real app with Pilot."""
+"""Helpers for driving the real app with Pilot (the waits are in tests/waits.py)."""
 
 from __future__ import annotations
 
-import inspect
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from textual.app import App
 from textual.pilot import Pilot
 
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.core.events import vocabulary as ev
 
@@ -37,7 +36,7 @@ async def settle(pilot: Pilot[int], seconds: float = 0.2) -> None:
     app = pilot.app
     assert isinstance(app, SupervisorApp)
     await pilot.pause(seconds)
-    await wait_for(pilot, lambda: app.idle)
+    await wait_until(pilot, lambda: app.idle)
     await pilot.pause(0.05)
 
 
@@ -82,19 +81,3 @@ def answerable(app: SupervisorApp) -> bool:
     that go elsewhere or are ignored, by design."""
     dialog = app.desk.dialog
     return dialog is not None and dialog.armed
-
-
-async def wait_for(pilot: Pilot[int], condition: Callable[[], bool],
-                   within: float = 60.0) -> None:
-    """Pause until `condition` holds. `within` only turns a hang into a failure: it is no
-    promise of speed, and a loaded machine (a 2-core box running `-n 16`) needs all of it."""
-    steps = int(within / 0.05)
-    for _ in range(steps):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    try:
-        what = inspect.getsource(condition).strip()
-    except (OSError, TypeError):
-        what = repr(condition)
-    raise AssertionError(f"condition not met within {within} s: {what}")

@@ -9,8 +9,10 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from tests.app.conftest import key_clock, settle, wait_for
-from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.app.conftest import key_clock, settle
+from tests.conftest import CapsuleFactory, read_jsonl
+from tests.responses import text_response, tool_response
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.screens.approve import ApproveScreen
 from tui.core.loop.launch import LaunchOptions
@@ -51,14 +53,14 @@ def start(app: SupervisorApp, root: Path, home: Path) -> Session:
 async def decide(pilot: Pilot[int], app: SupervisorApp, *keys: str
                  ) -> tuple[ApproveScreen, str, str]:
     """Wait for the dialog, decide with `keys`; the dialog and its call and choices text."""
-    await wait_for(pilot, lambda: app.desk.approval_dialog is not None
+    await wait_until(pilot, lambda: app.desk.approval_dialog is not None
                    and bool(app.desk.approval_dialog.query("#choices"))
                    and bool(app.desk.approval_dialog.query("#call")))  # inside its scroll: later
     dialog = app.desk.approval_dialog
     assert dialog is not None
     call = str(dialog.query_one("#call", Static).render())
     choices = str(dialog.query_one("#choices", Static).render())
-    await wait_for(pilot, lambda: dialog.armed)  # on screen, past the type-ahead guard
+    await wait_until(pilot, lambda: dialog.armed)  # on screen, past the type-ahead guard
     await pilot.press(*keys)
     return dialog, call, choices
 
@@ -78,7 +80,7 @@ async def test_a_denial_with_a_reason_reaches_the_model_and_the_trace(
         _, call, _ = await decide(pilot, app, "d", *"not now", "enter")
         assert "binary  /" in call and "bash" in call
         assert f"argv    bash -c 'touch {marker}'" in call
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
     assert not marker.exists()
     assert "the user denied this call: not now" in tool_messages(session)[0]
@@ -97,9 +99,9 @@ async def test_once_runs_it_and_the_same_command_asks_again(
     session = start(app, root, murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
         first, _, _ = await decide(pilot, app, "o")
-        await wait_for(pilot, lambda: app.desk.approval_dialog not in (None, first))
+        await wait_until(pilot, lambda: app.desk.approval_dialog not in (None, first))
         await decide(pilot, app, "o")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
     assert app.opened == 2 and marker.exists()
     kinds = [line["event_type"] for line in read_jsonl(session.paths.trace)]
     assert kinds.count("shell") == 2 and "call_denied" not in kinds
@@ -117,13 +119,13 @@ async def test_a_prefix_is_remembered_for_the_session(
         first, _, choices = await decide(pilot, app, "p")
         assert "bash -c touch" in choices
         # `touch <two>` matches the prefix: it runs; `echo other` does not: it asks
-        await wait_for(pilot, lambda: app.desk.approval_dialog not in (None, first)
+        await wait_until(pilot, lambda: app.desk.approval_dialog not in (None, first)
                        and bool(app.desk.approval_dialog.query("#call")))  # composed
         assert app.desk.approval_dialog is not None
         assert "echo other" in str(app.desk.approval_dialog.query_one("#call", Static).render())
         assert two.exists()
         await decide(pilot, app, "d", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
     assert app.opened == 2 and one.exists()
     assert "no reason given" in tool_messages(session)[2]
     assert not (murmur_home / "tui" / "approvals.yaml").exists()  # the session's only
@@ -137,7 +139,7 @@ async def test_always_is_stored_and_a_new_session_honours_it(
     start(app, root, murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
         await decide(pilot, app, "a")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
     assert one.exists()
     store = murmur_home / "tui" / "approvals.yaml"
     assert (store.stat().st_mode & 0o777) == 0o600
@@ -148,7 +150,7 @@ async def test_always_is_stored_and_a_new_session_honours_it(
     again = CountingApp(murmur_home)
     session = start(again, root, murmur_home)
     async with again.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: again.result is not None)
+        await wait_until(pilot, lambda: again.result is not None)
     assert again.opened == 0 and two.exists()
     assert again.result is not None and again.result.ok
     assert "call_denied" not in session.paths.trace.read_text()
@@ -162,7 +164,7 @@ async def test_cancel_ends_the_wait_as_a_denial(
     key_clock(app)
     session = start(app, root, murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.desk.approval_dialog is not None)
+        await wait_until(pilot, lambda: app.desk.approval_dialog is not None)
         dialog = app.desk.approval_dialog
         assert dialog is not None
         dialog.arming_seconds = 600  # the guard, held open however slow the machine is
@@ -170,7 +172,7 @@ async def test_cancel_ends_the_wait_as_a_denial(
         assert app.desk.approval_dialog is dialog
         dialog.arming_seconds = 0
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         assert app.desk.approval_dialog is None
     assert not marker.exists()
     assert app.result is not None and app.result.exit_status == "canceled"

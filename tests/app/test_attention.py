@@ -13,9 +13,10 @@ import pytest
 from textual import events
 from textual.drivers.headless_driver import HeadlessDriver
 
-from tests.app.conftest import answerable, recorded, replay, settle, wait_for
+from tests.app.conftest import answerable, recorded, replay, settle
 from tests.app.test_dialog import asking_capsule
 from tests.fakes import start_session as start
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.attention import RESTORE_TITLE, SAVE_TITLE, load_settings, osc_flavour
 from tui.app.sources import LocalSource
@@ -51,7 +52,7 @@ def output(written: list[str]) -> str:
 
 async def blur(pilot: object, app: SupervisorApp) -> None:
     app.post_message(events.AppBlur())
-    await wait_for(pilot, lambda: not app.app_focus)  # type: ignore[arg-type]
+    await wait_until(pilot, lambda: not app.app_focus)  # type: ignore[arg-type]
 
 
 class WaitsForBlur(LocalSource):
@@ -86,15 +87,15 @@ async def test_a_question_while_blurred_sends_a_desktop_notification_and_sets_th
     app = StartsBlurred(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
         assert not app.app_focus
         text = output(written)
         assert '\x1b]9;? asking — question: ask asks: {"p":"Which branch?"}\x07' in text
         assert SAVE_TITLE + "\x1b]2;? asking — question\x07" in text
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         written.clear()
         await pilot.press(*"main", "enter")  # a key: the user is back
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         # answered: the title is the terminal's own again, and the end needs no notice
         assert output(written) == "\x1b]2;asking — murmur-tui\x07" + RESTORE_TITLE
@@ -107,15 +108,15 @@ async def test_the_same_question_while_focused_rings_the_bell_and_sends_no_notif
     app = SupervisorApp(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
         text = output(written)
         assert "\x1b]9;" not in text and "\x1b]777;" not in text
         assert "\x07" in text.replace("\x1b]2;? asking — question\x07", "")  # the bell
         assert "\x1b]2;? asking — question\x07" in text  # the title, as the docs promise
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         written.clear()
         await pilot.press(*"main", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         # answered, and the task ended in front of the user: the title back, nothing announced
         assert output(written) == "\x1b]2;asking — murmur-tui\x07" + RESTORE_TITLE
@@ -128,7 +129,7 @@ async def test_a_task_ending_behind_the_browser_notifies_and_coming_back_restore
     stream = recorded()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("b")
-        await wait_for(pilot, lambda: app.screen is not app.supervisor)
+        await wait_until(pilot, lambda: app.screen is not app.supervisor)
         assert app.app_focus and not app.present()
         await replay(pilot, stream)
         text = output(written)
@@ -136,8 +137,8 @@ async def test_a_task_ending_behind_the_browser_notifies_and_coming_back_restore
         assert "\x1b]2;✓ screen-fixture — done\x07" in text
         written.clear()
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.supervisor)
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.screen is app.supervisor)
+        await wait_until(pilot, lambda: RESTORE_TITLE in output(written))
         assert output(written) == "\x1b]2;screen-fixture — murmur-tui\x07" + RESTORE_TITLE
 
 
@@ -154,7 +155,7 @@ async def test_focus_returning_restores_the_title_of_a_task_that_ended_meanwhile
         assert "\x1b]2;✓ screen-fixture — done\x07" in text
         written.clear()
         app.post_message(events.AppFocus())
-        await wait_for(pilot, lambda: RESTORE_TITLE in output(written))
+        await wait_until(pilot, lambda: RESTORE_TITLE in output(written))
         assert app.attention.title is None
 
 
@@ -180,7 +181,7 @@ async def test_notify_off_writes_nothing(
         await replay(pilot, recorded())
         app.attention.notify("question", "anyone?")
         app.attention.notify("approval", "run rm?")
-        await pilot.pause(0.1)
+        await pilot.pause()  # had they written anything, it would be out by now
         text = output(written)
         assert "\x07" not in text and "\x1b]" not in text and SAVE_TITLE not in text
 
@@ -198,7 +199,8 @@ async def test_an_approval_waits_with_its_own_title_until_settled(
                                    "\x1b]2;? demo — approval\x07")
         written.clear()
         app.post_message(events.AppFocus())  # back, but the approval still waits
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.app_focus)
+        await pilot.pause()
         assert output(written) == ""
         app.attention.settled("approval")
         assert output(written) == "\x1b]2;demo — murmur-tui\x07" + RESTORE_TITLE

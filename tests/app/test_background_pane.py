@@ -7,26 +7,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.app.conftest import wait_for
+from tests.capsules import write_capsule
 from tests.fakes import start_session as start
+from tests.responses import text_response, tool_response
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 
 TICKS = "for i in $(seq 100000); do echo tick $i; sleep 0.1; done"
 
 
 def background_capsule(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": TICKS}}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "it runs on"}]}]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: bg\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n  shell_grace_secs: 0.3\n")
-    return root
+    return write_capsule(root, [tool_response(TICKS, "s1"), text_response("it runs on")],
+                         name="bg", max_turns=None,
+                         lifecycle={"task_acceptance": "queue", "after_task": "sleep",
+                                    "shell_grace_secs": 0.3})
 
 
 async def test_background_work_is_listed_tailed_live_and_stopped(
@@ -36,9 +30,9 @@ async def test_background_work_is_listed_tailed_live_and_stopped(
     async with app.run_test(size=(160, 45)) as pilot:
         screen = app.supervisor
         pane = screen.work_pane
-        await wait_for(pilot, lambda: pane.running == 1, within=60)
+        await wait_until(pilot, lambda: pane.running == 1, within=60)
         await pilot.press("4")
-        await wait_for(pilot, lambda: "tick" in str(pane.tail.render()), within=60)
+        await wait_until(pilot, lambda: "tick" in str(pane.tail.render()), within=60)
         row = pane.rows.rows[0]
         assert row.cells[1] == "running" and "tick" in row.cells[3]
         assert "Background (1 running)" in str(
@@ -50,10 +44,10 @@ async def test_background_work_is_listed_tailed_live_and_stopped(
             return int(ticks[-1].split()[1]) if ticks else 0
 
         seen = last_tick()
-        await wait_for(pilot, lambda: last_tick() > seen + 2, within=60)  # followed live
+        await wait_until(pilot, lambda: last_tick() > seen + 2, within=60)  # followed live
         pane.rows.focus()
         await pilot.press("x")
-        await wait_for(pilot, lambda: pane.rows.rows[0].cells[1] == "abandoned (stopped)",
+        await wait_until(pilot, lambda: pane.rows.rows[0].cells[1] == "abandoned (stopped)",
                        within=60)
         assert pane.rows.rows[0].cells[2] == "137" and pane.running == 0
         abandoned = [line for line in map(json.loads, session.paths.trace.read_text()

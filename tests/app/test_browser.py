@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.app.conftest import wait_for
 from tests.fakes import write_conversation as make
+from tests.waits import wait_until
 from tui.app.browser.app import BrowserApp
 from tui.app.browser.conversation import ConversationScreen
 from tui.app.browser.conversations import ConversationsScreen
@@ -37,27 +37,27 @@ async def test_the_list_filters_as_you_type_and_opens(murmur_home: Path) -> None
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
         assert [r.shown()[2] for r in screen.rows.rows] == ["ctx_b", "ctx_a"]
-        await wait_for(pilot, lambda: all(r.shown()[3] == "1" for r in screen.rows.rows))
+        await wait_until(pilot, lambda: all(r.shown()[3] == "1" for r in screen.rows.rows))
         assert screen.rows.rows[0].shown()[8] == "second task about dogs"
         screen.filter_input.focus()
         await pilot.press(*"cats")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: [r.shown()[2] for r in screen.rows.rows] == ["ctx_a"])
         assert [r.shown()[2] for r in screen.rows.rows] == ["ctx_a"]
         assert str(screen.status.render()).startswith("1 of 2 conversations")
         screen.rows.focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         opened = app.screen
         assert isinstance(opened, ConversationScreen)
         assert "first task about cats" in texts(opened)
-        await pilot.pause(0.2)
+        await pilot.pause()  # whatever else the Enter would open is in by now
         # one Enter opens one conversation: Esc goes straight back to the list
         assert [type(s).__name__ for s in app.screen_stack][1:] == ["ConversationsScreen",
                                                                     "ConversationScreen"]
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
 
 
 async def test_a_conversation_pages_to_its_oldest_message(murmur_home: Path) -> None:
@@ -69,12 +69,13 @@ async def test_a_conversation_pages_to_its_oldest_message(murmur_home: Path) -> 
         view = screen.view
         assert len(view.entries) == 50
         assert view.entries[0].message["content"][0]["text"] == "message number 229"
-        await wait_for(pilot, lambda: screen.total == (230, 0))
-        for _ in range(1200):  # scrolled down until the oldest page is in (at most a minute)
-            if view.complete:
-                break
+        await wait_until(pilot, lambda: screen.total == (230, 0))
+
+        def oldest_page_in() -> bool:  # scrolled down until the oldest page is in
             view.scroll_end(animate=False, immediate=True)
-            await pilot.pause(0.05)
+            return view.complete
+
+        await wait_until(pilot, oldest_page_in)
         assert view.complete and len(view.entries) == 230
         assert view.entries[-1].message["content"][0]["text"] == "message number 0"
         assert "— the start of the conversation —" in texts(screen)
@@ -98,7 +99,7 @@ async def test_tool_results_attachments_and_bad_lines(murmur_home: Path) -> None
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationScreen)
-        await wait_for(pilot, lambda: screen.total is not None)
+        await wait_until(pilot, lambda: screen.total is not None)
         shown = texts(screen)
         assert "result of grep  t9  ✗ error" in shown
         assert "untrusted-content" not in shown and "no match" in shown  # the fence is off
@@ -116,20 +117,20 @@ async def test_messages_appended_while_open_appear_on_top(murmur_home: Path) -> 
         assert isinstance(screen, ConversationScreen)
         writer = RecordWriter(murmur_home, path, lambda _: None)
         writer.append(user_message("appended by a running session"))
-        await wait_for(pilot, lambda: len(screen.view.entries) == 6)
+        await wait_until(pilot, lambda: len(screen.view.entries) == 6)
         assert screen.view.entries[0].message["content"][0]["text"] == \
             "appended by a running session"
         # scrolled away: a marker counts what arrived
         for n in range(40):
             writer.append(user_message(f"more {n}"))
-        await wait_for(pilot, lambda: len(screen.view.entries) == 46)
+        await wait_until(pilot, lambda: len(screen.view.entries) == 46)
         # laid out: the view scrolls (before its scrollbar shows, scroll_end does nothing)
-        await wait_for(pilot, lambda: screen.view.allow_vertical_scroll)
+        await wait_until(pilot, lambda: screen.view.allow_vertical_scroll)
         screen.view.scroll_end(animate=False, immediate=True)
-        await wait_for(pilot, lambda: screen.view.scroll_y > 0)  # away, for sure
+        await wait_until(pilot, lambda: screen.view.scroll_y > 0)  # away, for sure
         writer.append(user_message("while away"))
-        await wait_for(pilot, lambda: screen.view.unseen_new == 1)
-        await wait_for(pilot, lambda: screen.marker.display and
+        await wait_until(pilot, lambda: screen.view.unseen_new == 1)
+        await wait_until(pilot, lambda: screen.marker.display and
                        "1 new" in str(screen.marker.render()))
         writer.close()
 
@@ -141,12 +142,12 @@ async def test_the_list_shows_a_record_written_while_it_is_open(murmur_home: Pat
     async with app.run_test(size=(140, 30)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 1)
+        await wait_until(pilot, lambda: screen.rows.row_count == 1)
         make(murmur_home, "r", "second", [user_message("two")])
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
         assert screen.rows.rows[0].shown()[2] == "second"
         make(murmur_home, "r", "third", [user_message("three")])  # the watch, surely
-        await wait_for(pilot, lambda: screen.rows.row_count == 3)
+        await wait_until(pilot, lambda: screen.rows.row_count == 3)
         assert screen.rows.rows[0].shown()[2] == "third"
 
 
@@ -162,14 +163,14 @@ async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: P
         search = app.screen
         assert isinstance(search, SearchScreen)
         await pilot.press(*"needle", "enter")
-        await wait_for(pilot, lambda: "matches for" in str(search.status.render()))
+        await wait_until(pilot, lambda: "matches for" in str(search.status.render()))
         assert [r.shown()[1] for r in search.hits.rows] == ["one", "two"]
         assert search.hits.cursor == 0  # the newest hit is the one highlighted
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         opened = app.screen
         assert isinstance(opened, ConversationScreen)
-        await wait_for(pilot, lambda: bool(opened.view.entries))
+        await wait_until(pilot, lambda: bool(opened.view.entries))
         assert opened.view.anchored
         assert opened.view.entries[0].message["content"][0]["text"] == "the needle is here"
         await pilot.press("n")  # newer messages, read forwards from the hit
@@ -179,7 +180,7 @@ async def test_search_in_one_and_in_every_record_opens_at_the_hit(murmur_home: P
         inner = app.screen
         assert isinstance(inner, SearchScreen) and inner.within is not None
         await pilot.press(*"filler 7", "enter")
-        await wait_for(pilot, lambda: "matches for" in str(inner.status.render()))
+        await wait_until(pilot, lambda: "matches for" in str(inner.status.render()))
         assert {r.shown()[1] for r in inner.hits.rows} == {"one"}
         assert len(inner.hits.rows) == 11  # filler 7, 70..79
 
@@ -191,11 +192,13 @@ async def test_export_to_markdown_and_jsonl(murmur_home: Path, tmp_path: Path) -
     async with app.run_test(size=(120, 30)) as pilot:
         for name in ("out.md", "out.jsonl"):
             await pilot.press("e")
-            await pilot.pause(0.1)
+            await wait_until(pilot, lambda: bool(app.screen.query("#export-path")))
             field = app.screen.query_one("#export-path")
-            field.value = str(tmp_path / name)  # type: ignore[attr-defined]
+            target = tmp_path / name
+            field.value = str(target)  # type: ignore[attr-defined]
             await pilot.press("enter")
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: target.exists()  # noqa: B023 - awaited here
+                             and isinstance(app.screen, ConversationScreen))
     assert "export me" in (tmp_path / "out.md").read_text()
     lines = (tmp_path / "out.jsonl").read_text().splitlines()
     assert [json.loads(line)["role"] for line in lines] == ["user", "assistant"]
@@ -209,22 +212,22 @@ async def test_the_supervisor_opens_the_browser(murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.press("b")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         assert isinstance(app.screen, ConversationsScreen)
         await pilot.press("escape")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.screen is app.supervisor)
         assert app.screen is app.supervisor
         # `b` again while the browser is open goes back to its list, never a second browser
         await pilot.press("b")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         listing = app.screen
         assert isinstance(listing, ConversationsScreen)
-        await wait_for(pilot, lambda: listing.rows.row_count == 1)
+        await wait_until(pilot, lambda: listing.rows.row_count == 1)
         listing.rows.focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         await pilot.press("b")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.screen is listing)
         assert app.screen is listing
         assert sum(isinstance(s, ConversationsScreen) for s in app.screen_stack) == 1
 
@@ -293,7 +296,7 @@ async def test_a_hostile_record_is_shown_safely_and_exports_valid_files(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationScreen)
-        await wait_for(pilot, lambda: screen.total is not None)
+        await wait_until(pilot, lambda: screen.total is not None)
         view = screen.view
         assert screen.total == (10, 5)
         header = str(screen.header.render())
@@ -305,11 +308,14 @@ async def test_a_hostile_record_is_shown_safely_and_exports_valid_files(
         shown = texts(screen)
         assert "big answer" in shown and "… cut here: its record line is 6,000," in shown
         assert len(view.plain_lines) < 1000
-        for _ in range(1200):  # scrolled down until the oldest page is in (at most a minute)
+
+        def oldest_page_in() -> bool:  # scrolled down until the oldest page is in
             if "— the start of the conversation —" in texts(screen):
-                break
+                return True
             view.scroll_end(animate=False, immediate=True)
-            await pilot.pause(0.05)
+            return False
+
+        await wait_until(pilot, oldest_page_in)
         shown = texts(screen)
         assert "before ␛]0;owned␇ ␛[2J␛[H <U+009B>31m ␀ after" in shown
         assert "␀␛[5m" in shown
@@ -322,18 +328,18 @@ async def test_a_hostile_record_is_shown_safely_and_exports_valid_files(
         for bad in ("lone", "surrogate", "bad ", "raw "):
             assert bad not in shown
         view.scroll_home(animate=False, immediate=True)
-        await pilot.pause(0.1)
+        await pilot.pause()
         for y in range(0, view.max_scroll_y + 1, 30):
             view.scroll_to(y=y, animate=False, immediate=True)
-            await pilot.pause(0.05)
+            await pilot.pause()  # the screen is drawn at `y`
             assert foreign_controls(terminal_output(app)) == [], y
         for name in ("hostile.md", "hostile.jsonl"):
             await pilot.press("e")
-            await pilot.pause(0.1)
+            await wait_until(pilot, lambda: bool(app.screen.query("#export-path")))
             field = app.screen.query_one("#export-path")
             field.value = str(tmp_path / name)  # type: ignore[attr-defined]
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+            await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
     exported = [strict_json(line) for line in
                 (tmp_path / "hostile.jsonl").read_bytes().decode("utf-8").splitlines()]
     assert len(exported) == 10 and exported[-1]["content"] == "the last word"
@@ -351,9 +357,9 @@ async def test_the_list_draws_hostile_names_and_previews_safely(murmur_home: Pat
     async with app.run_test(size=(160, 30)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
-        await wait_for(pilot, lambda: all(r.shown()[3] != "…" for r in screen.rows.rows))
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: all(r.shown()[3] != "…" for r in screen.rows.rows))
+        await pilot.pause()  # and drawn
         output = terminal_output(app)
         assert foreign_controls(output) == []
         assert "evil␛[2Jstore" in output and "ctx␇one" in output
@@ -372,28 +378,30 @@ async def test_enter_in_the_filter_opens_the_match_and_esc_or_q_quit_standalone(
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
         screen.filter_input.focus()
         await pilot.press(*"cats", "enter")  # one Enter: the match opens
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         assert "about cats" in texts(app.screen)  # type: ignore[arg-type]
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen)
+        await wait_until(pilot, lambda: app.screen is screen)
         await pilot.press("escape")  # clears the filter
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: screen.filter_input.value == "")
         assert screen.filter_input.value == "" and app.is_running
         await pilot.press("escape")  # nothing to clear, nothing to go back to: quit
-        await wait_for(pilot, lambda: not app.is_running)
+        await wait_until(pilot, lambda: not app.is_running)
     again = BrowserApp(murmur_home)
     async with again.run_test(size=(160, 40)) as pilot:
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(again.screen, ConversationsScreen)
+                         and again.screen.filter_input.has_focus)
         await pilot.press("q")  # typed into the filter, which has the focus
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: isinstance(again.screen, ConversationsScreen)
+                         and again.screen.filter_input.value == "q")
         listing = again.screen
         assert isinstance(listing, ConversationsScreen)
         assert listing.filter_input.value == "q" and again.is_running
         await pilot.press("escape", "tab", "q")  # on the list, `q` quits
-        await wait_for(pilot, lambda: not again.is_running)
+        await wait_until(pilot, lambda: not again.is_running)
 
 
 async def test_the_browser_opens_with_the_filter_focused_and_arrows_move_the_list(
@@ -404,20 +412,20 @@ async def test_the_browser_opens_with_the_filter_focused_and_arrows_move_the_lis
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 3)
+        await wait_until(pilot, lambda: screen.rows.row_count == 3)
         assert screen.filter_input.has_focus
         await pilot.press(*"cats")  # no click, no Tab: the keys filter
-        await wait_for(pilot, lambda: screen.rows.row_count == 2)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2)
         assert screen.rows.highlighted == "r/ctx_1"  # the newest match
         await pilot.press("down")  # moves the list, the filter keeps the focus and its text
         assert screen.rows.highlighted == "r/ctx_0"
         assert screen.filter_input.has_focus and screen.filter_input.value == "cats"
         await pilot.press("up", "down", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         assert "about cats" in texts(app.screen)  # type: ignore[arg-type]
         assert "mice" not in texts(app.screen)  # type: ignore[arg-type]
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen)
+        await wait_until(pilot, lambda: app.screen is screen)
         assert screen.filter_input.has_focus  # back where the reader left it
         await pilot.press("ctrl+f")  # search every record from the filter
-        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen))

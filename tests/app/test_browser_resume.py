@@ -9,10 +9,11 @@ import argparse
 import shutil
 from pathlib import Path
 
-from tests.app.conftest import wait_for
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
 from tests.fakes import start_session
 from tests.fakes import write_conversation as make
+from tests.responses import text_response
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.browser.app import BrowserApp
 from tui.app.browser.conversation import ConversationScreen
@@ -61,7 +62,7 @@ async def test_the_list_shows_what_the_index_knows_and_blanks_for_the_rest(
     async with app.run_test(size=(220, 30)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 3 and screen.sessions is not None)
+        await wait_until(pilot, lambda: screen.rows.row_count == 3 and screen.sessions is not None)
         header = str(screen.rows.header())
         for title in ("outcome", "tasks", "duration", "capsule"):
             assert title in header
@@ -87,14 +88,14 @@ async def test_r_in_the_standalone_browser_continues_into_a_resumed_session(
     async with app.run_test(size=(200, 30)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 2 and screen.sessions is not None)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2 and screen.sessions is not None)
         # the newest row was written by mur: nothing to resume, and the browser says why
         assert screen.rows.highlighted == "other/ctx_newer"
         await pilot.press("tab", "r")  # the filter has the focus; `r` is the list's
-        await wait_for(pilot, lambda: "no murmur-tui session" in toasts(app))
+        await wait_until(pilot, lambda: "no murmur-tui session" in toasts(app))
         assert app.is_running
         await pilot.press("down", "r")
-        await wait_for(pilot, lambda: not app.is_running)
+        await wait_until(pilot, lambda: not app.is_running)
     chosen = app.return_value
     assert isinstance(chosen, ResumeConversation) and chosen.mode == "full"
     assert chosen.entry.session_id == first.session_id
@@ -127,12 +128,12 @@ async def test_capital_r_asks_for_compact_and_a_capsule_without_hooks_is_refused
     async with app.run_test(size=(200, 30)) as pilot:
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 2 and screen.sessions is not None)
+        await wait_until(pilot, lambda: screen.rows.row_count == 2 and screen.sessions is not None)
         await pilot.press("tab", "R")  # the plain capsule's conversation: it has no hook
-        await wait_for(pilot, lambda: "has no hook" in toasts(app))
+        await wait_until(pilot, lambda: "has no hook" in toasts(app))
         assert app.is_running
         await pilot.press("down", "R")
-        await wait_for(pilot, lambda: not app.is_running)
+        await wait_until(pilot, lambda: not app.is_running)
     chosen = app.return_value
     assert isinstance(chosen, ResumeConversation)
     assert (chosen.entry.session_id, chosen.mode) == ("ses_hooked", "compact")
@@ -145,11 +146,11 @@ async def test_a_capsule_that_is_gone_is_refused_in_the_conversation_view(
     shutil.rmtree(root)
     app = BrowserApp(murmur_home, record=session.capsule.record_store, context=session.context_id)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
         await pilot.press("r")
-        await wait_for(pilot, lambda: "is gone" in toasts(app))
+        await wait_until(pilot, lambda: "is gone" in toasts(app))
         assert str(root) in toasts(app)
-        await pilot.pause(0.2)
+        await pilot.pause()  # whatever the refusal would do next is done
         assert app.is_running and isinstance(app.screen, ConversationScreen)
     assert app.return_value is None
 
@@ -160,14 +161,14 @@ async def test_r_over_the_supervisor_resumes_in_a_follow_up_session(
     app = SupervisorApp(murmur_home)
     first = start_session(app, root)
     async with app.run_test(size=(200, 40)) as pilot:
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await pilot.press("b")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
+        await wait_until(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
         await pilot.press("tab", "r")
-        await wait_for(pilot, lambda: app.session is not first and app.result is not None,
+        await wait_until(pilot, lambda: app.session is not first and app.result is not None,
                        within=60)
         assert app.screen is app.supervisor
         assert app.session is not None and app.session.context_id == first.context_id

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.app.conftest import settle, wait_for
+from tests.app.conftest import settle
 from tests.app.test_prompt import start
-from tests.conftest import CapsuleFactory, text_response, tool_response
+from tests.conftest import CapsuleFactory
+from tests.responses import text_response, tool_response
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 
 
@@ -16,12 +18,12 @@ async def test_a_shell_calls_detail_says_its_contract(murmur_home: Path,
     app = SupervisorApp(murmur_home)
     start(app, root)
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         tools = app.supervisor.tools
         tools.rows.focus()
         await pilot.press("home")
-        await wait_for(pilot, lambda: "contract:" in tools._detail_text)
+        await wait_until(pilot, lambda: "contract:" in tools._detail_text)
         line = next(x for x in tools._detail_text.splitlines() if x.startswith("contract:"))
         assert "mutating, replay unsafe" in line and "process.execute" in line
         assert "(built-in)" in line and " · fingerprint " in line

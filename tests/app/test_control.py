@@ -2,32 +2,26 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import keep_notes, key_clock, settle, wait_for
+from tests.app.conftest import keep_notes, key_clock, settle
+from tests.capsules import write_capsule
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
+from tests.responses import text_response, tool_response
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.keys import CTRL_C_WINDOW, ESC_WINDOW
 from tui.app.screens.confirm import ConfirmScreen
 
 
 def sleeping_capsule(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": "sleep 600"}}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "never"}]}]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: sleeper\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  shell_grace_secs: 600\n")  # the command stays the call's, however slow
-    return root
+    return write_capsule(root, [tool_response("sleep 600", "s1"), text_response("never")],
+                         name="sleeper", max_turns=None,
+                         # the command stays the call's, however slow
+                         lifecycle={"shell_grace_secs": 600})
 
 
 async def test_escape_twice_cancels_and_the_files_stay_complete(tmp_path: Path,
@@ -36,11 +30,11 @@ async def test_escape_twice_cancels_and_the_files_stay_complete(tmp_path: Path,
     key_clock(app)
     session = start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("escape")
         assert not app.cancel.is_set()  # one Esc only warns
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "canceled"
         assert str(app.supervisor.status.render()).startswith("finished canceled")
@@ -57,16 +51,16 @@ async def test_an_esc_after_the_window_only_warns_again(tmp_path: Path,
     clock = key_clock(app)
     start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("escape")
         clock.advance(ESC_WINDOW + 0.1)
         await pilot.press("escape")  # too late to be the second: a first again
-        await wait_for(pilot, lambda: said.count(
+        await wait_until(pilot, lambda: said.count(
             "Press Esc again to cancel the running turn.") == 2)
         assert not app.cancel.is_set() and app.running
         clock.advance(ESC_WINDOW - 0.1)  # within the window: the second
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         assert app.result is not None and app.result.exit_status == "canceled"
 
 
@@ -75,36 +69,34 @@ async def test_q_asks_before_quitting_a_running_session(tmp_path: Path,
     app = SupervisorApp(murmur_home)
     session = start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("q")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         assert app.running and not app.cancel.is_set()
         await pilot.press("q")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await wait_for(pilot, lambda: app.return_code is not None)
+        await wait_until(pilot, lambda: app.return_code is not None)
     assert app.return_code == 1
     assert read_jsonl(session.paths.trace)[-1]["exit_status"] == "canceled"
 
 
 async def test_after_the_session_the_screen_stays_and_q_quits(murmur_home: Path,
                                                               make_capsule: object) -> None:
-    from tests.conftest import text_response
-
     root = make_capsule([text_response("The answer is 42.")])  # type: ignore[operator]
     app = SupervisorApp(murmur_home)
     start(app, root)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.is_running and str(app.supervisor.status.render()).startswith("finished ok")
         await pilot.press("y")  # copy the result
         assert app.clipboard == "The answer is 42."
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None)
+        await wait_until(pilot, lambda: app.return_code is not None)
     assert app.return_code == 0
 
 
@@ -113,10 +105,10 @@ async def test_copy_says_copied_only_when_something_was(murmur_home: Path) -> No
     said = keep_notes(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("y")
-        await wait_for(pilot, lambda: any("nothing was copied" in note for note in said))
+        await wait_until(pilot, lambda: any("nothing was copied" in note for note in said))
         assert app.clipboard == ""
         await pilot.press("ctrl+c")  # nothing selected, nothing running: Ctrl+C means quit
-        await wait_for(pilot, lambda: any("Press Ctrl+C again to quit" in note
+        await wait_until(pilot, lambda: any("Press Ctrl+C again to quit" in note
                                           for note in said))
         assert not any(note.startswith("Copied") for note in said)
 
@@ -127,14 +119,14 @@ async def test_ctrl_c_cancels_the_task_and_a_second_one_quits(tmp_path: Path,
     key_clock(app)  # the second comes within the window however long the cancel takes
     start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("ctrl+c")  # one cancels the running task, at once
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "canceled"
         assert app.is_running
         await pilot.press("ctrl+c")  # a second, soon after: quit without asking
-        await wait_for(pilot, lambda: not app.is_running)
+        await wait_until(pilot, lambda: not app.is_running)
     assert app.return_code == 1  # the session ended canceled
 
 
@@ -144,9 +136,9 @@ async def test_ctrl_c_twice_on_a_running_session_cancels_it_and_quits(
     key_clock(app)
     session = start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("ctrl+c", "ctrl+c")
-        await wait_for(pilot, lambda: not app.is_running)
+        await wait_until(pilot, lambda: not app.is_running)
     trace = read_jsonl(session.paths.trace)
     assert trace[-1]["event_type"] == "session_end" and trace[-1]["exit_status"] == "canceled"
 
@@ -160,11 +152,11 @@ async def test_a_ctrl_c_after_the_window_asks_again_instead_of_quitting(
         await pilot.press("ctrl+c")
         clock.advance(CTRL_C_WINDOW + 0.1)
         await pilot.press("ctrl+c")  # too late to be the second: a first again
-        await wait_for(pilot, lambda: said.count("Press Ctrl+C again to quit.") == 2)
+        await wait_until(pilot, lambda: said.count("Press Ctrl+C again to quit.") == 2)
         assert app.is_running
         clock.advance(CTRL_C_WINDOW - 0.1)  # within the window: the second
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: not app.is_running)
+        await wait_until(pilot, lambda: not app.is_running)
     assert app.return_code == 1  # nothing ran to an ok end
 
 
@@ -173,11 +165,11 @@ async def test_the_footer_offers_cancel_only_while_a_task_runs(tmp_path: Path,
     app = SupervisorApp(murmur_home)
     start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         assert app.check_action("cancel_turn", ()) is True
         assert app.check_action("answer", ()) is False  # no question waits
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.check_action("cancel_turn", ()) is False
         shown = {binding.action for (_, binding, enabled, _) in app.active_bindings.values()
@@ -196,12 +188,12 @@ async def test_a_screenshot_goes_where_it_can_and_says_where(
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(100, 30)) as pilot:
         app.action_screenshot()
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: any(work.glob("*.svg")) and bool(app._notifications))
         saved = list(work.glob("*.svg"))
         assert len(saved) == 1 and saved[0].read_text().startswith("<svg")
         notes = [n.message for n in app._notifications]
         assert any(str(saved[0]) in note for note in notes)
         (home / "Downloads").mkdir()
         app.action_screenshot()
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: any((home / "Downloads").glob("*.svg")))
         assert len(list((home / "Downloads").glob("*.svg"))) == 1

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.widgets import Markdown, Static
 
-from tests.app.conftest import answerable, settle, wait_for
+from tests.app.conftest import answerable, settle
+from tests.capsules import write_capsule
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
+from tests.responses import call_response, text_response
+from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
@@ -30,21 +31,11 @@ class BellCountingApp(SupervisorApp):
 
 
 def asking_capsule(root: Path, prompt: str = "Which branch?", extra: str = "") -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps: list[dict[str, Any]] = [
-        {"stop_reason": "tool_call", "content": [
-            {"type": "text", "text": "Let me ask."},
-            {"type": "tool_call", "id": "q1", "name": "ask", "input": {"p": prompt}}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "Thanks."}]},
-    ]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: asking\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n" + extra)
-    return root
+    return write_capsule(
+        root, [call_response("ask", {"p": prompt}, "q1", text="Let me ask."),
+               text_response("Thanks.")],
+        name="asking", max_turns=None, shell=(), tools={"ask": FIXTURES / "ask_tool.wasm"},
+        extra=extra)
 
 
 async def test_the_question_appears_and_the_answer_reaches_the_tool(
@@ -57,16 +48,16 @@ async def test_the_question_appears_and_the_answer_reaches_the_tool(
             found = app.desk.dialog.query("#question") if app.desk.dialog is not None else []
             return bool(found) and '{"p":"Which branch?"}' in found[0].source
 
-        await wait_for(pilot, shown)
+        await wait_until(pilot, shown)
         dialog = app.desk.dialog
         assert isinstance(dialog, AskScreen)
         assert str(dialog.query_one("#asker", Static).render()) == "ask asks:"
         assert '{"p":"Which branch?"}' in dialog.query_one("#question", Markdown).source
         assert app.rang == 1 and app.title.startswith("? ask asks")
         assert "asking" in str(app.supervisor.status.render())
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"main", "shift+enter", *"dev", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "ok"
         assert app.desk.dialog is None and app.title == "murmur-tui"
@@ -92,7 +83,7 @@ async def test_keys_right_after_it_opens_are_ignored(tmp_path: Path, murmur_home
     app = SupervisorApp(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
         dialog = app.desk.dialog
         assert dialog is not None
         await pilot.press(*"oops", "enter")  # type-ahead meant for the main screen
@@ -101,7 +92,7 @@ async def test_keys_right_after_it_opens_are_ignored(tmp_path: Path, murmur_home
         dialog.arming_seconds = 0.0  # the guard's time is up
         assert dialog.armed
         await pilot.press(*"yes", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         assert app.result is not None and app.result.exit_status == "ok"
 
 
@@ -110,17 +101,18 @@ async def test_escape_hides_the_question_and_a_brings_it_back(tmp_path: Path,
     app = SupervisorApp(murmur_home)
     start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press("escape")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.desk.dialog is None
+                         and "asking (1 question)" in str(app.supervisor.status.render()))
         assert app.desk.dialog is None and len(app.desk.questions) == 1
         assert "asking (1 question)" in str(app.supervisor.status.render())
         await pilot.press("a")
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"later", "enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         assert app.result is not None and app.result.exit_status == "ok"
 
 
@@ -135,16 +127,17 @@ async def test_further_questions_wait_in_a_visible_queue(murmur_home: Path) -> N
         threads = [threading.Thread(target=asker, args=(n,)) for n in ("one", "two")]
         for thread in threads:
             thread.start()
-        await wait_for(pilot, lambda: len(app.desk.questions) == 2 and app.desk.dialog is not None
+        await wait_until(pilot, lambda: len(app.desk.questions) == 2 and app.desk.dialog is not None
                        and bool(app.desk.dialog.query("#waiting")))
         dialog = app.desk.dialog
         assert dialog is not None
         assert "1 more question waiting" in str(dialog.query_one("#waiting", Static).render())
         first = dialog.question.request.request_id
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"A", "enter")
-        await wait_for(pilot, lambda: app.desk.dialog is not None and app.desk.dialog is not dialog)
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: app.desk.dialog is not None
+                         and app.desk.dialog is not dialog)
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"B", "enter")
         for thread in threads:
             thread.join(timeout=5)
@@ -164,13 +157,13 @@ async def test_a_question_asked_before_a_restart_says_so(murmur_home: Path) -> N
     async with app.run_test(size=(120, 40)) as pilot:
         thread = threading.Thread(target=asker)
         thread.start()
-        await wait_for(pilot, lambda: app.desk.dialog is not None
+        await wait_until(pilot, lambda: app.desk.dialog is not None
                        and bool(app.desk.dialog.query("#asker")))
         dialog = app.desk.dialog
         assert dialog is not None
         assert str(dialog.query_one("#asker", Static).render()) == \
             "ask asks (asked before the restart):"
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"main", "enter")
         thread.join(timeout=5)
         assert answers == ["main"]
@@ -183,11 +176,11 @@ async def test_an_unanswered_question_times_out_and_the_task_fails(
     async with app.run_test(size=(120, 40)) as pilot:
         # the countdown shows while the question waits (however long a loaded machine takes
         # to get there: the question has ten minutes)
-        await wait_for(pilot, lambda: app.desk.dialog is not None
+        await wait_until(pilot, lambda: app.desk.dialog is not None
                        and app.desk.dialog.is_mounted and str(
             app.desk.dialog.countdown.render()).startswith("answer within"))
         app.desk.questions[0].asked_at -= 600  # then its time is up
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "failed"
         assert app.desk.dialog is None and app.desk.questions == []
@@ -208,9 +201,9 @@ async def test_the_responder_times_out_without_the_app_answering(murmur_home: Pa
     async with app.run_test(size=(100, 30)) as pilot:
         thread = threading.Thread(target=asker)
         thread.start()
-        await wait_for(pilot, lambda: bool(outcome))
+        await wait_until(pilot, lambda: bool(outcome))
         thread.join(timeout=2)
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.desk.questions == [] and app.desk.dialog is None)
         assert app.desk.questions == [] and app.desk.dialog is None
 
 
@@ -221,14 +214,14 @@ async def test_the_demo_capsule_end_to_end(murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
     start(app, demo_capsule())
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
         assert app.desk.dialog is not None
         assert app.desk.dialog.question.request.tool_name == "ask-user"
         assert "thinking" not in app.supervisor.transcript.window_turns[0].lines
         assert app.supervisor.transcript.window_turns[0].thinking  # streamed before asking
-        await wait_for(pilot, lambda: app.desk.dialog is not None and app.desk.dialog.armed)
+        await wait_until(pilot, lambda: app.desk.dialog is not None and app.desk.dialog.armed)
         await pilot.press(*"yes", "enter")
-        await wait_for(pilot, lambda: app.result is not None, within=60)
+        await wait_until(pilot, lambda: app.result is not None, within=60)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "ok"
         drawn = "\n".join(app.supervisor.transcript.plain_lines)
@@ -243,7 +236,7 @@ async def test_closing_the_screen_with_a_question_open_cancels_the_session(
     app = SupervisorApp(murmur_home)
     session = start(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
     trace = session.paths.trace
 
     def ended() -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.app.conftest import replay, settle, wait_for
+from tests.app.conftest import replay, settle
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.bridge import MIN_FLUSH_EVENTS
 from tui.core.events import vocabulary as ev
@@ -39,7 +40,7 @@ async def test_a_flood_is_spread_over_batches_in_order_and_all_of_it_arrives(
     assert len(events) > 10 * MIN_FLUSH_EVENTS
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.1)
+        await pilot.pause()  # mounted, before the flood
         for event in events:
             app.bridge.emit(event)
         await settle(pilot)
@@ -68,12 +69,12 @@ async def test_a_streaming_answer_is_plain_text_until_its_turn_is_done(
     async with app.run_test(size=(120, 40)) as pilot:
         await replay(pilot, made)
         transcript = app.supervisor.transcript
-        await wait_for(pilot, lambda: any("**bold words**" in line
+        await wait_until(pilot, lambda: any("**bold words**" in line
                                           for line in transcript.plain_lines))
         made.clear()
         stream.emit(ev.TurnCompleted(task_id="t", turn=0, input_tokens=1, output_tokens=5,
                     decision="final", stop_reason="end_turn", tool_name=None, model="m"))
         await replay(pilot, made)
-        await wait_for(pilot, lambda: any("Some bold words here" in line
+        await wait_until(pilot, lambda: any("Some bold words here" in line
                                           for line in transcript.plain_lines))
         assert not any("**" in line for line in transcript.plain_lines)

@@ -11,7 +11,8 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay, wait_for
+from tests.app.conftest import recorded, replay
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.approver import PendingApproval
 from tui.app.screens.approve import ApproveScreen
@@ -32,6 +33,12 @@ def on_screen(app: App[object], widget: Widget) -> bool:
         widget.parent.region.contains_region(region)
 
 
+def shown(app: App[object], selector: str) -> bool:
+    """The screen has composed the widget and laid it out on screen."""
+    found = app.screen.query(selector)
+    return bool(found) and on_screen(app, found.first())
+
+
 def footer_keys(app: App[object]) -> set[str]:
     return {binding.key for (_, binding, enabled, _) in app.screen.active_bindings.values()
             if enabled and binding.show}
@@ -48,14 +55,16 @@ async def test_below_100_columns_the_panes_take_turns_and_resize_live(
         assert "p" in footer_keys(app)
         screen.transcript.focus()
         await pilot.press("p")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: panes.region.width == 80 and left.region.area == 0
+                         and screen.tools.rows.has_focus)
         assert panes.region.width == 80 and left.region.area == 0
         assert screen.tools.rows.has_focus and screen.tools.rows.region.height > 2
         await pilot.press("p")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: left.region.width == 80 and screen.transcript.has_focus)
         assert left.region.width == 80 and screen.transcript.has_focus
         await pilot.press("3")  # a pane's key brings the panes forward
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: panes.region.width == 80
+                         and screen.faults.rows.region.area > 0)
         assert panes.region.width == 80 and screen.faults.rows.region.area > 0
         # with a pane's list focused, the keys go from pane to pane (the focus follows: it
         # is not left in the pane going out of sight, which would bring that pane back)
@@ -64,18 +73,20 @@ async def test_below_100_columns_the_panes_take_turns_and_resize_live(
                                  ("1", "tab-tools", screen.tools.rows),
                                  ("3", "tab-faults", screen.faults.rows)):
             await pilot.press(key)
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: tabs.active == tab  # noqa: B023 - awaited here
+                             and widget.has_focus and widget.region.area > 0)  # noqa: B023
             assert tabs.active == tab and widget.has_focus and widget.region.area > 0
         # wider: side by side again, without a restart; `p` is no longer offered
         await pilot.resize_terminal(160, 48)
-        await wait_for(pilot, lambda: not screen.narrow)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: not screen.narrow)
+        await wait_until(pilot, lambda: left.region.area > 0 and panes.region.area > 0
+                         and left.region.right <= panes.region.x)
         assert left.region.area > 0 and panes.region.area > 0
         assert left.region.right <= panes.region.x and left.region.width > panes.region.width
         assert "p" not in footer_keys(app)
         await pilot.resize_terminal(80, 24)
-        await wait_for(pilot, lambda: screen.narrow)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: screen.narrow)
+        await wait_until(pilot, lambda: panes.region.width == 80)
         assert panes.region.width == 80  # it remembers which it was showing
 
 
@@ -88,7 +99,7 @@ async def test_at_160_columns_the_panes_sit_beside_the_transcript(murmur_home: P
         left, panes = screen.query_one("#left"), screen.query_one("#panes")
         assert left.region.y == panes.region.y and left.region.right <= panes.region.x
         await pilot.press("p")  # not offered here: nothing changes
-        await pilot.pause(0.1)
+        await pilot.pause()  # had it done something, it would show by now
         assert left.region.area > 0 and panes.region.area > 0
 
 
@@ -104,9 +115,9 @@ async def test_the_question_dialog_at_60x20_keeps_its_field_and_hint() -> None:
     async with app.run_test(size=(60, 20)) as pilot:
         question = Question(InputRequest("r1", LONG, "ask-user", timeout_secs=60))
         app.push_screen(AskScreen(question, 2))
-        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, AskScreen))
         dialog = app.screen
+        await wait_until(pilot, lambda: shown(app, "#answer") and shown(app, "#hint"))
         answer, hint = dialog.query_one("#answer"), dialog.query_one("#hint")
         scroll = dialog.query_one("#question-scroll")
         assert on_screen(app, answer) and on_screen(app, hint)
@@ -115,15 +126,16 @@ async def test_the_question_dialog_at_60x20_keeps_its_field_and_hint() -> None:
         assert "Esc hides" in str(hint.render())
         assert on_screen(app, scroll) and scroll.max_scroll_y > 0  # the question scrolls
         scroll.scroll_end(animate=False)  # after the next refresh
-        await wait_for(pilot, lambda: scroll.scroll_y == scroll.max_scroll_y)
+        await wait_until(pilot, lambda: scroll.scroll_y == scroll.max_scroll_y)
 
 
 async def test_a_short_question_keeps_a_small_dialog_on_a_tall_terminal() -> None:
     app = DialogApp()
     async with app.run_test(size=(120, 40)) as pilot:
         app.push_screen(AskScreen(Question(InputRequest("r1", "Which branch?", "ask")), 0))
-        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await wait_until(pilot, lambda: shown(app, "#question-scroll"))  # composed, laid out
+        await pilot.pause()
         scroll = app.screen.query_one("#question-scroll")
         assert scroll.region.height <= 3 and scroll.max_scroll_y == 0
 
@@ -137,11 +149,11 @@ async def test_the_approval_dialog_at_60x20_keeps_its_choices_reason_and_hint(
     app = DialogApp()
     async with app.run_test(size=(60, 20)) as pilot:
         app.push_screen(ApproveScreen(PendingApproval(request)))
-        await wait_for(pilot, lambda: isinstance(app.screen, ApproveScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ApproveScreen))
         dialog = app.screen
         parts = ("#choices", "#hint", "#call-scroll")
         # laid out once it fits: a loaded machine takes a few frames to get there
-        await wait_for(pilot, lambda: all(dialog.query(p) and on_screen(app, dialog.query_one(p))
+        await wait_until(pilot, lambda: all(dialog.query(p) and on_screen(app, dialog.query_one(p))
                                           for p in parts))
         await pilot.press("d")
 
@@ -149,7 +161,7 @@ async def test_the_approval_dialog_at_60x20_keeps_its_choices_reason_and_hint(
             reason = dialog.query_one("#reason")
             return on_screen(app, reason) and reason.region.height == 3 and reason.has_focus
 
-        await wait_for(pilot, reason_shown)
+        await wait_until(pilot, reason_shown)
         assert on_screen(app, dialog.query_one("#hint"))
 
 
@@ -157,8 +169,8 @@ async def test_the_quit_question_fits_60_columns() -> None:
     app = DialogApp()
     async with app.run_test(size=(60, 20)) as pilot:
         app.push_screen(ConfirmScreen("A session is running. Quit anyway (it is canceled)?"))
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(pilot, lambda: shown(app, "#yes") and shown(app, "#no"))
         for button in ("#yes", "#no"):
             assert on_screen(app, app.screen.query_one(button)), button
 

@@ -4,11 +4,12 @@ calls pane, and the result added without printing the output twice."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.app.conftest import wait_for
+from tests.capsules import write_capsule
 from tests.fakes import start_session as start
+from tests.responses import text_response, tool_response
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.core.events import vocabulary as ev
 
@@ -19,18 +20,10 @@ COMMAND = ("for i in 1 2 3 4 5; do echo tick $i; sleep 0.1; done; "
 
 
 def live_capsule(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": "s1", "name": "bash", "input": {"command": COMMAND}}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "all done"}]}]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: live\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  shell_grace_secs: 600\n")  # the command stays the call's, however slow
-    return root
+    return write_capsule(root, [tool_response(COMMAND, "s1"), text_response("all done")],
+                         name="live", max_turns=None,
+                         # the command stays the call's, however slow
+                         lifecycle={"shell_grace_secs": 600})
 
 
 async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
@@ -43,7 +36,7 @@ async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
         def shell_text() -> str:
             return "\n".join(row.cells[0] for row in screen.shell.rows)
 
-        await wait_for(pilot, lambda: "tick 3" in shell_text(), within=60)
+        await wait_until(pilot, lambda: "tick 3" in shell_text(), within=60)
         assert screen.shell.count == 0  # the command has not ended: no result yet
         text = shell_text()
         assert text.splitlines()[0].endswith("running…") and "  tick 1" in text
@@ -53,10 +46,10 @@ async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
         rows = screen.tools.rows.rows
         assert rows[0].cells[1].endswith("run") and screen.tools.ticker is not None
         first = list(rows[0].cells)
-        await wait_for(pilot, lambda: list(screen.tools.rows.rows[0].cells) != first)
+        await wait_until(pilot, lambda: list(screen.tools.rows.rows[0].cells) != first)
         (session.paths.accessible / "go").write_text("")
-        await wait_for(pilot, lambda: app.result is not None, within=60)
-        await wait_for(pilot, lambda: screen.shell.count == 1)
+        await wait_until(pilot, lambda: app.result is not None, within=60)
+        await wait_until(pilot, lambda: screen.shell.count == 1)
         text = shell_text()
         assert text.count("tick 1") == 1  # shown live, not again as the excerpt
         assert "released" in text and "exit 0" in text
@@ -67,7 +60,7 @@ async def test_a_running_commands_lines_show_before_it_ends(tmp_path: Path,
         assert shown[-1].startswith("  ✓ exit 0 · ")
         assert sum(line.startswith("$ ") for line in shown) == 1
         assert screen.tools.rows.rows[0].cells[1] == "exit 0"
-        await wait_for(pilot, lambda: screen.tools.ticker is None)  # nothing runs: no timer
+        await wait_until(pilot, lambda: screen.tools.ticker is None)  # nothing runs: no timer
 
 
 async def test_a_call_being_composed_shows_before_it_starts(murmur_home: Path) -> None:
@@ -85,7 +78,7 @@ async def test_a_call_being_composed_shows_before_it_starts(murmur_home: Path) -
             ev.ToolCallStarted(**base, call_id="c1", tool_name="fetch", kind="wasm",
                                input={"url": "x"}),
             ev.ToolProgress(**base, call_id="c1", text="downloading 40%\n")])
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: screen.tools.rows.rows[0].cells[6] == "downloading 40%")
         lines = [line for t in screen.transcript.window_turns for line in t.lines.values()]
         assert any("fetch" in line and "⋯ downloading 40%" in line for line in lines)
         assert screen.tools.rows.rows[0].cells[6] == "downloading 40%"

@@ -7,25 +7,15 @@ import json
 import re
 from pathlib import Path
 
-from tests.app.conftest import wait_for
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
 from tests.fakes import start_session
+from tests.responses import text_response
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.models.status import SessionState
 from tui.core.events import vocabulary as ev
 
-PACED = """\
-name: paced
-version: "1.0.0"
-artifacts:
-  - name: drv
-    runtime: driver
-    builtin: scripted
-    config: {script: script.json, chunk_chars: 4, chars_per_second: 120}
-inference:
-  model: m
-  driver: {artifact: drv}
-"""
+PACED = {"chunk_chars": 4, "chars_per_second": 120}  # the scripted driver streams slowly
 
 
 def out_tokens(app: SupervisorApp) -> str:
@@ -36,16 +26,16 @@ def out_tokens(app: SupervisorApp) -> str:
 async def test_output_tokens_count_up_while_the_answer_streams(
         make_capsule: CapsuleFactory, murmur_home: Path) -> None:
     answer = " ".join(f"word{n}" for n in range(60))  # ~360 characters: 3 s at 120/s
-    root = make_capsule([text_response(answer)], manifest=PACED)
+    root = make_capsule([text_response(answer)], name="paced", driver_config=PACED)
     app = SupervisorApp(murmur_home)
     session = start_session(app, root)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: out_tokens(app).startswith("~"))
+        await wait_until(pilot, lambda: out_tokens(app).startswith("~"))
         first = int(out_tokens(app)[1:])
-        await wait_for(pilot, lambda: out_tokens(app).startswith("~")
+        await wait_until(pilot, lambda: out_tokens(app).startswith("~")
                        and int(out_tokens(app)[1:]) > first)
-        await wait_for(pilot, lambda: app.result is not None)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: out_tokens(app)[:1] not in ("", "~"))  # the real count
         trace = [json.loads(line) for line in session.paths.trace.read_text().splitlines()]
         counted = sum(line.get("output_tokens", 0) for line in trace
                       if line["event_type"] == "inference")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay, wait_for
+from tests.app.conftest import recorded, replay
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventStream
@@ -48,7 +49,8 @@ async def test_recorded_session_fills_every_pane(murmur_home: Path) -> None:
         assert rows[0][5:] == ["read", "demo:question"]
         # shell: command, exit code, excerpt and truncation (rendered once the pane shows)
         await pilot.press("2")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: "exit 3" in "\n".join(row.cells[0]
+                                                              for row in screen.shell.rows))
         shell = "\n".join(row.cells[0] for row in screen.shell.rows)
         assert "$ echo hello from bash   exit 0" in shell
         assert "exit 3" in shell and "stderr: oops" in shell
@@ -75,7 +77,8 @@ async def test_selecting_a_call_shows_its_input_and_output(murmur_home: Path) ->
         rows = app.supervisor.tools.rows
         rows.focus()
         await pilot.press("home", "down", "down")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: "echo oops >&2; exit 3"
+                         in str(app.supervisor.tools.detail.render()))
         detail = str(app.supervisor.tools.detail.render())
         assert "echo oops >&2; exit 3" in detail
         # one truth per call: the detail says what the row and the transcript say
@@ -124,7 +127,7 @@ async def test_long_sessions_keep_a_bounded_window(murmur_home: Path) -> None:
         # scrolling to the top brings older turns back, a batch at a time
         hidden = transcript.hidden_older
         transcript.scroll_home(animate=False)
-        await wait_for(pilot, lambda: transcript.hidden_older < hidden)
+        await wait_until(pilot, lambda: transcript.hidden_older < hidden)
         brought = hidden - transcript.hidden_older
         assert brought % transcript_module.LOAD_OLDER == 0
         assert transcript.window_turns[0].number == transcript.hidden_older + 1
@@ -161,7 +164,9 @@ async def test_a_retry_shows_on_the_status_bar_and_drops_the_partial_answer(
         assert "retrying in" in str(app.supervisor.status.render())
         assert "(429)" in str(app.supervisor.status.render())
         assert app.state.retries == 1
-        await pilot.pause(1.2)  # the bar's once-a-second refresh keeps counting down
+        # the bar's once-a-second refresh keeps counting down
+        await wait_until(pilot, lambda: "retrying in 3600 s"
+                         not in str(app.supervisor.status.render()))
         assert app.supervisor.status.has_class("retrying")
         assert re.search(r"retrying in 3\d{3} s \(429\)", str(app.supervisor.status.render()))
         lines = list(app.supervisor.transcript.plain_lines)

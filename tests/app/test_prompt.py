@@ -11,9 +11,11 @@ from typing import Any
 from textual import events
 from textual.pilot import Pilot
 
-from tests.app.conftest import key_clock, settle, wait_for
-from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.app.conftest import key_clock, settle
+from tests.conftest import CapsuleFactory, read_jsonl
 from tests.fakes import RecordingDriver
+from tests.responses import text_response, tool_response
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.keys import ESC_WINDOW
 from tui.app.screens.ask import AskScreen
@@ -41,11 +43,19 @@ def start(app: SupervisorApp, root: Path, driver: RecordingDriver | None = None,
 async def type_prompt(pilot: Pilot[Any], text: str) -> None:
     await pilot.press(*text)
     await pilot.press("enter")
-    await pilot.pause(0.05)
 
 
 def queued(app: SupervisorApp) -> list[str]:
     return [item.text for item in app.prompts.queue.items]
+
+
+async def queue_prompt(pilot: Pilot[Any], text: str, shown: str | None = None) -> None:
+    """Type `text` and Enter, and wait until the queue ends with it (`shown`, when the prompt
+    held more than was typed)."""
+    await type_prompt(pilot, text)
+    app = pilot.app
+    assert isinstance(app, SupervisorApp)
+    await wait_until(pilot, lambda: queued(app)[-1:] == [shown or text])
 
 
 def events_of(trace: Path, kind: str) -> list[dict[str, Any]]:
@@ -65,20 +75,20 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
     app = SupervisorApp(murmur_home)
     session = start(app, root, driver)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
         for text in ("one", "two", "three"):
-            await type_prompt(pilot, text)
+            await queue_prompt(pilot, text)
         assert queued(app) == ["one", "two", "three"]
         assert app.supervisor.queue_view.display
         assert [item.sent for item in app.prompts.queue.items] == [True, False, False]
         (session.paths.accessible / "go").write_text("")
-        await wait_for(pilot, lambda: app.state.tasks_ended == 4)
+        await wait_until(pilot, lambda: app.state.tasks_ended == 4)
         await settle(pilot)
         assert queued(app) == [] and not app.supervisor.queue_view.display
         assert app.state.kind == "waiting" and app.running
         await pilot.press("escape", "q")  # the prompt lets Esc through; q on the transcript
-        await wait_for(pilot, lambda: app.return_code is not None)
+        await wait_until(pilot, lambda: app.return_code is not None)
     assert app.return_code == 0  # the sleeping session ended as it was, not canceled
     trace = session.paths.trace
     starts = events_of(trace, "task_start")
@@ -102,10 +112,10 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
     clock = key_clock(app)
     first = start(app, root)  # task_acceptance: single: the queue waits for a follow-up
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
         for text in ("alpha", "beta", "gamma", "delta"):
-            await type_prompt(pilot, text)
+            await queue_prompt(pilot, text)
         assert queued(app) == ["alpha", "beta", "gamma", "delta"]
         assert not any(item.sent for item in app.prompts.queue.items)  # single: nothing is sent
         await pilot.press("f2")  # from the prompt to the queue
@@ -120,22 +130,22 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         await pilot.press("up", "e")  # alpha back into the prompt, to be changed
         assert app.supervisor.prompt.has_focus and app.supervisor.prompt.text == "alpha"
         assert queued(app) == ["beta", "gamma"]
-        await type_prompt(pilot, "!")
+        await queue_prompt(pilot, "!", shown="alpha!")
         assert queued(app) == ["beta", "gamma", "alpha!"]
         await pilot.press("escape", "escape")  # cancel the running task
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "canceled"
         assert queued(app) == ["beta", "gamma", "alpha!"]  # Esc never clears the queue
-        await pilot.pause(0.3)
+        await pilot.pause()  # a follow-up, were one started, would be on its way by now
         assert app.session is first  # a canceled session's queue waits for you
         await pilot.press("i", "enter")  # Enter on an empty prompt: go on
-        await wait_for(pilot, lambda: app.session is not first)
+        await wait_until(pilot, lambda: app.session is not first)
         follow_up = app.session
         assert follow_up is not None
-        await wait_for(pilot, lambda: follow_up.paths.accessible.is_dir())
+        await wait_until(pilot, lambda: follow_up.paths.accessible.is_dir())
         (follow_up.paths.accessible / "go").write_text("")
-        await wait_for(pilot, lambda: app.session not in (first, follow_up))
+        await wait_until(pilot, lambda: app.session not in (first, follow_up))
         assert follow_up.paths.result.read_text() == "done"
         third = app.session
         assert third is not None
@@ -144,11 +154,11 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         resumed = events_of(follow_up.paths.trace, "session_start")[0]["resumed_from"]
         assert resumed == first.session_id
         # the third session's command waits for its own `go`: Esc Esc once it is on screen
-        await wait_for(pilot, lambda: app.state.in_task and app.state.exit_status is None
+        await wait_until(pilot, lambda: app.state.in_task and app.state.exit_status is None
                        and app.supervisor.tools.total == 3)
         clock.advance(ESC_WINDOW + 1)  # a pair of its own, not the end of the first one
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: app.result is not None and
+        await wait_until(pilot, lambda: app.result is not None and
                        app.result.session_id == third.session_id and
                        app.result.exit_status == "canceled")
         assert queued(app) == ["alpha!"]
@@ -159,12 +169,12 @@ async def test_a_prompt_after_the_session_ended_goes_on_in_the_same_conversation
     app = SupervisorApp(murmur_home)
     first = start(app, root)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.state.kind == "finished"
         await pilot.press("i")
         await type_prompt(pilot, "and again")
-        await wait_for(pilot, lambda: app.session is not first and app.result is not None)
+        await wait_until(pilot, lambda: app.session is not first and app.result is not None)
         await settle(pilot)
         second = app.session
         assert second is not None and app.result is not None
@@ -188,21 +198,21 @@ async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path
     start(app, APP_CAPSULE, workdir=tmp_path / "workdir")
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.press("i")
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
         dialog = app.desk.dialog
         assert isinstance(dialog, AskScreen)
         prompt = app.supervisor.prompt
         before = prompt.text
-        await wait_for(pilot, lambda: dialog.armed)
+        await wait_until(pilot, lambda: dialog.armed)
         dialog.answer.clear()  # an `i` the machine was slow to take may have landed here
         await pilot.press(*"yes")
         assert dialog.answer.text == "yes"
         assert prompt.text == before  # nothing reached the prompt under the dialog
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.desk.dialog is None)
+        await wait_until(pilot, lambda: app.desk.dialog is None)
         assert app.prompts.queue.items == []  # the answer went to the tool, not to the queue
         app.cancel.set()
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
 
 
 async def test_a_large_paste_goes_in_whole(murmur_home: Path,
@@ -213,17 +223,17 @@ async def test_a_large_paste_goes_in_whole(murmur_home: Path,
     session = start(app, root)
     text = "\n".join(f"line {n} of the pasted text" for n in range(2000))
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
-        await wait_for(pilot, lambda: app.supervisor.prompt.has_focus)
+        await wait_until(pilot, lambda: app.supervisor.prompt.has_focus)
         app.post_message(events.Paste(text))  # as the terminal delivers a paste
-        await wait_for(pilot, lambda: app.supervisor.prompt.text != "")
+        await wait_until(pilot, lambda: app.supervisor.prompt.text != "")
         assert app.supervisor.prompt.text == text  # whole, in one piece
         await pilot.press("shift+enter", "x", "enter")
-        await wait_for(pilot, lambda: queued(app) == [text + "\nx"])
+        await wait_until(pilot, lambda: queued(app) == [text + "\nx"])
         (session.paths.accessible / "go").write_text("")
         app.cancel.set()
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
 
 
 async def test_two_identical_prompts_are_two_tasks_each_matched_by_the_id_it_was_queued_with(
@@ -242,33 +252,33 @@ async def test_two_identical_prompts_are_two_tasks_each_matched_by_the_id_it_was
         return [(item.text, item.task_id, item.sent) for item in app.prompts.queue.items]
 
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: app.supervisor.tools.total == 1)
+        await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
         await pilot.press("i")
         for _ in range(3):
             await pilot.press(*"same", "enter")
-        await wait_for(pilot, lambda: len(app.prompts.queue.items) == 3)
+        await wait_until(pilot, lambda: len(app.prompts.queue.items) == 3)
         first, second, third = [item.task_id for item in app.prompts.queue.items]
         assert len({first, second, third}) == 3
         assert rows() == [("same", first, True), ("same", second, False),
                           ("same", third, False)]
         await pilot.press("f2", "home", "down", "e")  # the second one back into the prompt
-        await wait_for(pilot, lambda: app.supervisor.prompt.text == "same")
+        await wait_until(pilot, lambda: app.supervisor.prompt.text == "same")
         await pilot.press("!", "enter")
-        await wait_for(pilot, lambda: [item.text for item in app.prompts.queue.items] ==
+        await wait_until(pilot, lambda: [item.text for item in app.prompts.queue.items] ==
                        ["same", "same", "same!"])
         edited = app.prompts.queue.items[2].task_id
         assert rows() == [("same", first, True), ("same", third, False),
                           ("same!", edited, False)]  # the second went, its twin stayed
         (session.paths.accessible / "go").write_text("")
         # the first "same" started: it leaves the queue, and its twin is the session's next
-        await wait_for(pilot, lambda: rows() == [("same", third, True),
+        await wait_until(pilot, lambda: rows() == [("same", third, True),
                                                  ("same!", edited, False)])
         assert app.state.in_task
         (session.paths.accessible / "go2").write_text("")
-        await wait_for(pilot, lambda: app.state.tasks_ended == 4)
-        await wait_for(pilot, lambda: rows() == [] and not app.supervisor.queue_view.display)
+        await wait_until(pilot, lambda: app.state.tasks_ended == 4)
+        await wait_until(pilot, lambda: rows() == [] and not app.supervisor.queue_view.display)
         await pilot.press("escape", "q")
-        await wait_for(pilot, lambda: app.return_code is not None)
+        await wait_until(pilot, lambda: app.return_code is not None)
     starts = events_of(session.paths.trace, "task_start")
     assert [line["task_id"] for line in starts[1:]] == [first, third, edited]
     ends = events_of(session.paths.trace, "task_end")

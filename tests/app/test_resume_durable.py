@@ -10,9 +10,9 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from tests.app.conftest import wait_for
 from tests.conftest import read_jsonl
-from tests.wasm.conftest import answer
+from tests.responses import text_response
+from tests.waits import wait_until
 from tests.wasm.test_durable_questions import asking_capsule, killed_while_asking
 from tui.app.app import SupervisorApp
 from tui.app.browser.conversations import ConversationsScreen
@@ -31,25 +31,25 @@ async def test_r_on_a_killed_session_asks_again_and_the_answer_reaches_the_tool(
     assert len(asked) == 1
     # after the resume the rebuilt turn runs the call again (its replay is safe) and the
     # model, called next, ends the task
-    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("b")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
-        await wait_for(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
+        await wait_until(pilot, lambda: screen.rows.row_count == 1 and screen.sessions is not None)
         await pilot.press("tab", "r")
-        await wait_for(pilot, lambda: app.desk.dialog is not None
+        await wait_until(pilot, lambda: app.desk.dialog is not None
                        and bool(app.desk.dialog.query("#asker")),
                        within=60)
         dialog = app.desk.dialog
         assert dialog is not None
         assert str(dialog.query_one("#asker", Static).render()) == \
             "ask asks (asked before the restart):"
-        await wait_for(pilot, lambda: dialog.armed)
+        await wait_until(pilot, lambda: dialog.armed)
         await pilot.press(*"main", "enter")
-        await wait_for(pilot, lambda: app.result is not None, within=60)
+        await wait_until(pilot, lambda: app.result is not None, within=60)
         assert app.desk.dialog is None  # asked once
         result = app.result
         record = app.session.record_path if app.session is not None else None

@@ -12,7 +12,8 @@ from rich.segment import Segment
 from textual.color import Color
 from textual.pilot import Pilot
 
-from tests.app.conftest import recorded, replay, wait_for
+from tests.app.conftest import recorded, replay
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.themes import user_theme_dir
 from tui.app.widgets.row_list import RowList
@@ -65,9 +66,10 @@ def drawn(rows: RowList, position: int) -> list[Segment]:
 async def replayed(app: SupervisorApp, pilot: Pilot[int]) -> RowList:
     await replay(pilot, recorded())
     rows = app.supervisor.tools.rows
-    await wait_for(pilot, lambda: rows.row_count >= 2 and rows.cursor is not None)
+    await wait_until(pilot, lambda: rows.row_count >= 2 and rows.cursor is not None)
     app.supervisor.prompt.focus()  # neither the list nor the transcript has focus
-    await pilot.pause(0.1)
+    await wait_until(pilot, lambda: app.supervisor.prompt.has_focus)
+    await pilot.pause()  # and the list drawn without it
     return rows
 
 
@@ -110,7 +112,7 @@ async def test_focus_moves_the_cursor_colour_and_hover_marks_a_row(murmur_home: 
         blurred = backgrounds(drawn(rows, rows.cursor))
 
         rows.focus()
-        await wait_for(pilot, lambda: backgrounds(drawn(rows, rows.cursor or 0)) != blurred)
+        await wait_until(pilot, lambda: backgrounds(drawn(rows, rows.cursor or 0)) != blurred)
         focused = variable(app, "block-cursor-background")
         if focused.a == 1:
             assert backgrounds(drawn(rows, rows.cursor)) == {rgb(focused)}
@@ -118,17 +120,17 @@ async def test_focus_moves_the_cursor_colour_and_hover_marks_a_row(murmur_home: 
         position = plain_row(rows)
         before = backgrounds(drawn(rows, position))
         await pilot.hover(rows, offset=(2, position - rows.scroll_offset.y))
-        await wait_for(pilot, lambda: rows.hover == position)
+        await wait_until(pilot, lambda: rows.hover == position)
         hovered = backgrounds(drawn(rows, position))
         assert hovered != before and None not in hovered
         await pilot.hover(app.supervisor.transcript)
-        await wait_for(pilot, lambda: rows.hover is None)
+        await wait_until(pilot, lambda: rows.hover is None)
         assert backgrounds(drawn(rows, position)) == before
 
         transcript = app.supervisor.transcript
         unfocused = backgrounds(list(transcript.render_line(0)))
         transcript.focus()
-        await wait_for(pilot, lambda: backgrounds(list(transcript.render_line(0))) != unfocused)
+        await wait_until(pilot, lambda: backgrounds(list(transcript.render_line(0))) != unfocused)
         assert None not in backgrounds(list(transcript.render_line(0)))
 
 
@@ -142,9 +144,9 @@ async def test_switching_theme_restyles_the_rows(murmur_home: Path) -> None:
         assert dark == {rgb(variable(app, "surface"))}
 
         app.theme = "murmur-light"
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: rgb(variable(app, "surface")) not in dark)
         light_surface = rgb(variable(app, "surface"))
-        await wait_for(pilot, lambda: backgrounds(drawn(rows, position)) == {light_surface})
+        await wait_until(pilot, lambda: backgrounds(drawn(rows, position)) == {light_surface})
         assert light_surface not in dark
         light_text = backgrounds(list(app.supervisor.transcript.render_line(0)))
         assert light_text == {rgb(variable(app, "background"))} and light_text != dark_text
@@ -182,5 +184,5 @@ async def test_the_transcript_marks_outcomes_in_the_themes_colours(murmur_home: 
         assert header[0][1] == primary and set(header[-1][0]) == {"─"}
         if theme == "murmur-light":  # a switch redraws the kept turns in the new colours
             app.theme = "murmur-dark"
-            await wait_for(pilot, lambda: colour_of(transcript, "✓ $ echo hello")[0][1]
+            await wait_until(pilot, lambda: colour_of(transcript, "✓ $ echo hello")[0][1]
                            == rgb(variable(app, "success")))

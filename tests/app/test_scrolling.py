@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import wait_for
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.widgets.row_list import RowList
 
@@ -20,7 +20,7 @@ async def test_a_scrolling_list_grows_with_its_scrollbar_alone(
         shell = app.supervisor.shell
         for n in range(200):
             shell.add(f"r{n}", [f"line {n}"])
-        await wait_for(pilot, lambda: shell.drawn and shell.virtual_size.height == 200
+        await wait_until(pilot, lambda: shell.drawn and shell.virtual_size.height == 200
                        and shell.show_vertical_scrollbar)
         layouts: list[RowList] = []
         refresh = RowList.refresh
@@ -34,8 +34,8 @@ async def test_a_scrolling_list_grows_with_its_scrollbar_alone(
         monkeypatch.setattr(RowList, "refresh", counting)
         for n in range(200, 260):
             shell.add(f"r{n}", [f"line {n}"])
-        await wait_for(pilot, lambda: shell.drawn and shell.virtual_size.height == 260)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: shell.drawn and shell.virtual_size.height == 260)
+        await pilot.pause()  # a layout, were one coming, would have come by now
         assert layouts == []  # the list kept its size: no screen layout
         assert shell.vertical_scrollbar.window_virtual_size == 260  # the thumb knows
         assert shell.scroll_y == shell.max_scroll_y  # and it still follows the newest row

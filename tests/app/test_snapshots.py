@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay, wait_for
+from tests.app.conftest import recorded, replay, settle
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 
 
@@ -38,8 +40,21 @@ async def replayed(pilot: Pilot[Any]) -> None:
     transcript = app.supervisor.transcript
     # drawn, and the transcript at its newest line (it follows the output), however slowly a
     # loaded machine gets there
-    await wait_for(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y)
-    await pilot.pause(0.3)
+    await wait_until(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y)
+    await settle(pilot)
+
+
+async def show_pane(pilot: Pilot[Any], key: str) -> None:
+    """Press a pane's key and wait until its tab is the one showing and its list drawn."""
+    app = pilot.app
+    assert isinstance(app, SupervisorApp)
+    await pilot.press(key)
+    screen = app.supervisor
+    tab = {PANES[name]: f"tab-{name}" for name in PANES}[key]
+    rows = {"1": screen.tools.rows, "2": screen.shell, "3": screen.faults.rows}[key]
+    await wait_until(pilot, lambda: screen.query_one(TabbedContent).active == tab
+                     and rows.drawn)
+    await settle(pilot)
 
 
 def test_finished_session(snap_compare: Any, murmur_home: Path) -> None:
@@ -50,8 +65,7 @@ def test_finished_session(snap_compare: Any, murmur_home: Path) -> None:
 def test_hook_faults_pane(snap_compare: Any, murmur_home: Path) -> None:
     async def faults(pilot: Pilot[Any]) -> None:
         await replayed(pilot)
-        await pilot.press("3")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "3")
 
     assert snap_compare(SupervisorApp(murmur_home), terminal_size=(140, 40), run_before=faults)
 
@@ -70,9 +84,11 @@ def test_each_pane(snap_compare: Any, murmur_home: Path, pane: str, theme: str,
         await replayed(pilot)
         if size == "80x24":
             await pilot.press("p")  # narrow: the panes take the whole width
-            await pilot.pause(0.1)
-        await pilot.press(PANES[pane])
-        await pilot.pause(0.2)
+            app = pilot.app
+            assert isinstance(app, SupervisorApp)
+            panes = app.supervisor.query_one("#panes")
+            await wait_until(pilot, lambda: panes.region.width == 80)
+        await show_pane(pilot, PANES[pane])
 
     assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=SIZES[size],
                         run_before=shown)
@@ -96,9 +112,9 @@ def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
         prompt = "The demo tool would like to know: shall it list the workdir? (yes/no)"
         dialog = AskScreen(Question(InputRequest("r1", prompt, "ask-user")), 1)
         pilot.app.push_screen(dialog)
-        await wait_for(pilot, lambda: dialog.is_mounted and dialog.answer.has_focus)
+        await wait_until(pilot, lambda: dialog.is_mounted and dialog.answer.has_focus)
         dialog.answer.cursor_blink = False  # the cursor shows, whenever the picture is taken
-        await pilot.pause(0.4)
+        await settle(pilot, 0.4)
 
     assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=(60, 20),
                         run_before=asked)

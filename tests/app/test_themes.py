@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.app.conftest import keep_notes, wait_for
+from tests.app.conftest import keep_notes
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.themes import load_theme, user_theme_dir
 from tui.core.errors import ThemeError
@@ -70,7 +71,7 @@ async def test_the_command_palette_switches_theme(murmur_home: Path) -> None:
                       "Copy the result", "Jump to latest", "Help"):
             assert title in commands
         commands["Theme: murmur-high-contrast"].callback()
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: app.theme == "murmur-high-contrast")
         assert app.theme == "murmur-high-contrast"
 
 
@@ -82,7 +83,7 @@ async def test_a_broken_user_theme_is_reported_and_the_app_keeps_its_theme(
     app = SupervisorApp(murmur_home, theme="broken")
     said = keep_notes(app)  # from the start: the note is shown while the app starts
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: any("broken.yaml" in note and "is not a color" in note
+        await wait_until(pilot, lambda: any("broken.yaml" in note and "is not a color" in note
                                           for note in said))
         assert app.theme == "murmur-dark"
 
@@ -97,14 +98,14 @@ async def test_user_themes_are_loaded_and_reloaded_when_edited(murmur_home: Path
     async with app.run_test(size=(100, 30)) as pilot:
         assert app.theme == "mine"
         assert app.get_theme("mine").primary == "#112233"  # type: ignore[union-attr]
-        await wait_for(pilot, lambda: app.themes.watched)
+        await wait_until(pilot, lambda: app.themes.watched)
         theme_file.write_text(MINE.replace("#112233", "#445566"))
-        await wait_for(pilot, lambda: app.get_theme("mine").primary == "#445566")  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: app.get_theme("mine").primary == "#445566")  # type: ignore[union-attr]
         assert app.theme == "mine"
         theme_file.write_text("name: mine\nprimary: [oops\n")
-        await wait_for(pilot, lambda: any("mine.yaml" in n and "not valid YAML" in n
+        await wait_until(pilot, lambda: any("mine.yaml" in n and "not valid YAML" in n
                                           for n in said))
         assert app.theme == "mine"
         assert app.get_theme("mine").primary == "#445566"  # type: ignore[union-attr]
         (folder / "fresh.yaml").write_text(MINE.replace("mine", "fresh"))
-        await wait_for(pilot, lambda: "fresh" in app.available_themes)
+        await wait_until(pilot, lambda: "fresh" in app.available_themes)

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import settle, wait_for
+from tests.app.conftest import settle
 from tests.app.test_prompt import start
+from tests.capsules import write_capsule
+from tests.responses import text_response
+from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.app import SupervisorApp
 from tui.app.widgets.tools_pane import short_capabilities
@@ -26,20 +29,9 @@ def capsule(tmp_path: Path) -> Path:
     (folder / "murmur.yaml").write_text(
         "name: spin\ndescription: Spins.\nx-murmur-tui:\n  contract:\n    effect: read-only\n"
         "    replay: idempotent\n    capabilities: [filesystem.read]\n", encoding="utf-8")
-    root = tmp_path / "capsule"
-    root.mkdir()
-    (root / "script.json").write_text(json.dumps(
-        [{"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]}]),
-        encoding="utf-8")
-    (root / "murmur.yaml").write_text(
-        "name: tools-view\nversion: '1.0.0'\nartifacts:\n"
-        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: spin\n    runtime: tool\n    source: {folder}\n"
-        f"  - name: echo\n    runtime: tool\n    source: {FIXTURES}/echo_tool.wasm\n"
-        "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n"
-        "capabilities:\n  shell:\n    allow: [ls]\n", encoding="utf-8")
-    return root
+    return write_capsule(tmp_path / "capsule", [text_response("done")], name="tools-view",
+                         max_turns=None, shell=("ls",),
+                         tools={"spin": folder, "echo": FIXTURES / "echo_tool.wasm"})
 
 
 def visible_rows(app: SupervisorApp) -> list[str]:
@@ -54,11 +46,11 @@ async def test_key_5_lists_every_tool_and_shows_one_whole(
     app = SupervisorApp(murmur_home)
     start(app, capsule(tmp_path))
     async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.result is not None, within=60)
+        await wait_until(pilot, lambda: app.result is not None, within=60)
         await settle(pilot)
         pane = app.supervisor.tool_list
         await pilot.press("5")
-        await wait_for(pilot, lambda: pane.rows.is_on_screen)
+        await wait_until(pilot, lambda: pane.rows.is_on_screen)
         if not pane.rows.has_focus:  # side by side, 5 shows the pane; the focus stays put
             pane.rows.focus()
         await settle(pilot)
@@ -76,7 +68,7 @@ async def test_key_5_lists_every_tool_and_shows_one_whole(
         # the highlighted tool's whole contract: the first row at first, then the one chosen
         assert "contract: derived" in pane.detail_text
         await pilot.press("end")
-        await wait_for(pilot, lambda: pane.detail_text.startswith("spin — WebAssembly tool"))
+        await wait_until(pilot, lambda: pane.detail_text.startswith("spin — WebAssembly tool"))
         detail = pane.detail_text.splitlines()
         assert "contract: declared in the tool's own murmur.yaml (x-murmur-tui.contract)" in detail
         assert "effect: read-only" in detail

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.app.conftest import answerable, settle, wait_for
+from tests.app.conftest import answerable, settle
 from tests.app.test_dialog import asking_capsule
 from tests.conftest import read_jsonl
 from tests.fakes import start_session
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.screens.ask import AskScreen
 
@@ -19,15 +20,15 @@ async def test_an_answer_typed_on_the_screen_holding_a_lone_surrogate_is_made_wh
     app = SupervisorApp(murmur_home)
     session = start_session(app, asking_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
+        await wait_until(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
         dialog = app.desk.dialog
         assert isinstance(dialog, AskScreen)
         dialog.arming_seconds = 0  # no type-ahead guard: the test types after it opened
         # pushed is not yet mounted: the answer field takes keys once the dialog is on screen
-        await wait_for(pilot, lambda: answerable(app) and dialog.answer.has_focus)
+        await wait_until(pilot, lambda: answerable(app) and dialog.answer.has_focus)
         dialog.answer.insert("ma\udcffin")  # what a paste of bytes that are not UTF-8 gives
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
     assert app.result is not None and app.result.exit_status == "ok"
     assert session.record_path is not None

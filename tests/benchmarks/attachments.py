@@ -28,6 +28,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.benchmarks.hostile import FIXTURES, session_peak_rss  # noqa: E402
+from tests.capsules import write_capsule  # noqa: E402
+from tests.responses import call_response, text_response  # noqa: E402
 
 MIB = 1 << 20
 IMAGES = 4
@@ -45,19 +47,11 @@ def attaching_capsule(root: Path, sizes: list[int], uniform: bool) -> Path:
         name = f"img{index}.png"
         body = bytes([index]) * (size - 8) if uniform else os.urandom(size - 8)
         (work / name).write_bytes(b"\x89PNG\r\n\x1a\n" + body)
-        steps.append({"stop_reason": "tool_call", "content": [
-            {"type": "tool_call", "id": f"c{index}", "name": "t",
-             "input": {"q": f"attach={name}"}}]})
-    steps.append({"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]})
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: attaching\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: t\n    runtime: tool\n    source: {FIXTURES}/path_tool.wasm\n"
-        "inference:\n  model: m\n  max_turns: 20\n  driver: {artifact: drv}\n"
-        f"context:\n  images:\n    max_bytes: {max(sizes) + MIB}\n")
-    return root
+        steps.append(call_response("t", {"q": f"attach={name}"}, f"c{index}"))
+    steps.append(text_response("done"))
+    return write_capsule(root, steps, name="attaching", model="m", max_turns=20, shell=(),
+                         tools={"t": FIXTURES / "path_tool.wasm"},
+                         extra=f"context:\n  images:\n    max_bytes: {max(sizes) + MIB}\n")
 
 
 def peak_mib(scratch: Path, label: str, size: int, uniform: bool) -> tuple[float, float]:

@@ -46,6 +46,8 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+from tests.capsules import write_capsule  # noqa: E402
+from tests.responses import text_response  # noqa: E402
 
 V1 = {"A2A-Version": "1.0"}
 TASKS = 20
@@ -70,16 +72,11 @@ def child(base: Path) -> None:
     from tui.core.loop.session import Session
     from tui.core.manifest.reader import load_capsule
 
-    root = base / "capsule"
-    root.mkdir()
-    steps = [{"stop_reason": "end_turn", "content": [{"type": "text", "text": ANSWER}]}]
-    (root / "script.json").write_text(json.dumps(steps * (3 * TASKS + 10)))
-    (root / "murmur.yaml").write_text(
-        "name: door-bench\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json, chars_per_second: 4000}\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n  queue_depth: 4\n")
+    root = write_capsule(base / "capsule", [text_response(ANSWER)] * (3 * TASKS + 10),
+                         name="door-bench", model="m", max_turns=None, shell=(),
+                         driver_config={"chars_per_second": 4000},
+                         lifecycle={"task_acceptance": "queue", "after_task": "sleep",
+                                    "queue_depth": 4})
     capsule = load_capsule(root)
     board = QuestionBoard()
     door = Door(capsule, board)

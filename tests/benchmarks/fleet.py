@@ -33,7 +33,8 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-
+from tests.capsules import write_capsule  # noqa: E402
+from tests.responses import call_response, text_response  # noqa: E402
 from tui.app.fleet.app import FleetApp  # noqa: E402
 from tui.app.fleet.model import FleetSession  # noqa: E402
 
@@ -50,24 +51,14 @@ def rss_mb() -> float:
 
 
 def capsule(root: Path, asks: bool) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
     if asks:
-        steps: list[dict[str, Any]] = [
-            {"stop_reason": "tool_call", "content": [
-                {"type": "tool_call", "id": "q", "name": "ask", "input": {"q": "go on?"}}]},
-            {"stop_reason": "end_turn", "content": [{"type": "text", "text": "thanks"}]}] * 10
-        tool = f"  - name: ask\n    runtime: tool\n    source: {ASK_TOOL}\n"
+        steps = [call_response("ask", {"q": "go on?"}, "q"), text_response("thanks")] * 10
     else:
-        steps = [{"stop_reason": "end_turn", "content": [{"type": "text", "text": LONG}]}] * 4
-        tool = ""
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        f"name: {root.name}\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json, chunk_chars: 16, chars_per_second: 400}\n" + tool +
-        "inference:\n  model: m\n  max_turns: 4\n  driver: {artifact: drv}\n" + SLEEP +
-        "  input_timeout_secs: 300\n")
-    return root
+        steps = [text_response(LONG)] * 4
+    return write_capsule(root, steps, name=root.name, model="m", max_turns=4, shell=(),
+                         driver_config={"chunk_chars": 16, "chars_per_second": 400},
+                         tools={"ask": ASK_TOOL} if asks else None,
+                         extra=SLEEP + "  input_timeout_secs: 300\n")
 
 
 class Served:
@@ -290,16 +281,10 @@ def door_overhead(base: Path, tasks: int = 100) -> dict[str, Any]:
     from tui.core.loop.session import Session
     from tui.core.manifest.reader import load_capsule
 
-    root = base / "overhead"
-    root.mkdir()
-    steps = [{"stop_reason": "end_turn", "content": [{"type": "text", "text": "ok"}]}]
-    (root / "script.json").write_text(json.dumps(steps * (2 * tasks + 1)))
-    (root / "murmur.yaml").write_text(
-        "name: overhead\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n  queue_depth: 4\n")
+    root = write_capsule(base / "overhead", [text_response("ok")] * (2 * tasks + 1),
+                         name="overhead", model="m", max_turns=None, shell=(),
+                         lifecycle={"task_acceptance": "queue", "after_task": "sleep",
+                                    "queue_depth": 4})
     capsule = load_capsule(root)
     board = QuestionBoard()
     door = Door(capsule, board)

@@ -24,7 +24,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-
+from tests.capsules import write_capsule  # noqa: E402
 from tui.core.cancel import CancelToken  # noqa: E402
 from tui.core.chat import assistant_message, user_message  # noqa: E402
 from tui.core.inference.driver import DriverReply, StreamSink  # noqa: E402
@@ -58,16 +58,9 @@ class TimedDriver:
 
 
 def capsule(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "script.json").write_text("[]")
-    (root / "murmur.yaml").write_text(
-        "name: bench\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n"
-        "lifecycle:\n  task_acceptance: queue\n  queue_depth: 1000\n  after_task: sleep\n"
-        "  conversation: threaded\n")
-    return root
+    return write_capsule(root, [], name="bench", model="m", max_turns=None, shell=(),
+                         lifecycle={"task_acceptance": "queue", "queue_depth": 1000,
+                                    "after_task": "sleep", "conversation": "threaded"})
 
 
 def seed_record(home: Path, context: str, count: int) -> Path:

@@ -30,6 +30,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "wasm" / "fixtures"
+sys.path.insert(0, str(REPO))
+from tests import capsules  # noqa: E402
+from tests.responses import call_response, text_response  # noqa: E402
+
 MIB = 1 << 20
 SIZES = {"1KiB": 1024, "1MiB": MIB, "10MiB": 10 * MIB, "100MiB": 100 * MIB}
 GOAL_RATIO_AT_100MIB = 3.0
@@ -40,20 +44,12 @@ def write_capsule(root: Path, tool_input: dict[str, Any], *, fixture: str = "flo
     """A capsule whose scripted model calls the tool `t` (a fixture) once with `tool_input`,
     then answers "done". `limits` is the tool's `capabilities.limits` mapping as YAML flow
     text (e.g. "{memory_bytes: 134217728}")."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "script.json").write_text(json.dumps([
-        {"stop_reason": "tool_call",
-         "content": [{"type": "tool_call", "id": "c1", "name": "t", "input": tool_input}]},
-        {"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]},
-    ]))
     caps = f"    capabilities:\n      limits: {limits}\n" if limits else ""
-    (root / "murmur.yaml").write_text(
-        "name: hostile\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: t\n    runtime: tool\n    source: {FIXTURES / fixture}.wasm\n" + caps
-        + "inference:\n  model: m\n  driver: {artifact: drv}\n" + extra)
-    return root
+    return capsules.write_capsule(
+        root, [call_response("t", tool_input), text_response("done")], name="hostile",
+        model="m", max_turns=None, shell=(),
+        artifacts=f"  - name: t\n    runtime: tool\n    source: {FIXTURES / fixture}.wasm\n"
+        + caps, extra=extra)
 
 
 def session_peak_rss(root: Path, home: Path, *args: str,

@@ -20,27 +20,20 @@ import tempfile
 import time
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from tests import capsules  # noqa: E402
+from tests.responses import text_response, tool_response  # noqa: E402
+
 TURNS = 1000
 RECORD_MESSAGES = 100_000
 PAGES = 20
 
 
 def write_capsule(root: Path) -> None:
-    responses = [
-        {"stop_reason": "tool_call",
-         "content": [{"type": "tool_call", "id": f"call_{n}", "name": "bash",
-                      "input": {"command": "true"}}]}
-        for n in range(TURNS)
-    ]
-    responses.append({"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]})
-    (root / "script.json").write_text(json.dumps(responses))
-    (root / "murmur.yaml").write_text(
-        "name: bench\nversion: '1'\n"
-        "artifacts:\n  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        "capabilities:\n  shell:\n    allow: [bash]\n"
-        f"inference:\n  model: m\n  max_turns: {TURNS + 1}\n  driver: {{artifact: drv}}\n"
-    )
+    responses = [tool_response("true", f"call_{n}") for n in range(TURNS)]
+    capsules.write_capsule(root, [*responses, text_response("done")], name="bench", model="m",
+                           max_turns=TURNS + 1)
 
 
 def time_subprocesses_alone(workdir: Path) -> float:

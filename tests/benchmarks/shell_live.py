@@ -29,7 +29,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-
+from tests.capsules import write_capsule  # noqa: E402
+from tests.responses import text_response, tool_response  # noqa: E402
 from tui.app.app import SupervisorApp  # noqa: E402
 from tui.core.events import vocabulary as ev  # noqa: E402
 from tui.core.loop.launch import LaunchOptions  # noqa: E402
@@ -47,18 +48,8 @@ def rss_mb() -> float:
 
 
 def capsule(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    steps = [{"stop_reason": "tool_call", "content": [
-                 {"type": "tool_call", "id": "flood", "name": "bash",
-                  "input": {"command": COMMAND}}]},
-             {"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]}]
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: flood\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\ncapabilities:\n  shell:\n    allow: [bash]\n"
-        "inference:\n  model: m\n  driver: {artifact: drv}\n")
-    return root
+    return write_capsule(root, [tool_response(COMMAND, "flood"), text_response("done")],
+                         name="flood", model="m", max_turns=None)
 
 
 class Screen:

@@ -25,8 +25,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-
+from tests.capsules import write_capsule  # noqa: E402
 from tests.guests.build import build_guest  # noqa: E402
+from tests.responses import call_response, text_response  # noqa: E402
 from tui.core.wasm import calls, versions  # noqa: E402
 from tui.core.wasm.guest import Guest, Sandbox  # noqa: E402
 from tui.core.wasm.runtime import WasmRuntime  # noqa: E402
@@ -109,19 +110,10 @@ def session_capsule(root: Path, tool: str, turns: int = TURNS, extra_artifacts: 
                     ) -> Path:
     """A scripted session of `turns` turns, each calling `tool` (the WAT echo tool is
     declared; `extra_artifacts` adds more `artifacts:` items)."""
-    root.mkdir(parents=True, exist_ok=True)
-    steps = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": f"c{n}", "name": tool, "input": {"n": n}}]}
-        for n in range(turns)]
-    steps.append({"stop_reason": "end_turn", "content": [{"type": "text", "text": "ok"}]})
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: bench\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: echo\n    runtime: tool\n    source: {ECHO}\n" + extra_artifacts +
-        f"inference:\n  model: m\n  max_turns: {turns + 1}\n  driver: {{artifact: drv}}\n")
-    return root
+    steps = [call_response(tool, {"n": n}, f"c{n}") for n in range(turns)]
+    return write_capsule(root, [*steps, text_response("ok")], name="bench", model="m",
+                         max_turns=turns + 1, shell=(), tools={"echo": ECHO},
+                         artifacts=extra_artifacts)
 
 
 def time_session(root: Path) -> float:

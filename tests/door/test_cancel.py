@@ -7,21 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
+from tests.responses import call_response, text_response
 from tests.served import SLEEP, Served, serve
 from tests.wasm.conftest import FIXTURES
 
-ASK = [{"stop_reason": "tool_call", "content": [
-    {"type": "tool_call", "id": "c1", "name": "ask", "input": {"q": "branch?"}}]}]
+ASK = [call_response("ask", {"q": "branch?"})]
 
 
 def asking_capsule(make_capsule: CapsuleFactory, script: list[dict[str, Any]]) -> Path:
-    root = make_capsule(script, extra=SLEEP + "  input_timeout_secs: 120\n")
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "inference:", f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-        "inference:")
-    (root / "murmur.yaml").write_text(manifest)
-    return root
+    return make_capsule(script, tools={"ask": FIXTURES / "ask_tool.wasm"},
+                        extra=SLEEP + "  input_timeout_secs: 120\n")
 
 
 def trace_lines(door: Served, murmur_home: Path) -> list[dict[str, Any]]:

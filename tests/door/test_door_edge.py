@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.capsules import set_driver_config
+from tests.conftest import CapsuleFactory
 from tests.door.wire import JSON, build, exchange, files_intact, json_answer, rpc_body
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 
 LONE = "\ud800"
@@ -150,9 +152,7 @@ def test_cancel_task_naming_another_context_is_refused_and_the_task_runs_on(
         make_capsule: CapsuleFactory, served: list[Served]) -> None:
     root = make_capsule([text_response("slow " * 400), text_response("slow " * 400)],
                         extra=SLEEP)
-    manifest = (root / "murmur.yaml").read_text()
-    (root / "murmur.yaml").write_text(manifest.replace(
-        "script: script.json", "script: script.json\n      chars_per_second: 40"))
+    set_driver_config(root, chars_per_second=40)
     door = serve(root)
     served.append(door)
     task = door.send("talk slowly")

@@ -15,8 +15,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
 from tests.door.wire import build, exchange, files_intact
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 
 LONE = st.sampled_from(["\ud800", "\udfff", "a\udc80b", "\ud83d"])

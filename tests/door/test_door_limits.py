@@ -21,10 +21,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
 from tests.door.test_server_http import Served, read_all, read_until, start, watch
 from tests.door.wire import WAIT, answer, build, connect, exchange, rpc_body
+from tests.responses import text_response
 from tests.served import SLEEP, V1
+from tests.waits import block_until
 from tui.core.asking.questions import QuestionBoard
 from tui.core.door import Door
 from tui.core.door.guard import Guard
@@ -39,10 +41,8 @@ def card_from(served: Served, source: str) -> int:
 
 def until_open(served: Served, count: int) -> None:
     """Wait until the door counts `count` connections."""
-    deadline = time.monotonic() + WAIT
-    while served.server.guard.open != count:
-        assert time.monotonic() < deadline, f"{served.server.guard.open} != {count}"
-        time.sleep(0.01)
+    block_until(lambda: served.server.guard.open == count, WAIT,
+                lambda: f"{served.server.guard.open} != {count}", step=0.01)
 
 
 def is_open(sock: socket.socket) -> bool:

@@ -17,7 +17,6 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import httpx
 from tests.e2e.test_key_leaks import searched_forms
 from tests.providers.server import Provider, openai_answer, openai_call
 from tests.served import V1, Served, serve
+from tests.waits import block_until
 from tests.wasm.conftest import FIXTURES
 
 KEY = "sk-sweep/Zq8+w9x7Yb3Kd9Pq2Lm5=end"
@@ -88,13 +88,6 @@ class Door:
                     break
         self.bodies.append(seen)
         return seen
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < deadline, f"never: {what}"
-        time.sleep(0.05)
 
 
 def trace_kinds(trace: Path) -> list[str]:
@@ -212,7 +205,7 @@ def test_no_secret_reaches_a_file_or_a_door_answer_in_any_encoding_and_every_fil
         thread.start()
     watcher_thread = threading.Thread(target=watch, daemon=True)
     watcher_thread.start()
-    wait_for(lambda: bool(watched), "the watch stream opened")
+    block_until(lambda: bool(watched), DEADLINE, "the watch stream opened")
 
     told = " ".join(secrets.values())
     first = talk.rpc("SendMessage", {"message": {
@@ -234,7 +227,8 @@ def test_no_secret_reaches_a_file_or_a_door_answer_in_any_encoding_and_every_fil
     # the demoted command may end now; its completion runs as the next task
     assert (workdir / "background.jsonl").exists()
     (workdir / "go").write_text("")
-    wait_for(lambda: trace_kinds(trace).count("task_end") == 2, "the completion task ended")
+    block_until(lambda: trace_kinds(trace).count("task_end") == 2, DEADLINE,
+                "the completion task ended")
     second = talk.stream({"jsonrpc": "2.0", "id": 3, "method": "SendStreamingMessage",
                           "params": {"message": {"messageId": "m3", "role": "ROLE_USER",
                                                  "parts": [{"text": f"again {told}"}]}}},

@@ -10,10 +10,11 @@ from typing import Any
 
 import httpx
 
-from tests.app.conftest import settle, wait_for
+from tests.app.conftest import settle
 from tests.app.test_dialog import asking_capsule
 from tests.conftest import read_jsonl
 from tests.served import V1
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.core.asking.questions import QuestionBoard
 from tui.core.door import Door
@@ -58,18 +59,15 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
     async with app.run_test(size=(120, 40)) as pilot, \
             httpx.AsyncClient(base_url=serving.url, timeout=30) as client:
         assert app.sub_title == f"serving {serving.url}"
-        await wait_for(pilot, lambda: app.desk.dialog is not None)
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
         waiting: list[Any] = []
 
-        async def door_sees_it() -> bool:
+        def door_sees_it() -> bool:
             found = [t for t in session_tasks(app) if t.state == "input-required"]
             waiting[:] = found
             return bool(found)
 
-        for _ in range(400):
-            if await door_sees_it():
-                break
-            await pilot.pause(0.05)
+        await wait_until(pilot, door_sees_it)
         task = waiting[0]
         got = await rpc(client, "GetTask", {"id": task.task_id})
         assert got["result"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
@@ -77,8 +75,8 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
             "messageId": "a1", "role": "ROLE_USER", "taskId": task.task_id,
             "contextId": task.context_id, "parts": [{"text": "from the door"}]}})
         assert answered["result"]["task"]["status"]["state"] == "TASK_STATE_WORKING"
-        await wait_for(pilot, lambda: app.desk.dialog is None and not app.desk.questions)
-        await wait_for(pilot, lambda: app.state.tasks_ended == 1)
+        await wait_until(pilot, lambda: app.desk.dialog is None and not app.desk.questions)
+        await wait_until(pilot, lambda: app.state.tasks_ended == 1)
         assert session.record_path is not None
         tool = read_jsonl(session.record_path)[2]
         assert "from the door" in tool["content"][0]["text"]
@@ -86,14 +84,14 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
         sent = await rpc(client, "SendMessage", {"message": {
             "messageId": "t2", "role": "ROLE_USER", "parts": [{"text": "one more"}]}})
         second = sent["result"]["task"]["id"]
-        await wait_for(pilot, lambda: app.state.tasks_ended == 2)
+        await wait_until(pilot, lambda: app.state.tasks_ended == 2)
         got = await rpc(client, "GetTask", {"id": second})
         assert got["result"]["artifacts"][0]["parts"][0]["text"] == "second"
         await settle(pilot)
         assert app.supervisor.transcript.task_text == "one more"  # it joined the screen
         stop = await rpc(client, "session/stop", {})
         assert stop["result"]["stopped"] is True
-        await wait_for(pilot, lambda: app.result is not None)
+        await wait_until(pilot, lambda: app.result is not None)
     assert not record.exists()  # the served session ended: its record went with it
 
 

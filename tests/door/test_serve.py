@@ -9,7 +9,8 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
+from tests.responses import call_response, text_response
 from tests.served import SLEEP, V1, Served, serve
 from tests.wasm.conftest import FIXTURES
 
@@ -127,15 +128,9 @@ def test_bad_requests_get_murmurs_answers(make_capsule: CapsuleFactory,
 
 def test_a_question_is_answered_through_the_door_naming_its_task(
         make_capsule: CapsuleFactory, served: list[Served]) -> None:
-    script = [{"stop_reason": "tool_call", "content": [
-        {"type": "tool_call", "id": "c1", "name": "ask", "input": {"q": "branch?"}}]},
-        text_response("thanks")]
+    script = [call_response("ask", {"q": "branch?"}), text_response("thanks")]
     extra = (SLEEP + "  input_timeout_secs: 60\n")
-    root = make_capsule(script, extra=extra)
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "inference:", f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-        "inference:")
-    (root / "murmur.yaml").write_text(manifest)
+    root = make_capsule(script, tools={"ask": FIXTURES / "ask_tool.wasm"}, extra=extra)
     door = serve(root)
     served.append(door)
     task = door.send("ask me")

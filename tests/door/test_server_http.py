@@ -8,13 +8,13 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.waits import block_until
 from tui.core.asking.questions import QuestionBoard
 from tui.core.door import Door
 from tui.core.door import server as door_server
@@ -39,10 +39,8 @@ class Served:
         self.door.broadcast.publish("text", {"id": "tsk_1", "text": text, "final": False})
 
     def until_subscribers(self, count: int) -> None:
-        deadline = time.monotonic() + WAIT
-        while self.door.broadcast.subscribers != count:
-            assert time.monotonic() < deadline, f"{self.door.broadcast.subscribers} != {count}"
-            time.sleep(0.01)
+        block_until(lambda: self.door.broadcast.subscribers == count, WAIT,
+                    lambda: f"{self.door.broadcast.subscribers} != {count}", step=0.01)
 
 
 def start(tmp_path: Path, heartbeat: float = door_server.HEARTBEAT_SECONDS,

@@ -8,7 +8,8 @@ import os
 import stat
 from pathlib import Path
 
-from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli
+from tests.responses import text_response, tool_response
 
 
 def _session_dir(capsule: Path) -> Path:

@@ -7,7 +7,8 @@ import re
 import stat
 from pathlib import Path
 
-from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli
+from tests.responses import text_response, tool_response
 
 
 def test_demo_runs_headless_json_and_leaves_murmur_files(murmur_home: Path) -> None:

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, tool_response
+from tests.capsules import set_driver_config
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli
 from tests.e2e.test_language_guests import env_for, guest
+from tests.responses import text_response, tool_response
 
 
 def events_of(stdout: str) -> list[dict[str, object]]:
@@ -83,10 +85,7 @@ def test_task_acceptance_none_without_a_task_starts_and_ends_at_once(
     requests = tmp_path / "requests.jsonl"
     root = make_capsule([text_response("never sent")],
                         extra="lifecycle:\n  task_acceptance: none\n  shell_grace_secs: 0\n")
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "      script: script.json\n",
-        f"      script: script.json\n      requests_log: {requests}\n")
-    (root / "murmur.yaml").write_text(manifest)
+    set_driver_config(root, requests_log=requests)
     started = time.monotonic()
     result = run_cli("launch", str(root), "--headless", "--json")
     elapsed = time.monotonic() - started

@@ -15,23 +15,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl
+from tests.responses import call_response, text_response, tool_response
 from tests.wasm.conftest import FIXTURES
 from tui.core.asking.stdin_lines import MAX_LINE
 
-ASK = {"stop_reason": "tool_call", "content": [
-    {"type": "tool_call", "id": "q1", "name": "ask", "input": {"q": "go on?"}}]}
+ASK = call_response("ask", {"q": "go on?"}, "q1")
 RSS_BOUND_MIB = 200  # generous: a session's own size is well under it
 TOO_MUCH = 256 << 20  # bytes of `y` lines: the unbounded reader held all of them
 
 
 def asking(make_capsule: CapsuleFactory, script: list[dict[str, Any]]) -> Path:
-    root = make_capsule(script)
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "inference:", f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-        "inference:")
-    (root / "murmur.yaml").write_text(manifest)
-    return root
+    return make_capsule(script, tools={"ask": FIXTURES / "ask_tool.wasm"})
 
 
 def rss_mib(pid: int) -> float:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, run_cli, text_response
+from tests.conftest import CapsuleFactory, run_cli
+from tests.responses import text_response
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
 TIMEOUT = 60  # a hang ends the command here and fails the test (a run takes a few seconds)

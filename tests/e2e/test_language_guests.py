@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 
+from tests.capsules import write_capsule
 from tests.conftest import read_jsonl, run_cli
 from tests.guests.build import ToolchainUnavailable, build_guest, cache_root
+from tests.responses import call_response, text_response
 
 pytestmark = pytest.mark.slow
 
@@ -39,24 +41,9 @@ def env_for(home: Path) -> dict[str, str]:
             "MURMUR_COMPILED_CACHE": str(cache_root() / "compiled-host")}
 
 
-def step(tool: str, op: dict[str, Any], call_id: str) -> dict[str, Any]:
-    return {"stop_reason": "tool_call",
-            "content": [{"type": "tool_call", "id": call_id, "name": tool, "input": op}]}
-
-
-def done(text: str = "done") -> dict[str, Any]:
-    return {"stop_reason": "end_turn", "content": [{"type": "text", "text": text}]}
-
-
 def capsule(root: Path, steps: list[dict[str, Any]], entries: str, extra: str = "") -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "script.json").write_text(json.dumps(steps))
-    (root / "murmur.yaml").write_text(
-        "name: guests\nversion: '1'\nartifacts:\n"
-        "  - name: drv\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n" + entries
-        + "inference:\n  model: m\n  max_turns: 20\n  driver: {artifact: drv}\n" + extra)
-    return root
+    return write_capsule(root, steps, name="guests", model="m", max_turns=20, shell=(),
+                         artifacts=entries, extra=extra)
 
 
 def launch(root: Path, home: Path, *answers: str) -> tuple[int, list[dict[str, Any]], str]:
@@ -80,20 +67,22 @@ def test_python_tool_and_hook_run_a_whole_session(tmp_path: Path, murmur_home: P
                "      limits: {memory_bytes: 67108864}\n"
                f"  - name: pyhook\n    runtime: hook\n    source: {hook}\n"
                "    capabilities:\n      conversation: {read: true}\n")
-    steps = [step("pytool", {"op": "echo", "n": 1}, "a"),
-             step("pytool", {"op": "ask", "prompt": "Proceed?"}, "b"),
-             step("pytool", {"op": "write", "path": "note.txt", "text": "hello"}, "c"),
-             step("pytool", {"op": "read", "path": "note.txt"}, "d"),
-             step("pytool", {"op": "stream"}, "e"),
-             step("pytool", {"op": "env"}, "f"),
-             step("pytool", {"op": "report", "path": "report.md", "text": "# Report"}, "r"),
-             step("pytool", {"op": "crash"}, "g"),
-             step("pytool", {"op": "hog"}, "h"),
-             done("all exercised")]
+    steps = [call_response("pytool", {"op": "echo", "n": 1}, "a"),
+             call_response("pytool", {"op": "ask", "prompt": "Proceed?"}, "b"),
+             call_response("pytool", {"op": "write", "path": "note.txt", "text": "hello"}, "c"),
+             call_response("pytool", {"op": "read", "path": "note.txt"}, "d"),
+             call_response("pytool", {"op": "stream"}, "e"),
+             call_response("pytool", {"op": "env"}, "f"),
+             call_response("pytool", {"op": "report", "path": "report.md", "text": "# Report"},
+                           "r"),
+             call_response("pytool", {"op": "crash"}, "g"),
+             call_response("pytool", {"op": "hog"}, "h"),
+             text_response("all exercised")]
     root = capsule(tmp_path / "py", steps, entries,
                    extra="")
     manifest = (root / "murmur.yaml").read_text().replace(
-        "  driver: {artifact: drv}\n", "  driver: {artifact: drv, config: {temperature: 0}}\n")
+        "    artifact: script-driver\n",
+        "    artifact: script-driver\n    config: {temperature: 0}\n")
     (root / "murmur.yaml").write_text(manifest)
     os.environ["GUEST_VISIBLE"] = "yes"
     os.environ["GUEST_HIDDEN"] = "secret"
@@ -140,9 +129,9 @@ def test_javascript_tool_and_hook(tmp_path: Path, murmur_home: Path) -> None:
     tool, hook = guest("js_tool"), guest("js_hook")
     entries = (f"  - name: jstool\n    runtime: tool\n    source: {tool}\n"
                f"  - name: jshook\n    runtime: hook\n    source: {hook}\n")
-    steps = [step("jstool", {"op": "echo", "v": "x"}, "a"),
-             step("jstool", {"op": "ask", "prompt": "Name?"}, "b"),
-             step("jstool", {"op": "fail"}, "c"), done()]
+    steps = [call_response("jstool", {"op": "echo", "v": "x"}, "a"),
+             call_response("jstool", {"op": "ask", "prompt": "Name?"}, "b"),
+             call_response("jstool", {"op": "fail"}, "c"), text_response("done")]
     code, events, stderr = launch(capsule(tmp_path / "js", steps, entries), murmur_home,
                                   "Ada")
     assert code == 0, stderr
@@ -158,11 +147,11 @@ def test_javascript_tool_and_hook(tmp_path: Path, murmur_home: Path) -> None:
 def test_rust_tool_importing_wasi_cli_and_io(tmp_path: Path, murmur_home: Path) -> None:
     tool = guest("rust_tool")
     entries = f"  - name: rusty\n    runtime: tool\n    source: {tool}\n"
-    steps = [step("rusty", {"op": "echo", "k": 2}, "a"),
-             step("rusty", {"op": "ask", "prompt": "Ok?"}, "b"),
-             step("rusty", {"op": "write", "path": "r.txt", "text": "from rust"}, "c"),
-             step("rusty", {"op": "env"}, "d"),
-             step("rusty", {"op": "crash"}, "e"), done()]
+    steps = [call_response("rusty", {"op": "echo", "k": 2}, "a"),
+             call_response("rusty", {"op": "ask", "prompt": "Ok?"}, "b"),
+             call_response("rusty", {"op": "write", "path": "r.txt", "text": "from rust"}, "c"),
+             call_response("rusty", {"op": "env"}, "d"),
+             call_response("rusty", {"op": "crash"}, "e"), text_response("done")]
     code, events, stderr = launch(capsule(tmp_path / "rs", steps, entries), murmur_home, "yes")
     assert code == 0, stderr
     finished = {e["call_id"]: e for e in of(events, "ToolCallFinished")}
@@ -178,7 +167,8 @@ def test_rust_tool_importing_wasi_cli_and_io(tmp_path: Path, murmur_home: Path) 
 
 def test_compiled_code_is_reused_by_the_next_launch(tmp_path: Path, murmur_home: Path) -> None:
     tool = guest("py_tool")
-    root = capsule(tmp_path / "again", [step("t", {"op": "echo"}, "a"), done()],
+    root = capsule(tmp_path / "again",
+                   [call_response("t", {"op": "echo"}, "a"), text_response("done")],
                    f"  - name: t\n    runtime: tool\n    source: {tool}\n")
     launch(root, murmur_home)  # compiles, or finds the shared cache warm
     shutil.rmtree(root / "workdir")
@@ -195,8 +185,9 @@ def test_a_huge_prompt_from_a_tool_is_cut_before_it_reaches_python(tmp_path: Pat
     entries = f"  - name: pytool\n    runtime: tool\n    source: {tool}\n"
     # 3 MiB of UTF-8 made by the tool (a call's own input is bounded at 1 MiB before it runs),
     # a character across the cut
-    root = capsule(tmp_path / "ask", [step("pytool", {"op": "ask", "prompt": "é",
-                                                      "repeat": 3 << 19}, "a"), done()],
+    root = capsule(tmp_path / "ask",
+                   [call_response("pytool", {"op": "ask", "prompt": "é", "repeat": 3 << 19}, "a"),
+                    text_response("done")],
                    entries)
     code, events, stderr = launch(root, murmur_home, "fine")
     assert code == 0, stderr

@@ -9,14 +9,14 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response
+from tests.capsules import set_driver_config
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli
+from tests.responses import text_response
 from tui.core.session_index import entries, index_path
 
 
 def logged(root: Path, log: Path) -> None:
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "      script: script.json\n", f"      script: script.json\n      requests_log: {log}\n")
-    (root / "murmur.yaml").write_text(manifest)
+    set_driver_config(root, requests_log=log)
 
 
 def test_a_resumed_session_goes_on_with_the_whole_conversation(

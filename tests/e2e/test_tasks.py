@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response
+from tests.capsules import set_driver_config
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli
+from tests.responses import text_response
 
 
 def with_log(root: Path, log: Path) -> None:
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "      script: script.json\n", f"      script: script.json\n      requests_log: {log}\n")
-    (root / "murmur.yaml").write_text(manifest)
+    set_driver_config(root, requests_log=log)
 
 
 def lifecycle(conversation: str, after_task: str = "exit", depth: int = 4) -> str:

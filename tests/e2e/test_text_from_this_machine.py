@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import CapsuleFactory, read_jsonl, text_response
+from tests.conftest import CapsuleFactory, read_jsonl
+from tests.responses import text_response
 from tui.core.fs.workdir import write_result
 from tui.core.record.writer import RecordWriter
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import read_jsonl
-from tests.e2e.test_language_guests import capsule, done, guest, step
+from tests.e2e.test_language_guests import capsule, guest
+from tests.responses import call_response, text_response
 from tui.core.events import vocabulary as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions
@@ -39,8 +40,9 @@ class Release:
 def test_a_tools_progress_arrives_while_its_call_runs(tmp_path: Path, murmur_home: Path) -> None:
     tool = guest("py_tool")
     entries = f"  - name: pytool\n    runtime: tool\n    source: {tool}\n"
-    root = capsule(tmp_path / "c", [step("pytool", {"op": "progress", "path": "go.txt"}, "p"),
-                                    done("released")], entries)
+    root = capsule(tmp_path / "c",
+                   [call_response("pytool", {"op": "progress", "path": "go.txt"}, "p"),
+                    text_response("released")], entries)
     sink = Release()
     session = Session(load_capsule(root), LaunchOptions(task="wait"), sinks=[sink],
                       responder=HeadlessResponder([], stdin=io.StringIO(""), err=io.StringIO()))

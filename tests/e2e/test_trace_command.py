@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli
+from tests.responses import text_response, tool_response
 
 SESSION = "ses_0199aaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 TASK = "tsk_0199bbbbbbbbbbbbbbbbbbbbbbbbbbbb"

@@ -8,11 +8,13 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.app.conftest import answerable, key_clock, wait_for
-from tests.conftest import CapsuleFactory, text_response
+from tests.app.conftest import answerable, key_clock
+from tests.conftest import CapsuleFactory
 from tests.door_fake import FakeDoor, ack, serving, silence, status
 from tests.fleet.test_fleet_screen import ask_capsule
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.attach import RemoteSource
 from tui.app.screens.ask import AskScreen
@@ -35,13 +37,14 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
     key_clock(app)
     async with app.run_test(size=(140, 40)) as pilot:
         # the card's name, through the bridge
-        await wait_for(pilot, lambda: remote.link_state == "live" and app.state.capsule == "asker")
+        await wait_until(pilot, lambda: remote.link_state == "live"
+                         and app.state.capsule == "asker")
         await pilot.press("i", *"ask me", "enter")  # the prompt's task goes through the door
-        await wait_for(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
+        await wait_until(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
         assert "which branch?" in app.desk.questions[0].request.prompt
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press(*"main", "enter")
-        await wait_for(pilot, lambda: app.state.tasks_ended == 1 and not app.desk.questions)
+        await wait_until(pilot, lambda: app.state.tasks_ended == 1 and not app.desk.questions)
         assert app.state.result == "thanks"
         noted = [json.loads(line) for line in
                  (murmur_home / "tui" / "answers.jsonl").read_text().splitlines()]
@@ -49,13 +52,13 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
         assert (murmur_home / "tui" / "answers.jsonl").stat().st_mode & 0o777 == 0o600
         # a second task; its question is hidden, then Esc Esc cancels the task
         await pilot.press("i", *"again", "enter")
-        await wait_for(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
-        await wait_for(pilot, lambda: answerable(app))
+        await wait_until(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
+        await wait_until(pilot, lambda: answerable(app))
         await pilot.press("escape")  # the dialog steps aside
-        await wait_for(pilot, lambda: app.desk.dialog is None)
+        await wait_until(pilot, lambda: app.desk.dialog is None)
         await pilot.press("escape", "escape")
-        await wait_for(pilot, lambda: app.state.tasks_ended == 2)
-        await wait_for(pilot, lambda: not app.desk.questions)  # the canceled task's went with it
+        await wait_until(pilot, lambda: app.state.tasks_ended == 2)
+        await wait_until(pilot, lambda: not app.desk.questions)  # the canceled task's went with it
         await pilot.press("q")
     assert door.process.poll() is None  # leaving never cancels: the session still serves
     assert (murmur_home / "running" / f"{door.session_id}.json").exists()
@@ -75,22 +78,22 @@ async def test_an_older_door_is_attached_and_answered_in_its_own_shape(
         door.wait_input(task, "Which env?")
         app = SupervisorApp(murmur_home, source=RemoteSource(murmur_home, "", door.url))
         async with app.run_test(size=(140, 40)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
+            await wait_until(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
             assert app.desk.questions[0].request.prompt == "Which env?"
-            await wait_for(pilot, lambda: answerable(app))
+            await wait_until(pilot, lambda: answerable(app))
             await pilot.press("escape")  # the dialog steps aside: a new task first
-            await wait_for(pilot, lambda: app.desk.dialog is None)
+            await wait_until(pilot, lambda: app.desk.dialog is None)
             await pilot.press("i", *"deploy it", "enter")
             queue = app.prompts.queue
-            await wait_for(pilot, lambda: queue.items and not queue.items[0].sent)
+            await wait_until(pilot, lambda: queue.items and not queue.items[0].sent)
             assert not door.rpc("message/send")  # refused before anything was sent
             await pilot.press("escape")  # out of the prompt (one Esc cancels nothing)
-            await wait_for(pilot, lambda: not app.supervisor.prompt.has_focus)
+            await wait_until(pilot, lambda: not app.supervisor.prompt.has_focus)
             await pilot.press("a")
-            await wait_for(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
-            await wait_for(pilot, lambda: answerable(app))
+            await wait_until(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
+            await wait_until(pilot, lambda: answerable(app))
             await pilot.press(*"staging", "enter")
-            await wait_for(pilot, lambda: bool(door.rpc("message/send")))
+            await wait_until(pilot, lambda: bool(door.rpc("message/send")))
             await pilot.press("q")
     sent = door.rpc("message/send")[0].body
     assert sent["params"]["message"]["role"] == "user"
@@ -109,12 +112,12 @@ async def test_an_authenticated_door_is_attached_with_the_token_beside_its_recor
     remote = RemoteSource(murmur_home, session_id, url, record, token=token)
     app = SupervisorApp(murmur_home, source=remote)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: remote.link_state == "live" and
+        await wait_until(pilot, lambda: remote.link_state == "live" and
                        app.state.capsule == "test-capsule")
         await pilot.press("q")
     refused = RemoteSource(murmur_home, session_id, url, None, token="not-the-token")
     async with SupervisorApp(murmur_home, source=refused).run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: refused.link_state == "gone")
+        await wait_until(pilot, lambda: refused.link_state == "gone")
         assert "invalid_token" in refused.why_gone or "token" in refused.why_gone
         assert "not-the-token" not in refused.why_gone  # never shown, even refused
         await pilot.press("q")

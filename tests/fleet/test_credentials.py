@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import wait_for
-from tests.conftest import CapsuleFactory, run_cli, text_response
+from tests.conftest import CapsuleFactory, run_cli
 from tests.door_fake import FakeDoor, serving
 from tests.fleet.test_ps import record, trace
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
+from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.attach import RemoteSource
 from tui.commands.fleet import resolve
@@ -73,13 +74,13 @@ async def test_a_watcher_attach_watches_but_session_stop_with_it_is_refused_403(
     remote = RemoteSource(murmur_home, session_id, url, record_, token=token)
     app = SupervisorApp(murmur_home, source=remote)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: remote.link_state == "live" and
+        await wait_until(pilot, lambda: remote.link_state == "live" and
                        app.state.capsule == "test-capsule", within=30)
         started = await asyncio.to_thread(door.rpc, "SendMessage", {"message": {
             "messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "count to one"}]}},
             {"Authorization": f"Bearer {operator}"})
         assert started.status_code == 200, started.text
-        await wait_for(pilot, lambda: app.state.tasks_ended == 1, within=30)  # it watches
+        await wait_until(pilot, lambda: app.state.tasks_ended == 1, within=30)  # it watches
         assert app.state.result == "done"
         with pytest.raises(DoorError) as refused:
             await asyncio.to_thread(remote.link.stop)

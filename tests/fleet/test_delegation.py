@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.app.conftest import wait_for
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
+from tests.waits import wait_until
 from tests.wasm.test_message_send import delegating_capsule
 from tui.app.fleet.app import FleetApp
 
@@ -27,11 +28,16 @@ async def test_a_capsule_delegates_to_a_served_session_and_the_fleet_shows_it(
     served.append(asker)
     app = FleetApp(murmur_home)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_for(pilot, lambda: asker.session_id in app.sessions and
+        await wait_until(pilot, lambda: asker.session_id in app.sessions and
                        app.sessions[asker.session_id].delegations == [authority])
-        await wait_for(pilot, lambda: app.sessions[worker.session_id].task ==
+        await wait_until(pilot, lambda: app.sessions[worker.session_id].task ==
                        "summarise the report")
-        await pilot.pause(0.3)
+
+        def asked() -> bool:
+            row = app.fleet.rows.get(asker.session_id)
+            return row is not None and f"asked {authority}" in row.shown()[-1]
+
+        await wait_until(pilot, asked)
         shown = app.fleet.rows.get(asker.session_id)
         assert shown is not None and f"asked {authority}" in shown.shown()[-1]
     peer_task = app.sessions[worker.session_id].task_id

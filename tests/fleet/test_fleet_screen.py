@@ -11,26 +11,20 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from tests.app.conftest import wait_for
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
+from tests.responses import call_response, text_response
 from tests.served import SLEEP, Served, serve
+from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.fleet.app import FleetApp
 from tui.app.fleet.model import FleetSession
 
-ASK = [{"stop_reason": "tool_call", "content": [
-    {"type": "tool_call", "id": "c1", "name": "ask", "input": {"q": "which branch?"}}]},
-    text_response("thanks")]
+ASK = [call_response("ask", {"q": "which branch?"}), text_response("thanks")]
 
 
 def ask_capsule(make_capsule: CapsuleFactory, folder: str) -> Path:
-    root = make_capsule(ASK * 3, extra=SLEEP + "  input_timeout_secs: 120\n", folder=folder,
-                        name=folder)
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "inference:", f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-        "inference:")
-    (root / "murmur.yaml").write_text(manifest)
-    return root
+    return make_capsule(ASK * 3, extra=SLEEP + "  input_timeout_secs: 120\n", folder=folder,
+                        name=folder, tools={"ask": FIXTURES / "ask_tool.wasm"})
 
 
 def row(app: FleetApp, door: Served) -> FleetSession:
@@ -63,11 +57,11 @@ async def test_three_sessions_answered_tasked_canceled_and_stopped_from_the_flee
     served.extend([first, second, plain])
     app = FleetApp(murmur_home)
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_for(pilot, lambda: len(app.sessions) == 3 and all(
+        await wait_until(pilot, lambda: len(app.sessions) == 3 and all(
             s.connection == "live" for s in app.sessions.values()))
         assert {s.capsule for s in app.sessions.values()} == {"asker", "asker-two", "plain"}
         one, two = first.send("ask me"), second.send("ask me too")
-        await wait_for(pilot, lambda: row(app, first).group == "needs" and
+        await wait_until(pilot, lambda: row(app, first).group == "needs" and
                        row(app, second).group == "needs")
         assert row(app, first).question is not None
         assert "which branch?" in row(app, first).question.prompt  # type: ignore[union-attr]
@@ -83,26 +77,26 @@ async def test_three_sessions_answered_tasked_canceled_and_stopped_from_the_flee
         await type_in(pilot, "main")
         done = await until_state(first, one["id"], "TASK_STATE_COMPLETED")
         assert done["artifacts"][0]["parts"][0]["text"] == "thanks"  # type: ignore[index]
-        await wait_for(pilot, lambda: row(app, first).group == "done")
+        await wait_until(pilot, lambda: row(app, first).group == "done")
         assert row(app, first).status == "idle · last ok"
         # a task for the plain session, typed on the fleet screen
         app.fleet.rows.select_key(plain.session_id)
         await pilot.press("t")
         await type_in(pilot, "say hello")
-        await wait_for(pilot, lambda: row(app, plain).last_task_status == "ok")
+        await wait_until(pilot, lambda: row(app, plain).last_task_status == "ok")
         assert row(app, plain).task == "say hello"
         # cancel the second's waiting task
         app.fleet.rows.select_key(second.session_id)
         await pilot.press("x")
         canceled = await until_state(second, two["id"], "TASK_STATE_CANCELED")
         assert canceled["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
-        await wait_for(pilot, lambda: row(app, second).group == "done")
+        await wait_until(pilot, lambda: row(app, second).group == "done")
         # stop the plain session: its process ends and its record goes
         app.fleet.rows.select_key(plain.session_id)
         await pilot.press("S")
         assert await asyncio.to_thread(plain.process.wait, 30) == 0
         assert not (murmur_home / "running" / f"{plain.session_id}.json").exists()
-        await wait_for(pilot, lambda: row(app, plain).group == "done" and
+        await wait_until(pilot, lambda: row(app, plain).group == "done" and
                        row(app, plain).status.startswith(("ended", "gone")))
         totals = str(app.fleet.totals.render())
         assert totals.startswith("3 sessions") and "0 need you" in totals
@@ -123,7 +117,7 @@ async def test_a_stale_record_is_shown_as_gone_with_why(
     broken.chmod(0o600)
     app = FleetApp(murmur_home)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_for(pilot, lambda: len(app.sessions) == 2 and
+        await wait_until(pilot, lambda: len(app.sessions) == 2 and
                        app.sessions[live.session_id].connection == "live")
         gone = app.sessions[stale["session_id"]]
         assert gone.group == "done" and gone.status.startswith("gone: ")
@@ -140,17 +134,17 @@ async def test_a_session_launched_from_the_fleet_asks_and_is_answered_inline(
         async with app.run_test(size=(160, 30)) as pilot:
             await pilot.press("n")
             await type_in(pilot, f"{root}  ask me")
-            await wait_for(pilot, lambda: len(app.sessions) == 1 and next(
+            await wait_until(pilot, lambda: len(app.sessions) == 1 and next(
                 iter(app.sessions.values())).group == "needs", within=60)
             session = next(iter(app.sessions.values()))
             assert session.origin == "launched" and session.capsule == "launched"
             assert "·new" in app.fleet.rows.get(session.session_id).shown()[2]  # type: ignore[union-attr]
             await pilot.press("a")
             await type_in(pilot, "main")
-            await wait_for(pilot, lambda: session.last_task_status == "ok")
+            await wait_until(pilot, lambda: session.last_task_status == "ok")
             await pilot.press("S")
             process = app.launched[0].process if app.launched else None
-            await wait_for(pilot, lambda: session.group == "done" and
+            await wait_until(pilot, lambda: session.group == "done" and
                            session.status.startswith(("ended", "gone")))
         if process is not None:
             assert await asyncio.to_thread(process.wait, 30) == 0

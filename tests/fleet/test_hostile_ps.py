@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CapsuleFactory, run_cli, text_response
+from tests.conftest import CapsuleFactory, run_cli
 from tests.door_fake import FakeDoor, serving
 from tests.fleet.test_ps import record, trace
+from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tui.commands.fleet import resolve
 from tui.core import ids

@@ -8,12 +8,12 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.door_fake import FakeDoor, serving, silent_port
+from tests.waits import block_until
 from tui.core import ids
 from tui.core.a2a.card import Generation
 from tui.core.errors import RecordError, RunningDirError
@@ -234,10 +234,8 @@ def test_a_zombie_is_gone() -> None:
     record = RunningRecord(**{**mine(ids.session_id(), "127.0.0.1:1").__dict__,
                               "pid": child.pid, "process_start": start or "?"})
     try:
-        deadline = time.monotonic() + 30
-        while door_probe.verify(record, 1.0).state != "gone":  # exited, not waited on
-            assert time.monotonic() < deadline, "a zombie kept reading as alive"
-            time.sleep(0.05)
+        block_until(lambda: door_probe.verify(record, 1.0).state == "gone",  # exited, not reaped
+                    what="a zombie kept reading as alive")
     finally:
         child.wait()
 

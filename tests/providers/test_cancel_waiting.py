@@ -25,6 +25,7 @@ from tests.conftest import read_jsonl
 from tests.providers.server import Provider, holding, openai_answer, openai_frames
 from tests.providers.test_http_drivers import capsule
 from tests.served import SLEEP, Served, serve, served  # noqa: F401 - the fixture
+from tests.waits import block_until
 from tui.core.inference.abortable import Backend, abortable
 
 # seconds a test waits for what a cancel does (it takes milliseconds): below the driver's
@@ -33,10 +34,7 @@ PATIENCE = 20.0
 
 
 def until(condition: Any, what: str, seconds: float = PATIENCE) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting: {what}"
-        time.sleep(0.02)
+    block_until(condition, seconds, what, step=0.02)
 
 
 def connecting_to(port: int) -> bool:

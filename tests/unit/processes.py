@@ -1,13 +1,13 @@
-"""Watching real processes through /proc: is a pid still the process we saw, and waiting."""
+"""Watching real processes through /proc: is a pid still the process we saw."""
 
 from __future__ import annotations
 
 import os
 import signal
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.waits import block_until
 
 # A command whose group holds three processes: bash (the leader), a grandchild started in the
 # background, and the leader's own child. Both pids land in files in the workdir.
@@ -46,16 +46,6 @@ def seen(pid: int) -> Seen:
     return Seen(pid, state[1])
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
-    """Poll `predicate` until it holds or `timeout` passes (generous: a busy machine)."""
-    ends = time.monotonic() + timeout
-    while time.monotonic() < ends:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
 def family(workdir: Path, timeout: float = 60.0) -> tuple[Seen, Seen]:
     """The leader and grandchild of a running FAMILY command, once both have written."""
 
@@ -63,7 +53,7 @@ def family(workdir: Path, timeout: float = 60.0) -> tuple[Seen, Seen]:
         return all((workdir / name).is_file() and (workdir / name).read_text().strip()
                    for name in ("leader.pid", "grand.pid"))
 
-    assert wait_until(written, timeout), "the command never wrote its pid files"
+    block_until(written, timeout, "the command never wrote its pid files")
     return (seen(int((workdir / "leader.pid").read_text())),
             seen(int((workdir / "grand.pid").read_text())))
 

@@ -11,8 +11,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl
 from tests.fakes import Collect
+from tests.responses import text_response, tool_response
 from tests.served import killed_once
 from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import LaunchOptions

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import text_response, tool_response
 from tests.fakes import Collect, RecordingDriver
+from tests.responses import text_response, tool_response
 from tui.core.cancel import CancelToken
 from tui.core.chat import assistant_message, user_message
 from tui.core.errors import DriverError, StopOnCancel

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, text_response, tool_response
+from tests.conftest import CapsuleFactory
+from tests.responses import text_response, tool_response
 from tests.unit.test_session import run_session
 from tui.core.errors import ContextInUse
 from tui.core.events import vocabulary as ev

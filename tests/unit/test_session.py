@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl
 from tests.fakes import Collect
+from tests.responses import text_response, tool_response
 from tui.core.cancel import CancelToken
 from tui.core.errors import LaunchError
 from tui.core.events import vocabulary as ev

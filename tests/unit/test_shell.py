@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, CapsuleFactory, text_response
+from tests.conftest import REPO, CapsuleFactory
+from tests.responses import text_response
 from tui.core.cancel import CancelToken
 from tui.core.errors import MurmurTuiError, ShellRefused
 from tui.core.manifest.model import Artifact

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from tests.fakes import Collect
+from tests.waits import block_until
 from tui.core.cancel import CancelToken
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventStream
@@ -119,9 +120,7 @@ def test_a_quiet_call_sends_what_waits_without_more_output(tmp_path: Path) -> No
     feed, sink = feed_of(tmp_path, interval=0.2)
     feed.output("stdout", ["one"])
     feed.output("stdout", ["two"])  # within the interval: waits for the timer
-    deadline = time.monotonic() + 30
-    while len(sink.of(ev.ShellOutput)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    block_until(lambda: len(sink.of(ev.ShellOutput)) >= 2, step=0.02)
     assert [b.text for b in sink.of(ev.ShellOutput)] == ["one", "two"]
     feed.close()
     feed.output("stdout", ["late"])

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, read_jsonl, run_cli, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl, run_cli
+from tests.responses import text_response, tool_response
 from tests.unit.processes import (
     FAMILY,
     Seen,
     ended,
     family,
     seen,
-    wait_until,
 )
+from tests.waits import block_until
 from tui.core.cancel import CancelToken
 from tui.core.shell.process import running_groups
 from tui.core.shell.tool import ShellTool
@@ -44,7 +45,9 @@ def call(tool: ShellTool, command: str, cancel: CancelToken | None = None):  # t
 
 
 def gone(*processes: Seen) -> bool:
-    return wait_until(lambda: not any(p.alive() for p in processes))
+    block_until(lambda: not any(p.alive() for p in processes),
+                what=lambda: [p.pid for p in processes if p.alive()])
+    return True
 
 
 def test_a_command_past_its_deadline_is_killed_with_its_children(tmp_path: Path) -> None:
@@ -56,7 +59,7 @@ def test_a_command_past_its_deadline_is_killed_with_its_children(tmp_path: Path)
         "\n\nTimed out after 3 s (capabilities.limits.deadline_seconds); the command was "
         "killed.")
     for name in ("leader.pid", "grand.pid"):
-        assert wait_until(lambda name=name: ended(tool.workdir / name)), name  # type: ignore[misc]
+        block_until(lambda name=name: ended(tool.workdir / name), what=name)  # type: ignore[misc]
     assert running_groups() == ()
 
 
@@ -86,7 +89,7 @@ def test_the_call_ends_when_the_command_exits_and_takes_its_background_jobs(
     result = call(tool, "sh -c 'echo $$ > grand.pid; exec sleep 300' & "
                         "until [ -s grand.pid ]; do sleep 0.01; done; echo done")
     assert result.stopped is None and result.exit_code == 0 and result.stdout == "done\n"
-    assert wait_until(lambda: ended(tool.workdir / "grand.pid"))
+    block_until(lambda: ended(tool.workdir / "grand.pid"))
 
 
 def test_a_process_that_left_the_group_neither_holds_the_call_nor_keeps_writing(
@@ -100,7 +103,7 @@ def test_a_process_that_left_the_group_neither_holds_the_call_nor_keeps_writing(
                             "until [ -s escaped.pid ]; do sleep 0.01; done; echo done")
         assert result.stopped is None and result.exit_code == 0
         assert result.stdout.startswith(("done\n", "y\n"))
-        assert wait_until(lambda: ended(pid_file))
+        block_until(lambda: ended(pid_file))
     finally:
         if pid_file.is_file() and not ended(pid_file):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
@@ -191,7 +194,7 @@ def test_a_supervisor_that_goes_away_leaves_no_process_of_the_command(
     processes: list[Seen] = []
     try:
         processes += family(tmp_path / "work")
-        assert wait_until(lambda: (tmp_path / "work" / "known").exists())
+        block_until(lambda: (tmp_path / "work" / "known").exists())
         if signum is not None:
             supervisor.send_signal(signum)
         assert supervisor.wait(timeout=60) != 3
@@ -249,14 +252,15 @@ def test_a_supervisor_stopped_while_it_starts_commands_leaves_none_of_them_runni
         supervisor = subprocess.Popen([sys.executable, "-c", STARTING, str(work)],
                                       stderr=subprocess.DEVNULL)
         try:
-            assert wait_until(lambda work=work: any(  # type: ignore[misc]
+            block_until(lambda work=work: any(  # type: ignore[misc]
                 path.read_text().strip() for path in work.glob("started.*")))
             supervisor.send_signal(signum)
             supervisor.wait(timeout=60)
             started = list(work.glob("started.*"))
-            assert wait_until(lambda started=started: all(  # type: ignore[misc]
-                not path.read_text().strip() or ended(path) for path in started)), \
-                [path.read_text() for path in started if not ended(path)]
+            block_until(lambda started=started: all(  # type: ignore[misc]
+                not path.read_text().strip() or ended(path) for path in started),
+                what=lambda started=started: [  # type: ignore[misc]
+                    path.read_text() for path in started if not ended(path)])
         finally:
             supervisor.kill()
             supervisor.wait()
@@ -303,10 +307,10 @@ def test_a_supervisor_killed_before_its_command_is_announced_leaves_nothing_runn
         assert supervisor.wait(timeout=60) == -signal.SIGKILL
         pid, start = (work / "command.pid").read_text().split()
         processes.append(Seen(int(pid), int(start)))
-        if wait_until(lambda: (work / "grand.pid").exists()
-                      and bool((work / "grand.pid").read_text().strip()), timeout=10):
-            with contextlib.suppress(AssertionError):  # it may be gone already
-                processes.append(seen(int((work / "grand.pid").read_text())))
+        with contextlib.suppress(AssertionError):  # it may never have started, or be gone
+            block_until(lambda: (work / "grand.pid").exists()
+                        and bool((work / "grand.pid").read_text().strip()), within=10)
+            processes.append(seen(int((work / "grand.pid").read_text())))
         assert gone(*processes)
     finally:
         supervisor.kill()

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.capsules import write_capsule
 from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
 from tui.core.errors import MurmurTuiError, TraceFormatError, TraceWriteError
 from tui.core.loop.launch import LaunchOptions
@@ -297,14 +298,8 @@ JSON_VALUES = st.recursive(
 @pytest.fixture(scope="module")
 def real_trace(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]]:
     folder = tmp_path_factory.mktemp("real")
-    root = folder / "capsule"
-    root.mkdir()
-    (root / "script.json").write_text(json.dumps([tool_response("echo x"), text_response("k")]))
-    (root / "murmur.yaml").write_text(
-        "name: fuzzed\nversion: '1.0.0'\nartifacts:\n  - name: d\n    runtime: driver\n"
-        "    builtin: scripted\n    config:\n      script: script.json\n"
-        "inference:\n  model: m\n  driver:\n    artifact: d\n"
-        "capabilities:\n  shell:\n    allow: [bash]\n")
+    root = write_capsule(folder / "capsule", [tool_response("echo x"), text_response("k")],
+                         name="fuzzed", model="m", max_turns=None)
     return read_jsonl(run_session(root))
 
 

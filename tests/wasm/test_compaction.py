@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.capsules import set_driver_config
 from tests.conftest import read_jsonl
-from tests.wasm.conftest import WasmCapsule, answer, call
+from tests.responses import call_response, text_response
+from tests.wasm.conftest import WasmCapsule
 from tests.wasm.test_wasm_session import hook_entry, run, tool_entry
 from tui.core.events import vocabulary as ev
 from tui.core.loop.compaction import rebuild, unpaired
@@ -21,10 +23,7 @@ COMPACTOR = "binding: on-compaction\ncommit_policy: replace-context\n"
 
 def with_log(root: Path) -> Path:
     """Make the capsule's scripted driver write every request it receives."""
-    manifest = root / "murmur.yaml"
-    text = manifest.read_text().replace("config: {script: script.json}",
-                                        "config: {script: script.json, requests_log: sent.jsonl}")
-    manifest.write_text(text)
+    set_driver_config(root, requests_log="sent.jsonl")
     return root / "sent.jsonl"
 
 
@@ -40,8 +39,8 @@ def test_a_committed_compaction_replaces_the_context_and_is_recorded_beside_it(
     # turn 1 calls echo; compaction is due, the hook's run-inference takes the next
     # response as its summary; turn 2 answers, and is compacted in turn
     root = compacting_capsule(wasm_capsule, tmp_path, [
-        call("echo", {"x": 1}), answer("the summary so far"), answer("done"),
-        answer("second summary")])
+        call_response("echo", {"x": 1}), text_response("the summary so far"), text_response("done"),
+        text_response("second summary")])
     sent = with_log(root)
     result, sink = run(root)
     assert result.exit_status == "ok" and result.result == "done"
@@ -69,8 +68,8 @@ def test_a_committed_compaction_replaces_the_context_and_is_recorded_beside_it(
 def test_a_hook_without_the_replace_context_policy_declines_and_the_task_goes_on(
         wasm_capsule: WasmCapsule, tmp_path: Path) -> None:
     root = compacting_capsule(wasm_capsule, tmp_path, [
-        call("echo", {}), answer("ignored summary"), answer("done"),
-        answer("ignored again")], contract="binding: on-compaction\n")
+        call_response("echo", {}), text_response("ignored summary"), text_response("done"),
+        text_response("ignored again")], contract="binding: on-compaction\n")
     result, sink = run(root)
     assert result.exit_status == "ok" and result.result == "done"
     declined = sink.of(ev.CompactionDeclined)
@@ -86,7 +85,7 @@ def test_a_hook_without_the_replace_context_policy_declines_and_the_task_goes_on
 def test_a_failing_compaction_hook_fails_the_task(wasm_capsule: WasmCapsule,
                                                   tmp_path: Path) -> None:
     # the script holds nothing for the hook's run-inference: it returns err(...)
-    root = compacting_capsule(wasm_capsule, tmp_path, [call("echo", {})])
+    root = compacting_capsule(wasm_capsule, tmp_path, [call_response("echo", {})])
     result, sink = run(root)
     assert result.exit_status == "failed"
     failed = sink.of(ev.TaskFailed)
@@ -100,7 +99,8 @@ def test_a_failing_compaction_hook_fails_the_task(wasm_capsule: WasmCapsule,
 def test_below_the_threshold_nothing_is_dispatched(wasm_capsule: WasmCapsule,
                                                     tmp_path: Path) -> None:
     hook = hook_entry("summariser", "all_hook", contract=COMPACTOR, tmp=tmp_path)
-    root = wasm_capsule([call("echo", {}), answer("done")], tool_entry("echo", "echo_tool")
+    root = wasm_capsule([call_response("echo", {}), text_response("done")],
+                        tool_entry("echo", "echo_tool")
                         + hook, extra="context:\n  max_tokens: 100000\n")
     result, sink = run(root)
     assert result.exit_status == "ok"
@@ -128,14 +128,14 @@ def test_a_replacement_with_an_unanswered_tool_call_is_declined() -> None:
 
 
 def continuing(text: str, continuation_id: str | None) -> dict[str, Any]:
-    response = answer(text)
+    response = text_response(text)
     if continuation_id is not None:
         response["metadata"] = {"continuation_id": continuation_id}
     return response
 
 
 def calling(call_id: str, continuation_id: str | None) -> dict[str, Any]:
-    response = call("echo", {"n": call_id}, call_id=call_id)
+    response = call_response("echo", {"n": call_id}, call_id=call_id)
     if continuation_id is not None:
         response["metadata"] = {"continuation_id": continuation_id}
     return response
@@ -167,8 +167,8 @@ def test_a_continuing_driver_is_sent_only_what_is_new(wasm_capsule: WasmCapsule)
 def test_a_compaction_drops_the_continuation(wasm_capsule: WasmCapsule,
                                              tmp_path: Path) -> None:
     root = compacting_capsule(wasm_capsule, tmp_path, [
-        calling("a", "conv-1"), answer("short summary"), continuing("done", None),
-        answer("final summary")])
+        calling("a", "conv-1"), text_response("short summary"), continuing("done", None),
+        text_response("final summary")])
     sent = with_log(root)
     result, sink = run(root)
     assert result.exit_status == "ok" and sink.of(ev.Compacted)
@@ -188,13 +188,13 @@ def test_a_compact_resume_goes_through_the_on_compaction_hook(
     from tui.core.session_index import Resume, find
 
     hook = hook_entry("summariser", "all_hook", contract=COMPACTOR, tmp=tmp_path)
-    root = wasm_capsule([call("echo", {"n": 1}), answer("the first is done")],
+    root = wasm_capsule([call_response("echo", {"n": 1}), text_response("the first is done")],
                         tool_entry("echo", "echo_tool") + hook)
     first, _ = run(root, task="do the first thing")
     assert first.exit_status == "ok"
     # the resumed session's script: the hook's summary, then the answer to the new task
-    (root / "script.json").write_text(json.dumps([answer("summary: the first thing is done"),
-                                                  answer("and the second")]))
+    (root / "script.json").write_text(json.dumps([text_response("summary: the first thing is done"),
+                                                  text_response("and the second")]))
     sent = with_log(root)
     sink = Collect()
     resumed = Session(load_capsule(root), LaunchOptions(

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import Collect
-from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call
+from tests.responses import call_response, text_response
+from tests.wasm.conftest import FIXTURES, WasmCapsule
 from tui.core.errors import LaunchError
 from tui.core.events import vocabulary as ev
 from tui.core.headless import HeadlessResponder
@@ -42,7 +43,7 @@ def spin_folder(tmp_path: Path, contract: str | None) -> Path:
 
 
 def spin_capsule(wasm_capsule: WasmCapsule, folder: Path) -> Path:
-    return wasm_capsule([call("spin", {}), answer("after")],
+    return wasm_capsule([call_response("spin", {}), text_response("after")],
                         f"  - name: spin\n    runtime: tool\n    source: {folder}\n"
                         "    capabilities:\n      limits: {deadline_seconds: 0.2}\n")
 
@@ -79,7 +80,7 @@ def test_contracts_and_fingerprints_are_written_at_start(wasm_capsule: WasmCapsu
                                                          tmp_path: Path) -> None:
     folder = spin_folder(tmp_path, "    effect: read-only\n    replay: safe\n"
                          "    capabilities: [filesystem.read]\n")
-    root = wasm_capsule([answer("done")],
+    root = wasm_capsule([text_response("done")],
                         f"  - name: spin\n    runtime: tool\n    source: {folder}\n"
                         f"  - name: echo\n    runtime: tool\n    source: "
                         f"{FIXTURES}/echo_tool.wasm\n",
@@ -109,7 +110,7 @@ def test_a_bad_contract_stops_the_launch_naming_the_line(wasm_capsule: WasmCapsu
 
 
 def test_a_call_input_over_one_mib_is_not_run(wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([call("echo", {"x": "a" * (1 << 20)}), answer("done")],
+    root = wasm_capsule([call_response("echo", {"x": "a" * (1 << 20)}), text_response("done")],
                         f"  - name: echo\n    runtime: tool\n    source: "
                         f"{FIXTURES}/echo_tool.wasm\n")
     result, sink = run(root)

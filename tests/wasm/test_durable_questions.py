@@ -13,9 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.capsules import set_driver_config, write_capsule
 from tests.conftest import read_jsonl, run_cli, started_line
+from tests.responses import call_response, text_response
 from tests.served import killed_once
-from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call
+from tests.wasm.conftest import FIXTURES, WasmCapsule
 from tui.core.loop.journal import JOURNAL
 from tui.core.loop.journal_read import continued
 
@@ -41,17 +43,10 @@ def ask_tool(tmp_path: Path, contract: str | None) -> str:
 def asking_capsule(tmp_path: Path, name: str, extra: str = "") -> Path:
     """A capsule of its own whose model calls the replay-safe asking tool once (a screen's or
     the fleet's durable-resume test)."""
-    root = tmp_path / "capsule"
-    root.mkdir()
-    (root / "script.json").write_text(json.dumps([call("ask", QUESTION), answer("never")]),
-                                      encoding="utf-8")
-    (root / "murmur.yaml").write_text(
-        f"name: {name}\nversion: '1.0.0'\nartifacts:\n"
-        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n" + ask_tool(tmp_path, SAFE)
-        + "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n" + extra,
-        encoding="utf-8")
-    return root
+    return write_capsule(tmp_path / "capsule",
+                         [call_response("ask", QUESTION), text_response("never")], name=name,
+                         max_turns=None, shell=(), artifacts=ask_tool(tmp_path, SAFE),
+                         extra=extra)
 
 
 def killed_while_asking(root: Path, home: Path) -> Path:
@@ -87,12 +82,13 @@ def lines(folder: Path, event: str) -> list[dict[str, Any]]:
 
 def test_a_safe_call_asks_again_after_the_restart_and_gets_the_answer_once(
         wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
-    root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, SAFE))
+    root = wasm_capsule([call_response("ask", QUESTION), text_response("never")],
+                        ask_tool(tmp_path, SAFE))
     dead = killed_while_asking(root, murmur_home)
     asked = lines(dead, "asked")
     assert len(asked) == 1 and asked[0]["prompt"] == PROMPT
     assert stat.S_IMODE((dead / JOURNAL).stat().st_mode) == 0o600
-    done, later = resume(root, dead, [answer("done")], "main")
+    done, later = resume(root, dead, [text_response("done")], "main")
     shown = events(done, "InputRequested")
     assert [e["before_restart"] for e in shown] == [True]
     again = lines(later, "asked")
@@ -112,13 +108,12 @@ def test_a_safe_call_asks_again_after_the_restart_and_gets_the_answer_once(
 
 def test_an_unsafe_call_is_not_run_again_and_the_model_reads_why(
         wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
-    root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, None))
+    root = wasm_capsule([call_response("ask", QUESTION), text_response("never")],
+                        ask_tool(tmp_path, None))
     dead = killed_while_asking(root, murmur_home)
     log = tmp_path / "requests.jsonl"
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "config: {script: script.json}", f"config: {{script: script.json, requests_log: {log}}}")
-    (root / "murmur.yaml").write_text(manifest)
-    done, later = resume(root, dead, [answer("understood")], "main")
+    set_driver_config(root, requests_log=log)
+    done, later = resume(root, dead, [text_response("understood")], "main")
     assert not events(done, "InputRequested")  # nothing was asked: the tool did not run
     assert not lines(later, "asked") and not lines(later, "answered")
     requests = [json.loads(line) for line in log.read_text().splitlines()]
@@ -130,12 +125,13 @@ def test_an_unsafe_call_is_not_run_again_and_the_model_reads_why(
 
 def test_a_journaled_answer_is_delivered_once(
         wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
-    root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, SAFE))
+    root = wasm_capsule([call_response("ask", QUESTION), text_response("never")],
+                        ask_tool(tmp_path, SAFE))
     dead = killed_while_asking(root, murmur_home)
     # killed after the answer was journaled and before the tool had it (murmur-tui's own line,
     # sealed with the dead session's key after its last one)
     continued(dead, dead.name, murmur_home).answered(lines(dead, "asked")[0]["id"], "journaled")
-    done, later = resume(root, dead, [answer("done")])
+    done, later = resume(root, dead, [text_response("done")])
     assert not events(done, "InputRequested")  # taken from the journal, not asked
     said = events(done, "InputAnswered")  # and the transcript says so
     assert [(e["answer"], e["journaled"]) for e in said] == [("journaled", True)]
@@ -145,20 +141,21 @@ def test_a_journaled_answer_is_delivered_once(
     assert [t["by_session"] for t in lines(dead, "taken")] == [later.name]
     # resumed again, the answer is not delivered a second time: the later session finished
     # the turn (the record holds it), so nothing is rebuilt
-    done, third = resume(root, dead, [answer("done")], "fresh")
+    done, third = resume(root, dead, [text_response("done")], "fresh")
     assert not events(done, "InputRequested") and not lines(third, "answered")
     assert not [w for w in events(done, "Warning") if w["code"] == "W-RESUME-TURN"]
 
 
 def test_a_deadline_that_passed_while_down_ends_the_task_input_timeout(
         wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
-    root = wasm_capsule([call("ask", QUESTION), answer("never")], ask_tool(tmp_path, SAFE),
+    root = wasm_capsule([call_response("ask", QUESTION), text_response("never")],
+                        ask_tool(tmp_path, SAFE),
                         extra="lifecycle:\n  input_timeout_secs: 1\n")
     dead = killed_while_asking(root, murmur_home)
     deadline = lines(dead, "asked")[0]["deadline_ms"]
     while time.time() * 1000 <= deadline:
         time.sleep(0.1)
-    (root / "script.json").write_text(json.dumps([answer("late")]))
+    (root / "script.json").write_text(json.dumps([text_response("late")]))
     done = run_cli("launch", str(root), "--headless", "--json", "--resume", dead.name,
                    "--task", "go on", "--answer", "too late", timeout=120)
     assert done.returncode != 0

@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from tests.capsules import set_driver_config
 from tests.fakes import Collect
-from tests.wasm.conftest import WasmCapsule, answer
+from tests.responses import text_response
+from tests.wasm.conftest import WasmCapsule
 from tests.wasm.test_wasm_session import hook_entry
 from tui.core.events import vocabulary as ev
 from tui.core.loop.compaction import compaction_event
@@ -22,12 +24,10 @@ def test_an_async_hooks_full_queue_drops_jobs_with_a_fault(wasm_capsule: WasmCap
                                                           tmp_path: Path) -> None:
     # the hook's on-compaction asks the driver, which streams a long answer slowly: the
     # hook's worker is busy with that one job while more events arrive
-    slow = "config: {script: script.json, chunk_chars: 1, chars_per_second: 20}"
-    root = wasm_capsule([answer("x" * 400)],
+    root = wasm_capsule([text_response("x" * 400)],
                         hook_entry("watcher", "all_hook", contract="execution_mode: async\n",
                                    tmp=tmp_path))
-    manifest = root / "murmur.yaml"
-    manifest.write_text(manifest.read_text().replace("config: {script: script.json}", slow))
+    set_driver_config(root, chunk_chars=1, chars_per_second=20)
     sink = Collect()
     session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[sink])
     runner = session.hooks.runner

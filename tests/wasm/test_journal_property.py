@@ -24,7 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.wasm.conftest import FIXTURES, answer
+from tests.capsules import write_capsule
+from tests.responses import text_response
+from tests.wasm.conftest import FIXTURES
 from tests.wasm.test_rebuilt_turn import SAFE, tool_folder
 from tui.core.asking.request import InputRequest
 from tui.core.chat import Message, text_of
@@ -93,16 +95,10 @@ def blocks(message: Message) -> list[dict[str, Any]]:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("journal-property")
     home = tmp / "home"
-    root = tmp / "capsule"
-    root.mkdir()
-    (root / "script.json").write_text(json.dumps([answer("never")]), encoding="utf-8")
-    (root / "murmur.yaml").write_text(
-        "name: property\nversion: '1.0.0'\ncontext:\n  record: false\nartifacts:\n"
-        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n" + tool_folder(tmp, "check", SAFE)
-        + f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-        + "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n",
-        encoding="utf-8")
+    root = write_capsule(tmp / "capsule", [text_response("never")], name="property",
+                         max_turns=None, shell=(), artifacts=tool_folder(tmp, "check", SAFE),
+                         tools={"ask": FIXTURES / "ask_tool.wasm"},
+                         extra="context:\n  record: false\n")
     session = Session(load_capsule(root), LaunchOptions(task="pick", home=home))
     session.paths.create()  # the tools' work folder, as `run` makes it
     try:

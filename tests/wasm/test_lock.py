@@ -4,14 +4,15 @@ components (tests/wasm/fixtures), a real local store under $MURMUR_HOME/artifact
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import stat
 from pathlib import Path
 
 import yaml
 
+from tests.capsules import write_capsule
 from tests.conftest import read_jsonl, run_cli
+from tests.responses import call_response, text_response
 from tests.wasm.conftest import FIXTURES, fixture
 
 
@@ -38,19 +39,9 @@ def publish(home: Path, name: str, version: str, component: str, *,
 
 def agent_capsule(root: Path, version: str) -> Path:
     """A capsule whose scripted model calls the store-resolved tool `echo` once."""
-    root.mkdir(parents=True, exist_ok=True)
-    script = [{"stop_reason": "tool_call", "content": [
-                  {"type": "tool_call", "id": "c1", "name": "echo", "input": {"x": 1}}]},
-              {"stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}]}]
-    (root / "script.json").write_text(json.dumps(script), encoding="utf-8")
-    (root / "murmur.yaml").write_text(
-        "name: lock-test\nversion: '1.0.0'\nartifacts:\n"
-        "  - name: script-driver\n    runtime: driver\n    builtin: scripted\n"
-        "    config: {script: script.json}\n"
-        f"  - name: echo\n    runtime: tool\n    version: '{version}'\n"
-        "inference:\n  model: test-model\n  driver:\n    artifact: script-driver\n",
-        encoding="utf-8")
-    return root
+    return write_capsule(root, [call_response("echo", {"x": 1}), text_response("done")],
+                         name="lock-test", max_turns=None, shell=(),
+                         artifacts=f"  - name: echo\n    runtime: tool\n    version: '{version}'\n")
 
 
 def launch(root: Path, home: Path) -> tuple[int, str, list[dict[str, object]]]:

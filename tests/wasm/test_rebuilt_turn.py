@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 
+from tests.capsules import set_driver_config
 from tests.conftest import read_jsonl, started_line
-from tests.wasm.conftest import FIXTURES, WasmCapsule, answer
+from tests.responses import text_response
+from tests.wasm.conftest import FIXTURES, WasmCapsule
 from tui.core.loop.journal import JOURNAL
 
 SAFE = "x-murmur-tui:\n  contract:\n    effect: read-only\n    replay: safe\n"
@@ -94,10 +96,10 @@ def launch(root: Path, home: Path, *args: str, kill_at: str | None = None
 
 def test_a_resume_without_a_task_goes_on_with_the_task_that_died(
         wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
-    root = wasm_capsule([turn(("check", "c1"), ("check", "c2")), answer("never")],
+    root = wasm_capsule([turn(("check", "c1"), ("check", "c2")), text_response("never")],
                         tool_folder(tmp_path, "check", SAFE))
     dead, _ = launch(root, murmur_home, "--task", "pick", kill_at="c2")
-    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
     later, out = launch(root, murmur_home, "--resume", dead.name, "--answer", "second")
     events = [json.loads(line) for line in out.splitlines() if '"event"' in line]
     shown = [e for e in events if e["event"] == "InputRequested"]
@@ -117,13 +119,11 @@ def test_a_resume_without_a_task_goes_on_with_the_task_that_died(
 def test_finished_calls_come_from_the_journal_and_are_not_run_again(
         wasm_capsule: WasmCapsule, tmp_path: Path, murmur_home: Path) -> None:
     log = tmp_path / "requests.jsonl"
-    root = wasm_capsule([turn(("check", "c1"), ("check", "c2")), answer("never")],
+    root = wasm_capsule([turn(("check", "c1"), ("check", "c2")), text_response("never")],
                         tool_folder(tmp_path, "check", SAFE))
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "config: {script: script.json}", f"config: {{script: script.json, requests_log: {log}}}")
-    (root / "murmur.yaml").write_text(manifest)
+    set_driver_config(root, requests_log=log)
     dead, _ = launch(root, murmur_home, "--task", "pick", kill_at="c2")
-    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
     later, out = launch(root, murmur_home, "--resume", dead.name, "--task", "go on",
                         "--answer", "second")
     assert [q["call_id"] for q in asked(later / JOURNAL)] == ["c2"]  # c1 did not run again
@@ -157,13 +157,13 @@ def test_no_unsafe_call_runs_twice_wherever_the_sessions_are_killed(
     artifacts = tool_folder(tmp_path, "check", SAFE) + \
         f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
     root = wasm_capsule([turn(("check", "c1"), ("ask", "c2"), ("check", "c3")),
-                         answer("never")], artifacts)
+                         text_response("never")], artifacts)
     sessions = []
     args = ["--task", "pick"]
     for where in plan:
         folder, _ = launch(root, murmur_home, *args, kill_at=where)
         sessions.append(folder)
-        (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+        (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
         args = ["--resume", folder.name]
     last, out = launch(root, murmur_home, *args)
     sessions.append(last)
@@ -189,9 +189,9 @@ def test_a_session_resumed_twice_does_not_run_its_turn_again(
     session again rebuilds nothing: the record holds the turn whole."""
     artifacts = tool_folder(tmp_path, "check", SAFE) + \
         f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-    root = wasm_capsule([turn(("check", "c1"), ("ask", "c2")), answer("never")], artifacts)
+    root = wasm_capsule([turn(("check", "c1"), ("ask", "c2")), text_response("never")], artifacts)
     dead, _ = launch(root, murmur_home, "--task", "pick", kill_at="c1")
-    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
     first, _ = launch(root, murmur_home, "--resume", dead.name)
     assert [q["call_id"] for q in asked(first / JOURNAL)] == ["c1", "c2"]
     again, out = launch(root, murmur_home, "--resume", dead.name, "--task", "again")
@@ -209,11 +209,9 @@ def test_a_session_killed_while_idle_does_not_run_its_finished_task_again(
     """Its last turn is whole in the record: the resume rebuilds nothing and the model is not
     called for a task that had ended."""
     log = tmp_path / "requests.jsonl"
-    root = wasm_capsule([turn(("check", "c1")), answer("done")],
+    root = wasm_capsule([turn(("check", "c1")), text_response("done")],
                         tool_folder(tmp_path, "check", SAFE), extra=SLEEP)
-    manifest = (root / "murmur.yaml").read_text().replace(
-        "config: {script: script.json}", f"config: {{script: script.json, requests_log: {log}}}")
-    (root / "murmur.yaml").write_text(manifest)
+    set_driver_config(root, requests_log=log)
     env = dict(os.environ, MURMUR_HOME=str(murmur_home))
     process = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--headless",
                                 "--task", "pick", "--answer", "a0"], env=env,
@@ -231,7 +229,7 @@ def test_a_session_killed_while_idle_does_not_run_its_finished_task_again(
         process.wait(60)
     dead = done[0].parent.parent
     calls_before = len(log.read_text().splitlines())
-    (root / "script.json").write_text(json.dumps([answer("a new task")]), encoding="utf-8")
+    (root / "script.json").write_text(json.dumps([text_response("a new task")]), encoding="utf-8")
     done_again = subprocess.run([sys.executable, "-m", "tui", "launch", str(root), "--headless",
                                  "--json", "--resume", dead.name], env=env,
                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -258,16 +256,17 @@ def test_a_resume_chain_through_a_session_killed_as_it_started_runs_no_unsafe_ca
     from tests.wasm.test_wasm_session import hook_entry
 
     unsafe = f"  - name: ask\n    runtime: tool\n    source: {FIXTURES}/ask_tool.wasm\n"
-    root = wasm_capsule([turn(("check", "c1"), ("ask", "c2"), ("ask", "c3")), answer("never")],
+    root = wasm_capsule([turn(("check", "c1"), ("ask", "c2"), ("ask", "c3")),
+                         text_response("never")],
                         tool_folder(tmp_path, "check", SAFE) + unsafe)
     plain = (root / "murmur.yaml").read_text()
     s1, _ = launch(root, murmur_home, "--task", "pick", kill_at="c2")
     hook = hook_entry("summariser", "all_hook", tmp=tmp_path,
                       contract="binding: on-compaction\ncommit_policy: replace-context\n")
-    (root / "murmur.yaml").write_text(plain.replace(
-        "config: {script: script.json}", "config: {script: script.json, chars_per_second: 4}"
-    ).replace("inference:", hook.rstrip("\n") + "\ninference:"))
-    (root / "script.json").write_text(json.dumps([answer("s" * 400)]), encoding="utf-8")
+    (root / "murmur.yaml").write_text(
+        plain.replace("inference:", hook.rstrip("\n") + "\ninference:"))
+    set_driver_config(root, chars_per_second=4)
+    (root / "script.json").write_text(json.dumps([text_response("s" * 400)]), encoding="utf-8")
     index = murmur_home / "tui" / "sessions.jsonl"
     known = index.read_text().count("\n")
     env = dict(os.environ, MURMUR_HOME=str(murmur_home))
@@ -285,7 +284,7 @@ def test_a_resume_chain_through_a_session_killed_as_it_started_runs_no_unsafe_ca
     s2 = json.loads(index.read_text().splitlines()[-1])["session_id"]
     assert not (root / "workdir" / s2 / JOURNAL).exists()
     (root / "murmur.yaml").write_text(plain)
-    (root / "script.json").write_text(json.dumps([answer("done")]), encoding="utf-8")
+    (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
     s3, _ = launch(root, murmur_home, "--resume", s2, kill_at="c3")
     assert [q["call_id"] for q in asked(s3 / JOURNAL)] == ["c3"]  # c2 was not run again
     s4, out = launch(root, murmur_home, "--resume", s2, "--task", "again")

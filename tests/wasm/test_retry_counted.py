@@ -12,7 +12,8 @@ import pytest
 
 from tests.fakes import Collect
 from tests.guests.build import build_guest, cache_root
-from tests.wasm.conftest import WasmCapsule, answer, call
+from tests.responses import call_response, text_response
+from tests.wasm.conftest import WasmCapsule
 from tui.core.events import vocabulary as ev
 from tui.core.headless import HeadlessResponder
 from tui.core.loop.launch import LaunchOptions, SessionResult
@@ -51,7 +52,8 @@ def run_once(wasm_capsule: WasmCapsule, tmp_path: Path, contract: str | None,
     """One session whose model calls the tally tool once, then answers; with the number of
     runs the tool's file counted."""
     folder = tally_folder(tmp_path, contract)
-    root = wasm_capsule([call("tally", {"path": "runs.txt", **tool_input}), answer("after")],
+    root = wasm_capsule([call_response("tally", {"path": "runs.txt", **tool_input}),
+                         text_response("after")],
                         f"  - name: tally\n    runtime: tool\n    source: {folder}\n")
     sink = Collect()
     responder = HeadlessResponder([], stdin=io.StringIO(""), err=io.StringIO())

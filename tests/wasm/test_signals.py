@@ -15,7 +15,9 @@ from pathlib import Path
 
 from tests.conftest import read_jsonl
 from tests.fakes import Collect
-from tests.wasm.conftest import WasmCapsule, answer, call
+from tests.responses import call_response, text_response
+from tests.waits import block_until
+from tests.wasm.conftest import WasmCapsule
 from tui.core.events import vocabulary as ev
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
@@ -24,16 +26,9 @@ from tui.core.manifest.reader import load_capsule
 SPIN = "  - name: spin\n    runtime: tool\n    source: {fixtures}/spin_tool.wasm\n"
 
 
-def wait_for(predicate: object, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "gave up waiting"
-        time.sleep(0.02)
-
-
 def test_sigint_stops_a_spinning_component_headless(wasm_capsule: WasmCapsule,
                                                     murmur_home: Path) -> None:
-    root = wasm_capsule([call("spin", {}), answer("never")], SPIN)
+    root = wasm_capsule([call_response("spin", {}), text_response("never")], SPIN)
     process = subprocess.Popen(
         [sys.executable, "-m", "tui", "launch", str(root), "--headless", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
@@ -63,12 +58,12 @@ def test_sigint_stops_a_spinning_component_headless(wasm_capsule: WasmCapsule,
 
 def test_finishing_at_once_leaves_complete_files_and_nothing_after(
         wasm_capsule: WasmCapsule, murmur_home: Path) -> None:
-    root = wasm_capsule([call("spin", {}), answer("never")], SPIN)
+    root = wasm_capsule([call_response("spin", {}), text_response("never")], SPIN)
     sink = Collect()
     session = Session(load_capsule(root), LaunchOptions(task="spin"), sinks=[sink])
     worker = threading.Thread(target=session.run, daemon=True)
     worker.start()
-    wait_for(lambda: any(isinstance(e, ev.ToolCallStarted) for e in sink.events))
+    block_until(lambda: any(isinstance(e, ev.ToolCallStarted) for e in sink.events))
     session.finish_now()
     trace = read_jsonl(session.paths.trace)
     assert [line["event_type"] for line in trace[-2:]] == ["task_end", "session_end"]

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import read_jsonl, run_cli
-from tests.wasm.conftest import FIXTURES, WasmCapsule, answer
+from tests.responses import text_response
+from tests.wasm.conftest import FIXTURES, WasmCapsule
 from tui.core.wasm import stream_events
 from tui.core.wasm.calls import CallContext, pop, push
 
@@ -75,7 +76,7 @@ def test_the_headless_log_says_a_call_is_being_composed_once(
 
 def test_a_tool_importing_an_interface_murmur_tui_does_not_link_is_refused_at_launch(
         wasm_capsule: WasmCapsule, murmur_home: Path) -> None:
-    root = wasm_capsule([answer("never")],
+    root = wasm_capsule([text_response("never")],
                         "  - name: runner\n    runtime: tool\n"
                         "    source: {fixtures}/process_tool.wasm\n")
     done = run_cli("launch", str(root), "--headless", "--task", "t")

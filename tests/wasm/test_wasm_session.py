@@ -13,7 +13,8 @@ import pytest
 
 from tests.conftest import read_jsonl
 from tests.fakes import Collect
-from tests.wasm.conftest import FIXTURES, WasmCapsule, answer, call, fixture
+from tests.responses import call_response, text_response
+from tests.wasm.conftest import FIXTURES, WasmCapsule, fixture
 from tui.core.errors import LaunchError
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventStream
@@ -42,7 +43,8 @@ def tool_entry(name: str, fixture_name: str, extra: str = "") -> str:
 
 def test_a_wasm_tool_runs_and_its_metadata_reaches_event_and_trace(
         wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([call("echo", {"x": 1}), answer("done")], tool_entry("echo", "echo_tool"))
+    root = wasm_capsule([call_response("echo", {"x": 1}), text_response("done")],
+                        tool_entry("echo", "echo_tool"))
     result, sink = run(root)
     assert result.exit_status == "ok"
     finished = sink.of(ev.ToolCallFinished)[0]
@@ -72,12 +74,12 @@ def test_the_artifact_manifest_describes_the_tool_to_the_model(
         def complete(self, request: dict[str, Any], stream: Any, cancel: Any) -> Any:
             from tui.core.inference.driver import DriverReply
             seen.append(request)
-            return DriverReply("passed", json.dumps(answer("ok")))
+            return DriverReply("passed", json.dumps(text_response("ok")))
 
         def close(self) -> None:
             pass
 
-    (root / "script.json").write_text(json.dumps([answer("x")]))
+    (root / "script.json").write_text(json.dumps([text_response("x")]))
     Session(load_capsule(root), LaunchOptions(task="t"), driver=Recording()).run()
     assert seen[0]["tools"] == [{"name": "echo", "description": "Echo the input back.",
                                  "parameters": {"type": "object",
@@ -86,7 +88,8 @@ def test_the_artifact_manifest_describes_the_tool_to_the_model(
 
 def test_artifacts_resolve_from_the_capsule_and_home_folders(
         wasm_capsule: WasmCapsule, murmur_home: Path) -> None:
-    root = wasm_capsule([call("echo", {}), call("other", {}, "c2"), answer("ok")],
+    root = wasm_capsule([call_response("echo", {}), call_response("other", {}, "c2"),
+                         text_response("ok")],
                         "  - name: echo\n    runtime: tool\n    version: '1.0.0'\n"
                         "  - name: other\n    runtime: tool\n    version: '2.0.0'\n")
     local = root / ".murmur" / "artifacts" / "echo" / "1.0.0"
@@ -102,7 +105,8 @@ def test_artifacts_resolve_from_the_capsule_and_home_folders(
 
 def test_a_missing_component_refuses_the_launch_listing_where_it_looked(
         wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([answer("x")], "  - name: ghost\n    runtime: tool\n    version: '9'\n")
+    root = wasm_capsule([text_response("x")],
+                        "  - name: ghost\n    runtime: tool\n    version: '9'\n")
     with pytest.raises(LaunchError) as info:
         Session(load_capsule(root), LaunchOptions(task="t"))
     assert "artifact 'ghost' (tool): no component found" in str(info.value)
@@ -111,13 +115,13 @@ def test_a_missing_component_refuses_the_launch_listing_where_it_looked(
 
 
 def test_a_component_of_another_version_refuses_the_launch(wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([answer("x")], tool_entry("future", "future_tool"))
+    root = wasm_capsule([text_response("x")], tool_entry("future", "future_tool"))
     with pytest.raises(LaunchError, match=r"exports murmur:tool/run@0\.3\.0.*rebuild"):
         Session(load_capsule(root), LaunchOptions(task="t"))
 
 
 def test_request_input_question_and_answer_flow(wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([call("ask", {"q": "branch?"}), answer("thanks")],
+    root = wasm_capsule([call_response("ask", {"q": "branch?"}), text_response("thanks")],
                         tool_entry("ask", "ask_tool"))
     result, sink = run(root, answers=["main"])
     assert result.exit_status == "ok"
@@ -132,7 +136,8 @@ def test_request_input_question_and_answer_flow(wasm_capsule: WasmCapsule) -> No
 
 
 def test_no_answer_available_is_an_error_result_not_a_crash(wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([call("ask", {}), answer("went on")], tool_entry("ask", "ask_tool"))
+    root = wasm_capsule([call_response("ask", {}), text_response("went on")],
+                        tool_entry("ask", "ask_tool"))
     result, sink = run(root, answers=[])
     assert result.exit_status == "ok"
     finished = sink.of(ev.ToolCallFinished)[0]
@@ -140,7 +145,8 @@ def test_no_answer_available_is_an_error_result_not_a_crash(wasm_capsule: WasmCa
 
 
 def test_input_timeout_fails_the_task(wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([call("ask", {}), answer("never")], tool_entry("ask", "ask_tool"),
+    root = wasm_capsule([call_response("ask", {}), text_response("never")],
+                        tool_entry("ask", "ask_tool"),
                         extra="lifecycle:\n  input_timeout_secs: 0.3\n")
     read_end, write_end = os.pipe()
     silent = os.fdopen(read_end)  # a pipe nobody writes to
@@ -159,7 +165,7 @@ def test_input_timeout_fails_the_task(wasm_capsule: WasmCapsule) -> None:
 
 def test_a_spinning_tool_runs_out_of_time_and_the_session_goes_on(
         wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([call("spin", {}), answer("recovered")], tool_entry(
+    root = wasm_capsule([call_response("spin", {}), text_response("recovered")], tool_entry(
         "spin", "spin_tool", "    capabilities:\n      limits: {deadline_seconds: 0.3}\n"))
     result, sink = run(root)
     assert result.exit_status == "ok" and result.result == "recovered"
@@ -170,7 +176,8 @@ def test_a_spinning_tool_runs_out_of_time_and_the_session_goes_on(
 
 
 def test_a_tool_cannot_write_outside_its_workdir(wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([call("escape", {}), answer("ok")], tool_entry("escape", "escape_tool"))
+    root = wasm_capsule([call_response("escape", {}), text_response("ok")],
+                        tool_entry("escape", "escape_tool"))
     result, sink = run(root)
     assert result.exit_status == "ok"
     finished = sink.of(ev.ToolCallFinished)[0]
@@ -180,7 +187,8 @@ def test_a_tool_cannot_write_outside_its_workdir(wasm_capsule: WasmCapsule) -> N
 
 def test_attachments_are_checked_and_stored_once(wasm_capsule: WasmCapsule,
                                                  tmp_path: Path) -> None:
-    root = wasm_capsule([call("attach", {}), call("attach", {}, "c2"), answer("seen")],
+    root = wasm_capsule([call_response("attach", {}), call_response("attach", {}, "c2"),
+                         text_response("seen")],
                         tool_entry("attach", "attach_tool"),
                         extra="context:\n  images:\n    max_bytes: 1000\n")
     work = tmp_path / "work"
@@ -231,7 +239,7 @@ def test_attachments_reach_the_driver_as_base64(wasm_capsule: WasmCapsule,
             from tui.core.inference.driver import DriverReply
             seen.append(request)
             self.turn += 1
-            reply = call("attach", {}) if self.turn == 1 else answer("ok")
+            reply = call_response("attach", {}) if self.turn == 1 else text_response("ok")
             return DriverReply("passed", json.dumps(reply))
 
         def close(self) -> None:
@@ -291,7 +299,7 @@ def hook_entry(name: str, fixture_name: str, grant: bool = False, contract: str 
 
 def test_hook_faults_are_logged_traced_and_the_session_goes_on(
         wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([call("echo", {}), answer("fine")],
+    root = wasm_capsule([call_response("echo", {}), text_response("fine")],
                         tool_entry("echo", "echo_tool") + hook_entry("watcher", "all_hook"))
     result, sink = run(root)
     assert result.exit_status == "ok" and result.result == "fine"
@@ -313,13 +321,13 @@ def test_hook_faults_are_logged_traced_and_the_session_goes_on(
 
 
 def test_a_granted_hook_reads_the_record(wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([answer("ok")], hook_entry("reader", "all_hook", grant=True))
+    root = wasm_capsule([text_response("ok")], hook_entry("reader", "all_hook", grant=True))
     _, sink = run(root)
     assert not any(f.handler == "on-task-start" for f in sink.of(ev.HookFault))
 
 
 def test_optional_handlers_are_probed_not_required(wasm_capsule: WasmCapsule) -> None:
-    root = wasm_capsule([answer("ok")], hook_entry("bare", "bare_hook"))
+    root = wasm_capsule([text_response("ok")], hook_entry("bare", "bare_hook"))
     result, sink = run(root)
     assert result.exit_status == "ok"
     assert not any(f.handler in ("on-task-start", "on-task-end") for f in sink.of(ev.HookFault))
@@ -329,7 +337,7 @@ def test_a_reopen_task_hook_sends_the_task_back(wasm_capsule: WasmCapsule,
                                                 tmp_path: Path) -> None:
     hook = hook_entry("gate", "all_hook", contract="binding: on-task-end\n"
                       "commit_policy: reopen-task\n", tmp=tmp_path)
-    root = wasm_capsule([answer("first"), answer("second")], hook,
+    root = wasm_capsule([text_response("first"), text_response("second")], hook,
                         extra="lifecycle:\n  max_task_reopens: 1\n")
     result, sink = run(root)
     reopened = sink.of(ev.TaskReopened)
@@ -344,7 +352,7 @@ def test_a_reopen_task_hook_sends_the_task_back(wasm_capsule: WasmCapsule,
 def test_a_task_reopened_within_its_budget_finishes_ok(wasm_capsule: WasmCapsule) -> None:
     # the demo's review-hook sends the task back once, then lets it end
     review = Path(__file__).resolve().parents[2] / "tui" / "demo" / "components" / "review-hook"
-    root = wasm_capsule([answer("first"), answer("checked")],
+    root = wasm_capsule([text_response("first"), text_response("checked")],
                         f"  - name: review-hook\n    runtime: hook\n    source: {review}\n")
     result, sink = run(root)
     assert result.exit_status == "ok" and result.result == "checked"
@@ -358,7 +366,7 @@ def test_a_bad_hook_contract_refuses_the_launch(wasm_capsule: WasmCapsule,
                                                 tmp_path: Path) -> None:
     hook = hook_entry("bad", "all_hook", contract="execution_mode: async\n"
                       "commit_policy: reopen-task\n", tmp=tmp_path)
-    root = wasm_capsule([answer("x")], hook)
+    root = wasm_capsule([text_response("x")], hook)
     with pytest.raises(LaunchError, match="an async hook must have commit_policy: none"):
         Session(load_capsule(root), LaunchOptions(task="t"))
 
@@ -366,7 +374,8 @@ def test_a_bad_hook_contract_refuses_the_launch(wasm_capsule: WasmCapsule,
 def test_async_hooks_fault_without_a_trace_line(wasm_capsule: WasmCapsule,
                                                 tmp_path: Path) -> None:
     hook = hook_entry("bg", "all_hook", contract="execution_mode: async\n", tmp=tmp_path)
-    root = wasm_capsule([call("echo", {}), answer("ok")], tool_entry("echo", "echo_tool") + hook)
+    root = wasm_capsule([call_response("echo", {}), text_response("ok")],
+                        tool_entry("echo", "echo_tool") + hook)
     result, sink = run(root)
     assert result.exit_status == "ok"
     assert any(f.handler == "on-tool-call" and not f.traced for f in sink.of(ev.HookFault))
@@ -397,7 +406,7 @@ def test_a_hook_runs_inference_through_the_sessions_driver(wasm_capsule: WasmCap
 
     hook = hook_entry("summariser", "all_hook", contract="binding: on-compaction\n"
                       "commit_policy: replace-context\n", tmp=tmp_path)
-    root = wasm_capsule([answer("a short summary")], hook)
+    root = wasm_capsule([text_response("a short summary")], hook)
     sink = Collect()
     session = Session(load_capsule(root), LaunchOptions(task="t"), sinks=[sink])
     try:
