@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import CapsuleFactory, text_response
+from tests.conftest import CapsuleFactory
+from tests.responses import text_response
 from tui.commands.launch_screen import quit_summary
 
 

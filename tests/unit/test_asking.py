@@ -16,8 +16,9 @@ import pytest
 
 from tui.core.asking.question import Question, Unanswered
 from tui.core.asking.questions import QuestionBoard
-from tui.core.asking.request import InputRequest, InputTimeout
+from tui.core.asking.request import InputRequest
 from tui.core.cancel import CancelToken
+from tui.core.errors import StopOnInputTimeout
 from tui.core.headless import HeadlessResponder
 
 
@@ -106,7 +107,7 @@ def test_the_deadline_ends_the_one_sleep_and_a_later_answer_is_refused(
     thread, got = asking(sleeps, lambda: responder.ask(
         InputRequest("req_4", "q?", "t", timeout_secs=0.05)))
     thread.join(30)
-    assert len(got) == 1 and isinstance(got[0], InputTimeout)
+    assert len(got) == 1 and isinstance(got[0], StopOnInputTimeout)
     assert len(sleeps.timeouts) == 1  # woken by its deadline once, not by an interval
     assert not board.answer("req_4", "too late")  # off the board: nothing to answer
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CapsuleFactory, run_cli, text_response
+from tests.conftest import CapsuleFactory, run_cli
+from tests.responses import text_response
 from tui.core.errors import ManifestError
 from tui.core.manifest.reader import parse_capsule
 from tui.core.record.context_lock import lock_path

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.capsules import write_capsule
-from tests.conftest import CapsuleFactory, read_jsonl, text_response, tool_response
+from tests.conftest import CapsuleFactory, read_jsonl
+from tests.responses import text_response, tool_response
 from tui.core.errors import MurmurTuiError, TraceFormatError, TraceWriteError
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session

@@ -76,7 +76,8 @@ class Door:
         self.session: Any = None  # the Session served (only the commands import it)
         self.url = ""
         self._server: DoorServer | None = None
-        self._first: queue.Queue[DoorTask | None] | None = None
+        self._first: queue.Queue[DoorTask | None] | None = None  # the first task's hand-over
+        self._awaiting_first = False  # the session waits for its first task: the next is it
         self._stopping = threading.Event()
         self.ended = threading.Event()
 
@@ -87,6 +88,7 @@ class Door:
         self.session = session
         if wait_for_first:
             self._first = queue.Queue()
+            self._awaiting_first = True
 
     def start(self) -> str:
         from tui.core.door.server import DoorServer
@@ -124,10 +126,11 @@ class Door:
 
     def first_task(self, cancel: threading.Event) -> DoorTask | None:
         """Wait for the first task sent through the door (None: stopped first)."""
-        assert self._first is not None
+        first = self._first  # kept once handed over: a task may come before this is called
+        assert first is not None
         while not cancel.is_set() and not self._stopping.is_set():
             try:
-                task = self._first.get(timeout=0.1)
+                task = first.get(timeout=0.1)
             except queue.Empty:
                 continue
             return task
@@ -172,10 +175,10 @@ class Door:
         session = self.session
         if session is None or self._stopping.is_set() or self.ended.is_set():
             return CLOSING
-        if self._first is not None:  # the session waits for its first task: this is it
-            first, self._first = self._first, None
+        if self._awaiting_first and self._first is not None:  # the session's first task
+            self._awaiting_first = False
             self.table.add_sent(task)
-            first.put(task)
+            self._first.put(task)
             return None
         with self.table.lock():
             self.table.add_sent(task)
