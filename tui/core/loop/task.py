@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from tui.core import ids
 from tui.core.asking.request import InputTimeout
-from tui.core.chat import Message, chat_shape_problem, user_message
+from tui.core.chat import user_message
 from tui.core.events import vocabulary as ev
 from tui.core.fs.task_file import TASK_FILE, write_task
 from tui.core.fs.workdir import SessionPaths
@@ -39,8 +39,8 @@ from tui.core.loop.state import (
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Compaction
 from tui.core.record.reader import RecordReader
+from tui.core.record.window import RecordWindow
 from tui.core.record.writer import RecordWriter
-from tui.core.text.secrets import redact
 from tui.core.trace.writer import TraceWriteError
 from tui.core.wasm.errors import GuestFailure
 
@@ -90,13 +90,11 @@ def _run(parts: TaskParts, task: TaskState) -> TaskOutcome:
     context, report, hooks = parts.context, parts.report, parts.hooks
     threaded = parts.capsule.lifecycle.conversation == "threaded"
     if parts.first and (threaded or parts.resume) and parts.record_path is not None:
-        history = reloadable(parts.reader.messages(parts.record_path), parts.record_path,
-                             report)
-        if parts.record is not None:
-            parts.record.mark_recorded([str(m["id"]) for m in history])
-        for message in history:
-            context.append(message, record=False)
-        if parts.resume == "compact" and history:
+        writer = parts.record
+        context.load(RecordWindow(parts.record_path, parts.reader,
+                                  lambda text: report.warn_and_log("W-RECORD", text),
+                                  writer.mark_recorded if writer is not None else None))
+        if parts.resume == "compact" and context.ids:
             _compact_on_resume(parts, task.task_id)
     text = parts.text
     context_id = parts.task_context or parts.context_id
@@ -250,31 +248,3 @@ def _run_script(parts: TaskParts) -> TaskOutcome:
     return Finished(text)
 
 
-def reloadable(messages: list[Message], record_path: Path, report: Report) -> list[Message]:
-    """The record's messages a model can be sent again; any other is left out, and said so
-    once (a record line that is a message in Murmur's sense but not a chat message)."""
-    kept: list[Message] = []
-    left_out: list[str] = []
-    for number, message in enumerate(messages, start=1):
-        problem = chat_shape_problem(message)
-        if problem is None:
-            kept.append(_role_first(message))
-        else:
-            left_out.append(f"message {number}: {problem}")
-    if left_out:
-        report.warn_and_log("W-RECORD", f"{record_path}: {len(left_out)} of {len(messages)} "
-                            "messages are not chat messages and were left out of the context "
-                            f"({left_out[0]})")
-    return kept
-
-
-def _role_first(message: Message) -> Message:
-    """A reloaded message with `role` first (payload pieces are counted from `role`) and an id
-    that holds no key (the trace lists ids unscanned): a record's own id, redacted."""
-    if next(iter(message)) == "role":
-        ordered = message
-    else:
-        ordered = {"role": message["role"]}
-        ordered.update((k, v) for k, v in message.items() if k != "role")
-    ordered["id"] = redact(str(ordered["id"])) if "id" in ordered else ids.message_id()
-    return ordered

@@ -1,0 +1,171 @@
+"""The reloaded part of a threaded context, paged from the record rather than held parsed.
+
+A threaded session's first task starts on the whole conversation its record holds. Parsed,
+a message is about a kilobyte of dicts, lists and strings (100,000 messages: 95 MiB) where its
+line is a hundred bytes; and the task can start before any of it is read. So the window keeps
+the record's bytes as they were when the task began and, once something asks (the first
+count, the first request), the offsets of the lines that are chat messages and their ids. A
+message is parsed again from its line each time it is read and let go after: what stays is the
+bytes and the offsets, never a second copy of the conversation.
+
+What the window reads is what the record held at reload (the session's own messages are
+appended to the context, and to the record, after it). A message reads exactly as the whole
+parse gave it: `role` first (payload pieces are counted from `role`), its id redacted (the
+trace lists ids unscanned), an id minted once for a message the record gave none."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+from weakref import WeakValueDictionary
+
+from tui.core import ids as id_maker
+from tui.core.chat import Message, chat_shape_problem, for_payload
+from tui.core.errors import Where
+from tui.core.record.reader import ConversationReadError, RecordReader, parse_message_line
+from tui.core.text.secrets import redact
+
+Warn = Callable[[str], None]
+
+
+class RecordWindow:
+    """The record's chat messages, read from its bytes on demand (`settle` first)."""
+
+    def __init__(self, path: Path, reader: RecordReader, warn: Warn,
+                 recorded: Callable[[list[str]], None] | None) -> None:
+        self.path = path
+        self._reader = reader
+        self._warn = warn
+        self._recorded = recorded
+        self._data = b""
+        self._starts = array("q")
+        self._ends = array("q")
+        self._ids: list[str] = []
+        self._settled = False
+        self._read: WeakValueDictionary[int, _Read] = WeakValueDictionary()
+        try:  # the bytes as the task found them: what is appended later is the session's own
+            self._data = path.read_bytes()
+        except FileNotFoundError:
+            self._settled = True
+        except OSError as exc:
+            raise ConversationReadError(f"unavailable: {exc.strerror or exc}",
+                                        where=Where(path)) from None
+
+    def settle(self) -> None:
+        """Find the chat messages among the record's lines (once): a line that is not a
+        message is reported through the reader, a message that is not a chat message is left
+        out and said so, and the ids of those kept are marked as on disk."""
+        if self._settled:
+            return
+        self._settled = True
+        skipped: list[int] = []
+        left_out: list[str] = []
+        messages = 0
+        data, start = self._data, 0
+        number = 0
+        while start <= len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end
+            number += 1
+            raw = data[start:end]
+            message = parse_message_line(raw)
+            if message is None:
+                if raw.strip():
+                    skipped.append(number)
+            else:
+                messages += 1
+                problem = chat_shape_problem(message)
+                if problem is None:
+                    self._starts.append(start)
+                    self._ends.append(end)
+                    self._ids.append(redact(str(message["id"])) if "id" in message
+                                     else id_maker.message_id())
+                else:
+                    left_out.append(f"message {messages}: {problem}")
+            start = end + 1
+        if skipped:
+            self._reader.report_skipped(self.path, skipped[0])
+        if left_out:
+            self._warn(f"{self.path}: {len(left_out)} of {messages} messages are not chat "
+                       "messages and were left out of the context "
+                       f"({left_out[0]})")
+        if self._recorded is not None:  # None: the record is read, not written
+            self._recorded(self._ids)
+
+    def __len__(self) -> int:
+        self.settle()
+        return len(self._ids)
+
+    @property
+    def ids(self) -> list[str]:
+        self.settle()
+        return self._ids
+
+    def message(self, index: int) -> Message:
+        """The `index`th chat message, parsed from its line now."""
+        self.settle()
+        parsed = parse_message_line(self._data[self._starts[index]:self._ends[index]])
+        assert parsed is not None  # it parsed at `settle`, and the bytes are the same
+        if next(iter(parsed)) == "role":
+            message = parsed
+        else:
+            message = {"role": parsed["role"]}
+            message.update((k, v) for k, v in parsed.items() if k != "role")
+        message["id"] = self._ids[index]
+        return message
+
+    def payload(self, index: int) -> Message:
+        """The `index`th message as the driver sees it. While anything holds it (the turn
+        that is being sent), reading it again returns the same one: the count and the
+        request of a turn parse each message once."""
+        held = self._read.get(index)
+        if held is None:
+            held = self._read[index] = _Read(for_payload(self.message(index)))
+        return held
+
+    def messages(self) -> list[Message]:
+        return [self.message(index) for index in range(len(self))]
+
+
+class _Read(dict[str, Any]):
+    """A payload message read from the window (a dict that can be referred to weakly)."""
+
+
+class Paged(Sequence[Message]):
+    """Messages read through `get` by index when read, over `indices`; a slice is another
+    such view, so nothing is read until an item is."""
+
+    def __init__(self, get: Callable[[int], Message], indices: range) -> None:
+        self._get = get
+        self._indices = indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Paged: ...
+
+    def __getitem__(self, index: int | slice) -> Message | Paged:
+        if isinstance(index, slice):
+            return Paged(self._get, self._indices[index])
+        return self._get(self._indices[index])
+
+    def __iter__(self) -> Iterator[Message]:
+        get = self._get
+        return (get(index) for index in self._indices)
+
+
+def joined(window: RecordWindow, read: Callable[[int], Message], tail: Sequence[Message]
+           ) -> Paged:
+    """The window's messages (through `read`) followed by `tail`'s."""
+    size = len(window)
+
+    def get(index: int) -> Message:
+        return read(index) if index < size else tail[index - size]
+
+    return Paged(get, range(size + len(tail)))
