@@ -6,7 +6,9 @@ line is a hundred bytes; and the task can start before any of it is read. So the
 the record's bytes as they were when the task began and, once something asks (the first
 count, the first request), the offsets of the lines that are chat messages and their ids. A
 message is parsed again from its line each time it is read and let go after: what stays is the
-bytes and the offsets, never a second copy of the conversation.
+bytes and the offsets, never a second copy of the conversation. (`settle` parses every line
+anyway, to know which are chat messages: it keeps each payload message it made until that
+message is first read, as the turn that settled the window reads them all for its request.)
 
 What the window reads is what the record held at reload (the session's own messages are
 appended to the context, and to the record, after it). A message reads exactly as the whole
@@ -45,6 +47,9 @@ class RecordWindow:
         self._ids: list[str] = []
         self._settled = False
         self._read: WeakValueDictionary[int, _Read] = WeakValueDictionary()
+        # what `settle` parsed, until it is first read: the turn that settled the window
+        # reads every message next (its request), and need not parse them again
+        self._unread: list[_Read | None] = []
         try:  # the bytes as the task found them: what is appended later is the session's own
             self._data = path.read_bytes()
         except FileNotFoundError:
@@ -82,6 +87,7 @@ class RecordWindow:
                     self._ends.append(end)
                     self._ids.append(redact(str(message["id"])) if "id" in message
                                      else id_maker.message_id())
+                    self._unread.append(_Read(for_payload(_role_first(message))))
                 else:
                     left_out.append(f"message {messages}: {problem}")
             start = end + 1
@@ -108,11 +114,7 @@ class RecordWindow:
         self.settle()
         parsed = parse_message_line(self._data[self._starts[index]:self._ends[index]])
         assert parsed is not None  # it parsed at `settle`, and the bytes are the same
-        if next(iter(parsed)) == "role":
-            message = parsed
-        else:
-            message = {"role": parsed["role"]}
-            message.update((k, v) for k, v in parsed.items() if k != "role")
+        message = _role_first(parsed)
         message["id"] = self._ids[index]
         return message
 
@@ -122,11 +124,25 @@ class RecordWindow:
         request of a turn parse each message once."""
         held = self._read.get(index)
         if held is None:
-            held = self._read[index] = _Read(for_payload(self.message(index)))
+            self.settle()
+            held = self._unread[index] if index < len(self._unread) else None
+            if held is None:
+                held = _Read(for_payload(self.message(index)))
+            else:
+                self._unread[index] = None  # from now on held only by whoever reads it
+            self._read[index] = held
         return held
 
     def messages(self) -> list[Message]:
         return [self.message(index) for index in range(len(self))]
+
+
+def _role_first(message: Message) -> Message:
+    if next(iter(message)) == "role":
+        return message
+    ordered = {"role": message["role"]}
+    ordered.update((k, v) for k, v in message.items() if k != "role")
+    return ordered
 
 
 class _Read(dict[str, Any]):
