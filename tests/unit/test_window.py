@@ -1,11 +1,9 @@
 """A threaded context reloaded from its record: a window on the record's bytes, read when
-something asks, giving exactly what the whole parse gave."""
+something first asks, giving exactly what the whole parse gave."""
 
 from __future__ import annotations
 
-import gc
 import json
-import weakref
 from pathlib import Path
 from typing import Any
 
@@ -90,19 +88,20 @@ def test_appended_messages_follow_the_window_and_count_as_if_held(tmp_path: Path
     assert len(paged.ids) == 1 and paged.messages[0]["role"] == "user"
 
 
-def test_a_message_read_is_shared_while_held_and_let_go_after(tmp_path: Path) -> None:
+def test_the_record_form_is_not_held_beside_the_payload(tmp_path: Path) -> None:
     record = write(tmp_path / "conversation.jsonl",
                    [json.dumps(user_message(f"question {n}")) for n in range(5)])
+    seen = Seen()
     context = Context(NoImages(), head=HEAD)
-    context.load(window(record, Seen()))
-    sent = list(context.payload)
-    assert all(a is b for a, b in zip(sent, context.payload, strict=True))  # parsed once
-    gone = weakref.ref(sent[0])
-    del sent
-    gc.collect()
-    assert gone() is None  # the window keeps the record's bytes, not its messages
-    assert context.payload[0] == {"role": "user",
-                                  "content": [{"type": "text", "text": "question 0"}]}
+    context.load(window(record, seen))
+    more = user_message("asked before the window was read")
+    context.append(more, record=False)
+    assert context.ids[-1] == more["id"] and len(context.ids) == 6  # the window's come first
+    assert context.payload is context.payload  # held once, in the form the driver is sent
+    first = context.messages[0]
+    assert first == context.messages[0] and first is not context.messages[0]  # parsed anew
+    assert first["content"] == [{"type": "text", "text": "question 0"}]
+    assert len(seen.recorded) == 1  # the record's lines were gone through once
 
 
 def test_a_missing_record_is_an_empty_window(tmp_path: Path) -> None:

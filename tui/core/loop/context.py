@@ -9,9 +9,9 @@ not kept in memory for as long as the image stays in it (four 5 MiB images were 
 base64, held all session).
 
 A threaded context reloaded from its record starts as a window on the record's bytes
-(`record/window.py`): its messages are parsed when they are read (counted, hashed, sent) and
-let go after, so the conversation is never held parsed, let alone twice (as messages and as
-payload). `messages`, `ids` and `payload` read the window's messages, then those appended."""
+(`record/window.py`), read when something first needs it (after `TaskStarted`); from then on
+the context holds each message once, in its payload form. `messages` (as the record holds them:
+for a compaction hook, a rebuilt turn) parses the window's again from their lines."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Any, Protocol, overload
 from tui.core.chat import Message, compact_json, for_payload
 from tui.core.inference.driver import DriverReply
 from tui.core.loop import continuation
-from tui.core.record.window import RecordWindow, joined
+from tui.core.record.window import RecordWindow
 from tui.core.text import tokens
 
 
@@ -46,10 +46,11 @@ class Context:
     def __init__(self, images: ImageStore, record: RecordSink | None = None,
                  hashes: bool = False, context_id: str | None = None,
                  head: dict[str, Any] | None = None) -> None:
-        self._window: RecordWindow | None = None  # the reloaded messages, read on demand
-        self._messages: list[Message] = []  # those appended after the window's
-        self._ids: list[str] = []  # parallel to _messages
-        self._payload: list[Message] = []  # as the driver sees them, images by reference
+        self._window: RecordWindow | None = None  # the reloaded messages
+        self._settled = True  # False: the window's ids and payload are not in the lists yet
+        self._messages: list[Message] = []  # those appended (after the window's)
+        self._ids: list[str] = []  # every message's: the window's, then the appended
+        self._payload: list[Message] = []  # parallel to _ids: as the driver sees them
         self.head = head or {}  # the request without its messages: what counts are over
         self._counter: tokens.PayloadCounter | None = None
         self.held: continuation.Held | None = None  # a stateful driver's state
@@ -66,32 +67,36 @@ class Context:
     def load(self, window: RecordWindow) -> None:
         """The context starts with the record's messages (read when first needed)."""
         assert self._window is None and not self._messages, "a context loads once, empty"
-        self._window = window
+        self._window, self._settled = window, False
+
+    def _settle(self) -> None:
+        if not self._settled and self._window is not None:
+            self._settled = True
+            self._ids = self._window.ids + self._ids
+            self._payload = self._window.payloads + self._payload
 
     @property
     def messages(self) -> list[Message]:
-        """Every message (the window's parsed now: a compaction hook or a rebuilt turn reads
-        them all)."""
+        """Every message as the record holds it (the window's parsed again now: a compaction
+        hook or a rebuilt turn reads them all)."""
         if self._window is None:
             return self._messages
         return self._window.messages() + self._messages
 
     @property
     def ids(self) -> list[str]:
-        if self._window is None:
-            return self._ids
-        return self._window.ids + self._ids
+        self._settle()
+        return self._ids
 
     @property
-    def payload(self) -> Sequence[Message]:
-        """The messages as the driver sees them (images by reference), each made when read."""
-        if self._window is None:
-            return self._payload
-        return joined(self._window, self._window.payload, self._payload)
+    def payload(self) -> list[Message]:
+        """The messages as the driver sees them, images by reference."""
+        self._settle()
+        return self._payload
 
     def append(self, message: Message, record: bool = True) -> None:
         self._messages.append(message)
-        self._ids.append(str(message["id"]))
+        self._ids.append(str(message["id"]))  # before the window settles: after its ids
         self._payload.append(for_payload(message))
         if record and self._record is not None:
             self._record.append(message)
@@ -99,7 +104,7 @@ class Context:
     def replace(self, messages: list[Message]) -> None:
         """The context becomes `messages` (each appended to the record); the token counter
         forgets what left, and a held continuation is dropped (the next turn resends all)."""
-        self._window = None
+        self._window, self._settled = None, True
         self._messages, self._ids, self._payload = [], [], []
         for message in messages:
             self.append(message)

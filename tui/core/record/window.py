@@ -1,14 +1,13 @@
-"""The reloaded part of a threaded context, paged from the record rather than held parsed.
+"""The reloaded part of a threaded context: the record's bytes, read when first needed.
 
-A threaded session's first task starts on the whole conversation its record holds. Parsed,
-a message is about a kilobyte of dicts, lists and strings (100,000 messages: 95 MiB) where its
-line is a hundred bytes; and the task can start before any of it is read. So the window keeps
-the record's bytes as they were when the task began and, once something asks (the first
-count, the first request), the offsets of the lines that are chat messages and their ids. A
-message is parsed again from its line each time it is read and let go after: what stays is the
-bytes and the offsets, never a second copy of the conversation. (`settle` parses every line
-anyway, to know which are chat messages: it keeps each payload message it made until that
-message is first read, as the turn that settled the window reads them all for its request.)
+A threaded session's first task starts on the whole conversation its record holds, and the
+task can start before any of it is read. So the window keeps the record's bytes as they were
+when the task began and nothing else until something asks (the first count, the first
+request). Then it `settle`s: each line is parsed once, to know which are chat messages; what is
+kept is their ids, their offsets and their payload form (what the driver is sent, every turn).
+The messages as the record holds them (with `id`, `source_id`, `fence`) are not kept beside
+their payload: a compaction hook or a rebuilt turn that needs them gets them parsed again from
+their lines.
 
 What the window reads is what the record held at reload (the session's own messages are
 appended to the context, and to the record, after it). A message reads exactly as the whole
@@ -18,10 +17,8 @@ trace lists ids unscanned), an id minted once for a message the record gave none
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, overload
-from weakref import WeakValueDictionary
 
 from tui.core import ids as id_maker
 from tui.core.chat import Message, chat_shape_problem, for_payload
@@ -46,10 +43,7 @@ class RecordWindow:
         self._ends = array("q")
         self._ids: list[str] = []
         self._settled = False
-        self._read: WeakValueDictionary[int, _Read] = WeakValueDictionary()
-        # what `settle` parsed, until it is first read: the turn that settled the window
-        # reads every message next (its request), and need not parse them again
-        self._unread: list[_Read | None] = []
+        self._payloads: list[Message] = []  # parallel to _ids
         try:  # the bytes as the task found them: what is appended later is the session's own
             self._data = path.read_bytes()
         except FileNotFoundError:
@@ -87,7 +81,7 @@ class RecordWindow:
                     self._ends.append(end)
                     self._ids.append(redact(str(message["id"])) if "id" in message
                                      else id_maker.message_id())
-                    self._unread.append(_Read(for_payload(_role_first(message))))
+                    self._payloads.append(for_payload(_role_first(message)))
                 else:
                     left_out.append(f"message {messages}: {problem}")
             start = end + 1
@@ -118,20 +112,11 @@ class RecordWindow:
         message["id"] = self._ids[index]
         return message
 
-    def payload(self, index: int) -> Message:
-        """The `index`th message as the driver sees it. While anything holds it (the turn
-        that is being sent), reading it again returns the same one: the count and the
-        request of a turn parse each message once."""
-        held = self._read.get(index)
-        if held is None:
-            self.settle()
-            held = self._unread[index] if index < len(self._unread) else None
-            if held is None:
-                held = _Read(for_payload(self.message(index)))
-            else:
-                self._unread[index] = None  # from now on held only by whoever reads it
-            self._read[index] = held
-        return held
+    @property
+    def payloads(self) -> list[Message]:
+        """The chat messages as the driver sees them (images by reference)."""
+        self.settle()
+        return self._payloads
 
     def messages(self) -> list[Message]:
         return [self.message(index) for index in range(len(self))]
@@ -143,45 +128,3 @@ def _role_first(message: Message) -> Message:
     ordered = {"role": message["role"]}
     ordered.update((k, v) for k, v in message.items() if k != "role")
     return ordered
-
-
-class _Read(dict[str, Any]):
-    """A payload message read from the window (a dict that can be referred to weakly)."""
-
-
-class Paged(Sequence[Message]):
-    """Messages read through `get` by index when read, over `indices`; a slice is another
-    such view, so nothing is read until an item is."""
-
-    def __init__(self, get: Callable[[int], Message], indices: range) -> None:
-        self._get = get
-        self._indices = indices
-
-    def __len__(self) -> int:
-        return len(self._indices)
-
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Paged: ...
-
-    def __getitem__(self, index: int | slice) -> Message | Paged:
-        if isinstance(index, slice):
-            return Paged(self._get, self._indices[index])
-        return self._get(self._indices[index])
-
-    def __iter__(self) -> Iterator[Message]:
-        get = self._get
-        return (get(index) for index in self._indices)
-
-
-def joined(window: RecordWindow, read: Callable[[int], Message], tail: Sequence[Message]
-           ) -> Paged:
-    """The window's messages (through `read`) followed by `tail`'s."""
-    size = len(window)
-
-    def get(index: int) -> Message:
-        return read(index) if index < size else tail[index - size]
-
-    return Paged(get, range(size + len(tail)))
