@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.core import ids
-from tui.core.chat import Message, chat_shape_problem, user_message
+from tui.core.chat import user_message
 from tui.core.errors import GuestFailure, StopOnCancel, StopOnInputTimeout, TraceWriteError
 from tui.core.events import vocabulary as ev
 from tui.core.events.kinds import TaskOrigin, TaskSource
@@ -32,8 +32,8 @@ from tui.core.loop.state import Canceled, Failed, Finished, Reopen, TaskOutcome,
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Compaction
 from tui.core.record.reader import RecordReader
+from tui.core.record.window import RecordWindow
 from tui.core.record.writer import RecordWriter
-from tui.core.text.secrets import redact
 
 if TYPE_CHECKING:
     from tui.core.wasm.calls import HostServices
@@ -98,13 +98,11 @@ def _run(deps: TaskDeps, asked: TaskInput, task: TaskState) -> TaskOutcome:
     context, report, hooks = deps.context, deps.report, deps.hooks
     threaded = deps.capsule.lifecycle.conversation == "threaded"
     if asked.first and (threaded or asked.resume) and deps.record_path is not None:
-        history = reloadable(deps.reader.messages(deps.record_path), deps.record_path,
-                             report)
-        if deps.record is not None:
-            deps.record.mark_recorded([str(m["id"]) for m in history])
-        for message in history:
-            context.append(message, record=False)
-        if asked.resume == "compact" and history:
+        writer = deps.record
+        context.load(RecordWindow(deps.record_path, deps.reader,
+                                  lambda text: report.warn_and_log("W-RECORD", text),
+                                  writer.mark_recorded if writer is not None else None))
+        if asked.resume == "compact" and context.ids:
             _compact_on_resume(deps, task.task_id)
     text = asked.text
     context_id = asked.context_id or deps.context_id
@@ -258,33 +256,3 @@ def _run_script(deps: TaskDeps, asked: TaskInput) -> TaskOutcome:
     except OSError:
         text = ""
     return Finished(text)
-
-
-def reloadable(messages: list[Message], record_path: Path, report: Report) -> list[Message]:
-    """The record's messages a model can be sent again; any other is left out, and said so
-    once (a record line that is a message in Murmur's sense but not a chat message)."""
-    kept: list[Message] = []
-    left_out: list[str] = []
-    for number, message in enumerate(messages, start=1):
-        problem = chat_shape_problem(message)
-        if problem is None:
-            kept.append(_role_first(message))
-        else:
-            left_out.append(f"message {number}: {problem}")
-    if left_out:
-        report.warn_and_log("W-RECORD", f"{record_path}: {len(left_out)} of {len(messages)} "
-                            "messages are not chat messages and were left out of the context "
-                            f"({left_out[0]})")
-    return kept
-
-
-def _role_first(message: Message) -> Message:
-    """A reloaded message with `role` first (payload pieces are counted from `role`) and an id
-    that holds no key (the trace lists ids unscanned): a record's own id, redacted."""
-    if next(iter(message)) == "role":
-        ordered = message
-    else:
-        ordered = {"role": message["role"]}
-        ordered.update((k, v) for k, v in message.items() if k != "role")
-    ordered["id"] = redact(str(ordered["id"])) if "id" in ordered else ids.message_id()
-    return ordered

@@ -139,10 +139,16 @@ class RecordReader:
         parsed = ParsedRecord(messages, skipped, len(data))
         if self._use_cache:
             self._cache[path] = parsed
-        if skipped and path not in self._reported and self._on_skipped is not None:
-            self._reported.add(path)
-            self._on_skipped(f"{path}: line {skipped[0]} is not a message and was skipped")
+        if skipped:
+            self.report_skipped(path, skipped[0])
         return parsed
+
+    def report_skipped(self, path: Path, line: int) -> None:
+        """Say once per path that its line `line` (1-based) is not a message (a reader of the
+        same record elsewhere, as a threaded context's window, reports through here)."""
+        if path not in self._reported and self._on_skipped is not None:
+            self._reported.add(path)
+            self._on_skipped(f"{path}: line {line} is not a message and was skipped")
 
     def messages(self, path: Path | None) -> list[Message]:
         """Every message of the record in order (the `threaded` reload)."""
