@@ -220,7 +220,7 @@ async def test_a_large_paste_goes_in_whole(murmur_home: Path,
     root = make_capsule([tool_response(WAIT_FOR_GO), text_response("done")],
                         extra=FOREGROUND)
     app = SupervisorApp(murmur_home)
-    session = start(app, root)
+    start(app, root)
     text = "\n".join(f"line {n} of the pasted text" for n in range(2000))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
@@ -231,9 +231,12 @@ async def test_a_large_paste_goes_in_whole(murmur_home: Path,
         assert app.supervisor.prompt.text == text  # whole, in one piece
         await pilot.press("shift+enter", "x", "enter")
         await wait_until(pilot, lambda: queued(app) == [text + "\nx"])
-        (session.paths.accessible / "go").write_text("")
+        # the cancel stops the waiting command: the task never reaches its end on its own, so
+        # the session ends canceled and the queued prompt waits for Enter (no follow-up runs)
         app.cancel.set()
         await wait_until(pilot, lambda: app.result is not None)
+        assert app.result is not None and app.result.exit_status == "canceled"
+        assert queued(app) == [text + "\nx"]
 
 
 async def test_two_identical_prompts_are_two_tasks_each_matched_by_the_id_it_was_queued_with(

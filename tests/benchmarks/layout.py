@@ -4,8 +4,8 @@ The tree of an earlier commit (`--before`, default the last commit with the flat
 unpacked into a temporary folder and measured beside the working tree, interleaved:
 
 1. Import time of the headless stack: the command line (`tui.commands.main`, before it
-   `tui.cli`), the headless printers, the manifest reader and the loop's session module (the
-   old `tui.core.session` and `tui.core.manifest`), each in a fresh interpreter, minus a bare
+   `tui.cli`), the headless printers, the manifest reader and the loop's session module, each
+   in a fresh interpreter, minus a bare
    interpreter's start-up, with bytecode cached as an installed package has it. Best of
    `--imports` runs; the largest self times are listed.
 2. `session_overhead.py` and `hooks.py` as each tree has them: the host's cost per turn and per
@@ -29,12 +29,12 @@ from io import BytesIO
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-BEFORE = "4f034bc"
+BEFORE = "4d2f73a"  # the last commit with 42 loose modules in tui/core
 STACKS = {  # the headless stack, as each layout names it
     "after": "import tui.commands.main; from tui.core import headless; "
              "from tui.core.loop import session; from tui.core.manifest import reader",
-    "before": "import tui.cli; from tui.core import headless; from tui.core import session; "
-              "from tui.core import manifest",
+    "before": "import tui.cli; from tui.core import headless; "
+              "from tui.core.loop import session; from tui.core.manifest import reader",
 }
 
 

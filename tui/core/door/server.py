@@ -53,7 +53,7 @@ from tui.core.door.stream import SseStream
 __all__ = ["MAX_BODY", "ConnectionLimits", "DoorServer"]
 
 HEARTBEAT_SECONDS = 15.0
-CLOSE_GRACE = 2.0  # seconds an open stream has, on close, to write what it still holds
+CLOSE_GRACE = 2.0  # seconds an open stream or an answer under way has, on close, to be written
 OFF_THE_LOOP = frozenset({"CancelTask"})  # methods that may wait on the session: on a thread
 
 
@@ -76,6 +76,7 @@ class DoorServer:
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
         self._streams: set[asyncio.Task[None]] = set()
+        self._answering: set[asyncio.Task[None]] = set()  # a request read, its answer not yet sent
         self._connections: set[asyncio.Task[None]] = set()
 
     def bind(self, host: str, port: int) -> tuple[str, int]:
@@ -123,8 +124,10 @@ class DoorServer:
         async def stop() -> None:
             if self.listener is not None:
                 self.listener.close()
-            if self._streams:  # the session's last frames are queued: let them be written
-                await asyncio.wait(set(self._streams), timeout=CLOSE_GRACE)
+            # the session's last frames are queued, and an answer may be on its way (the
+            # `session/stop` that ended the session): let them be written
+            if self._streams or self._answering:
+                await asyncio.wait(self._streams | self._answering, timeout=CLOSE_GRACE)
             current = asyncio.current_task()
             pending = [t for t in asyncio.all_tasks() if t is not current]
             for task in pending:
@@ -220,7 +223,14 @@ class DoorServer:
         if body is None:
             return
         ex.held.phase = "answering"
-        await self._answer(ex, request, credential, body)
+        this = asyncio.current_task()
+        if this is not None:
+            self._answering.add(this)  # closing the door waits for this answer (CLOSE_GRACE)
+        try:
+            await self._answer(ex, request, credential, body)
+        finally:
+            if this is not None:
+                self._answering.discard(this)
 
     async def _early(self, ex: _Exchange, trouble: Trouble) -> None:
         """Answer a request that could not be read whole, then let the peer's rest go."""
