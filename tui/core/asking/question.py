@@ -16,12 +16,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import CancelledError, Future, InvalidStateError
 from dataclasses import dataclass
-from typing import Generic, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, Self, TypeVar
 
 from tui.core.asking.request import InputRequest
 from tui.core.cancel import CancelToken
+
+if TYPE_CHECKING:  # loaded with the first question: the headless stack starts without it
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 Why = Literal["canceled", "timed out", "closed"]
@@ -37,12 +39,16 @@ class Unanswered:
 
 class Asked(Generic[T]):
     def __init__(self) -> None:
+        from concurrent.futures import Future
+
         self.future: Future[T] = Future()
         self._wake = threading.Condition()  # what the one wait sleeps on
         self.future.add_done_callback(self._rouse)
 
     def answer(self, value: T) -> bool:
         """Answer it; False when it was settled already (the first answer wins)."""
+        from concurrent.futures import InvalidStateError
+
         try:
             self.future.set_result(value)
         except InvalidStateError:
@@ -51,6 +57,8 @@ class Asked(Generic[T]):
 
     def close(self, why: str) -> bool:
         """Settle it with no answer; False when it was settled already."""
+        from concurrent.futures import InvalidStateError
+
         try:
             self.future.set_exception(RuntimeError(why))
         except InvalidStateError:
@@ -88,6 +96,8 @@ class Asked(Generic[T]):
     def wait(self, cancel: CancelToken | None = None) -> T | Unanswered:
         """The answer, or why none came: the thread sleeps until the answer, the deadline, a
         cancel or a close wakes it — each of them, not an interval."""
+        from concurrent.futures import CancelledError
+
         unsubscribe = cancel.subscribe(self._cancel) if cancel is not None else None
         try:
             with self._wake:
