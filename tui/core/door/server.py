@@ -139,7 +139,9 @@ class DoorServer:
             asyncio.run_coroutine_threadsafe(stop(), loop)
         except RuntimeError:
             return
-        self._stopped.wait(5)
+        # the loop stops once the grace is over; on a loaded machine that takes a while, and a
+        # process that exits first cuts every connection it still holds, answered or not
+        self._stopped.wait(CLOSE_GRACE + 13)
 
     # -- what the door says about trouble ---------------------------------------------------
     def _say(self, line: str) -> None:
