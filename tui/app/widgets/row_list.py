@@ -177,8 +177,14 @@ class RowList(ScrollView, can_focus=True):
 
     @property
     def drawn(self) -> bool:
-        """Every row added is laid out (no settle waits for its turn)."""
-        return not self._settling
+        """Every row added is laid out (no settle waits for its turn) and, while the list shows
+        and its cursor follows the newest row, that row is in view (a hidden list is laid out
+        when it shows)."""
+        if self._settling:
+            return False
+        if self._unsettled or not self.follow or not self.rows or not self.is_on_screen:
+            return True
+        return self.scroll_y >= self.max_scroll_y
 
     def get(self, key: str) -> Row | None:
         return self.index.get(key)
@@ -300,6 +306,12 @@ class RowList(ScrollView, can_focus=True):
     def on_show(self) -> None:
         if self._unsettled:
             self._settle()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A new size (the panes narrowed, the terminal resized, the tab shown at last): a list
+        that follows its newest row keeps it in view at the new height."""
+        if self.follow and self.rows and not self._unsettled:
+            self.scroll_end(animate=False, immediate=False, force=True)
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         position = event.y + self.scroll_offset.y
