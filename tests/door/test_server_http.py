@@ -189,7 +189,28 @@ def test_a_hundred_watchers_all_get_the_same_frames(served: Served) -> None:
     text = streams[0].decode()
     assert text.count("event: text") == 20 and text.count("event: connection-ack") == 1
     assert "event: capsule-closed" in text and text.endswith("0\r\n\r\n")  # ended cleanly
+    # one request per connection, streams too: a client must not send its next request on a
+    # connection the door closes once the stream ends
+    assert response(streams[0])[1]["connection"] == "close"
     ok(served)
+
+
+def test_a_client_that_read_a_stream_to_its_end_is_answered_on_its_next_request(
+        served: Served) -> None:
+    """An HTTP client keeps a connection whose answer said keep-alive and sends its next
+    request there; the door has closed it by then, and that request would be lost
+    ("server disconnected without sending a response")."""
+    with httpx.Client(base_url=served.url, timeout=WAIT,
+                      headers={"a2a-version": "1.0"}) as client:
+        with client.stream("POST", "/", content=WATCH,
+                           headers={"content-type": "application/json"}) as stream:
+            served.until_subscribers(1)
+            served.door.broadcast.close()
+            assert b"capsule-closed" in stream.read()
+        assert stream.headers["connection"] == "close"
+        answer = client.post("/", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
+                                        "params": {"id": "tsk_none"}})
+        assert answer.json()["error"]["code"] == -32001
 
 
 def test_a_watcher_that_vanishes_mid_stream_leaves_the_others_served(served: Served) -> None:

@@ -37,7 +37,7 @@ class SseStream:
         replay = broadcast.subscribe(subscriber, reply.last_event_id)
         writer.write(conn.send(h11.Response(status_code=200, headers=[
             ("content-type", "text/event-stream"), ("cache-control", "no-cache"),
-            ("connection", "keep-alive")])) or b"")
+            ("connection", "close")])) or b"")  # one request per connection, as every answer
         try:
             done = await self._write([*reply.prelude, *replay], ends_on)
             if reply.start is not None and not done:
