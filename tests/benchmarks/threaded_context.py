@@ -37,9 +37,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from tests.benchmarks.followups import seed_record  # noqa: E402
 from tests.benchmarks.layout import unpack  # noqa: E402
-from tui.core.chat import assistant_message, user_message  # noqa: E402
-from tui.core.record.writer import RecordWriter, record_path  # noqa: E402
+from tui.core.record.writer import record_path  # noqa: E402
 
 BEFORE = "ed009e4"
 CONTEXT = "ctx_bench"
@@ -58,17 +58,6 @@ def capsule(root: Path) -> Path:
         "inference:\n  model: m\n  driver: {artifact: drv}\n"
         "lifecycle:\n  conversation: threaded\n")
     return root
-
-
-def seed(home: Path, count: int) -> Path:
-    path = record_path(home, "bench", CONTEXT)
-    assert path is not None
-    writer = RecordWriter(home, path, lambda _: None)
-    for n in range(count // 2):
-        writer.append(user_message(f"question {n} about the project"))
-        writer.append(assistant_message([{"type": "text", "text": f"answer {n}, in words"}]))
-    writer.close()
-    return path
 
 
 def peak_kb(pid: int) -> int:
@@ -120,7 +109,7 @@ def main() -> None:
         trees = {"before": base / "before", "after": REPO}
         unpack(args.before, trees["before"])
         caps = capsule(base / "capsule")
-        record = seed(base / "seed", args.messages)
+        record = seed_record(base / "seed", CONTEXT, args.messages)
         best: dict[str, dict[str, float]] = {name: {} for name in trees}
         for run in range(args.runs):
             for name, tree in trees.items():  # interleaved: load falls on both alike

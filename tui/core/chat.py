@@ -8,11 +8,35 @@ conversion. Keys appear in Murmur's order: `role`, (`tool_call_id`, `is_error`),
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, Required, TypedDict, TypeGuard, cast
 
 from tui.core import ids
 
-Message = dict[str, Any]
+Role = Literal["user", "assistant", "tool", "system"]
+Block = dict[str, Any]  # one content block: {"type": ..., ...}; a model may send any type
+# a message line as a record file holds it: an object with a string `role` (Murmur's rule),
+# anything else as it is; `as_message` says whether it can go back to a model
+RecordLine = dict[str, Any]
+
+
+class Message(TypedDict, total=False):
+    """One message as the record holds it and a driver reads it (less the record-only keys)."""
+    role: Required[Role]
+    content: Required[list[Block]]
+    tool_call_id: str  # a tool message: the call it answers
+    is_error: bool  # a tool message: the call failed
+    id: str  # the record's id of it
+    source_id: str  # where a hook's message came from
+    fence: str  # a tool message: the fence its untrusted text was wrapped in
+
+
+class ToolCallBlock(TypedDict):
+    """A model's request to call a tool, as a block of its turn's content."""
+    type: Literal["tool_call"]
+    id: str
+    name: str
+    input: NotRequired[dict[str, Any]]
 
 _RECORD_ONLY_KEYS = ("id", "source_id", "fence")
 
@@ -39,10 +63,14 @@ def tool_message(call_id: str, is_error: bool, text: str, fence: str | None,
     return message
 
 
-CHAT_ROLES = ("user", "assistant", "tool", "system")
+CHAT_ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "system")
 
 
-def chat_shape_problem(message: Message) -> str | None:
+def is_tool_call(block: Any) -> TypeGuard[ToolCallBlock]:
+    return isinstance(block, dict) and block.get("type") == "tool_call"
+
+
+def chat_shape_problem(message: Mapping[str, Any]) -> str | None:
     """Why a record message cannot go back to a model (a threaded reload), or None: the role
     must be a chat role and `content` a list of blocks, each an object with a string `type`."""
     if message.get("role") not in CHAT_ROLES:
@@ -54,9 +82,15 @@ def chat_shape_problem(message: Message) -> str | None:
     return None
 
 
-def for_payload(message: Message) -> Message:
+def as_message(line: Mapping[str, Any]) -> Message | None:
+    """A record line as a chat message, or None when it cannot be one (`chat_shape_problem`)."""
+    return cast(Message, line) if chat_shape_problem(line) is None else None
+
+
+def for_payload(message: Mapping[str, Any]) -> Message:
     """The message as a driver sees it: `id`, `source_id` and `fence` stripped."""
-    return {key: value for key, value in message.items() if key not in _RECORD_ONLY_KEYS}
+    return cast(Message, {key: value for key, value in message.items()
+                          if key not in _RECORD_ONLY_KEYS})
 
 
 def compact_json(value: Any) -> str:
@@ -75,14 +109,13 @@ def text_of(content: Any) -> str:
     )
 
 
-def tool_calls_of(content: Any) -> list[dict[str, Any]]:
+def tool_calls_of(content: Any) -> list[ToolCallBlock]:
     if not isinstance(content, list):
         return []
-    return [block for block in content if isinstance(block, dict) and
-            block.get("type") == "tool_call"]
+    return [block for block in content if is_tool_call(block)]
 
 
-def wit_content(message: Message) -> str:
+def wit_content(message: Mapping[str, Any]) -> str:
     """`content` as a hook or conversation reader receives it (spec §3.3).
 
     A tool message becomes the JSON string of the tool-message envelope (its fields as they
@@ -123,8 +156,10 @@ def from_wit_message(wit: dict[str, Any], keep_ids: bool = True) -> Message | No
             "is_error": bool(envelope.get("is_error")),
             "content": body if isinstance(body, list) else _as_blocks(body),
         }
-    else:
+    elif role in CHAT_ROLES:
         message = {"role": role, "content": _content_from_json(raw)}
+    else:  # a role Murmur's chat has not: kept as the hook gave it (the record takes any)
+        message = cast(Message, {"role": role, "content": _content_from_json(raw)})
     if keep_ids:
         message["id"] = ids.message_id()
         if isinstance(wit.get("source_id"), str):

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui.core.chat import ToolCallBlock, tool_calls_of
 from tui.core.errors import MalformedResponse
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
@@ -21,8 +22,8 @@ class ModelResponse:
     error: str | None = None
 
     @property
-    def tool_calls(self) -> list[dict[str, Any]]:
-        return [block for block in self.content if block.get("type") == "tool_call"]
+    def tool_calls(self) -> list[ToolCallBlock]:
+        return tool_calls_of(self.content)
 
     @property
     def text(self) -> str:

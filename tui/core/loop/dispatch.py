@@ -9,7 +9,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from tui.core.cancel import CancelToken
-from tui.core.chat import Message, text_of, tool_message
+from tui.core.chat import Message, ToolCallBlock, text_of, tool_message
 from tui.core.errors import StopOnCancel, StopOnInputTimeout
 from tui.core.events import vocabulary as ev
 from tui.core.events.kinds import ToolKind
@@ -40,7 +40,7 @@ class Dispatcher:
         self.questions = questions  # the journal (docs/tools.md)
 
     def run_turn(self, task: TaskState, turn: int, message: Message,
-                 calls: list[dict[str, Any]], done: dict[str, Message] | None = None,
+                 calls: list[ToolCallBlock], done: dict[str, Message] | None = None,
                  restored_from: str = "") -> list[Message]:
         """A turn's calls in order, as the tool messages the model reads next. The turn is
         journaled before its first call runs and each result as its call finishes; a call in
@@ -53,12 +53,12 @@ class Dispatcher:
         results = []
         try:
             for block in calls:
-                earlier = (done or {}).get(str(block["id"]))
+                earlier = (done or {}).get(block["id"])
                 if earlier is not None:
                     self._restored(task, turn, block, earlier, restored_from)
                 result = earlier if earlier is not None else self.call_block(task, turn, block)
                 if questions is not None:
-                    questions.finished(str(block["id"]), str(block["name"]), result)
+                    questions.finished(block["id"], block["name"], result)
                 results.append(result)
         except BaseException as exc:
             if questions is not None and not isinstance(exc, KeyboardInterrupt):
@@ -66,20 +66,20 @@ class Dispatcher:
             raise
         return results
 
-    def _restored(self, task: TaskState, turn: int, block: dict[str, Any], result: Message,
+    def _restored(self, task: TaskState, turn: int, block: ToolCallBlock, result: Message,
                   session_id: str) -> None:
         text = text_of(result.get("content"))
         self._report.emit(ev.ToolCallRestored(
-            task_id=task.task_id, turn=turn, call_id=str(block["id"]),
-            tool_name=str(block["name"]), status="error" if result.get("is_error") else "ok",
+            task_id=task.task_id, turn=turn, call_id=block["id"],
+            tool_name=block["name"], status="error" if result.get("is_error") else "ok",
             output_bytes=len(text.encode()), from_session=session_id))
 
-    def call_block(self, task: TaskState, turn: int, block: dict[str, Any]) -> Message:
+    def call_block(self, task: TaskState, turn: int, block: ToolCallBlock) -> Message:
         """A model's `tool_call` block run, as the tool message the model reads next."""
         if self._cancel.is_set():
             raise StopOnCancel()
         raw_input = block.get("input")
-        call = ToolCall(str(block["id"]), str(block["name"]),
+        call = ToolCall(block["id"], block["name"],
                         raw_input if isinstance(raw_input, dict) else {}, turn, task.task_id)
         outcome, text = self.call(task, call)
         return tool_message(call.call_id, not outcome.ok, text,

@@ -5,7 +5,7 @@ handler no hook is bound to."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,7 +118,7 @@ class HookPoints:
                 context_window=context_window, prior_tokens=prior_tokens))
 
     def inference(self, turn: int, input_tokens: int, output_tokens: int, decision: str,
-                  tool_name: str | None, payload: Sequence[dict[str, Any]],
+                  tool_name: str | None, payload: Sequence[Mapping[str, Any]],
                   message_ids: list[str],
                   content: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
         if not self.bound("on-inference"):
@@ -129,7 +129,7 @@ class HookPoints:
         for hook, output in self._dispatch("on-inference", event):
             self._keep_artifact(hook.name, turn, str(output.payload))
 
-    def _prompt(self, payload: Sequence[dict[str, Any]], message_ids: list[str]) -> str:
+    def _prompt(self, payload: Sequence[Mapping[str, Any]], message_ids: list[str]) -> str:
         """The prompt's JSON (the payload's messages), each message encoded once: a long
         session's payload is re-sent to on-inference every turn. A message holding an image
         (megabytes of base64) is encoded again each time instead of kept."""

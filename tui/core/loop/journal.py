@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.chat import Message
+from tui.core.chat import Message, ToolCallBlock, tool_calls_of
 from tui.core.fs.private_files import open_append, write_all
 from tui.core.loop.journal_seal import Seal
 from tui.core.text.secrets import redact, redact_value
@@ -168,12 +168,10 @@ class OpenTurn:
     whole: bool = True  # the journal holds every line written: calls after `interrupted`
     #                     had not started (else each may have: it is carried too)
 
-    def calls(self) -> list[dict[str, Any]]:
+    def calls(self) -> list[ToolCallBlock]:
         """The message's call blocks, in the order they run."""
-        content = self.message.get("content")
-        return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_call"
-                and isinstance(b.get("id"), str) and isinstance(b.get("name"), str)] \
-            if isinstance(content, list) else []
+        return [b for b in tool_calls_of(self.message.get("content"))
+                if isinstance(b.get("id"), str) and isinstance(b.get("name"), str)]
 
 
 @dataclass

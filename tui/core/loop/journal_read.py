@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.chat import chat_shape_problem
+from tui.core.chat import as_message
 from tui.core.errors import FileRefused, JournalUnreadable, NotJson
 from tui.core.fs.safe_read import open_regular, read_bounded
 from tui.core.loop.journal import (
@@ -151,8 +151,8 @@ def _rest_of_turn(turn: OpenTurn, raws: list[bytes], journal: Journal, whole: bo
         if event == "call" and isinstance(call_id, str) and call_id in names and \
                 isinstance(message, dict) and \
                 message.get("role") == "tool" and message.get("tool_call_id") == call_id and \
-                isinstance(message.get("id"), str) and chat_shape_problem(message) is None:
-            turn.finished.setdefault(str(call_id), message)
+                isinstance(message.get("id"), str) and (result := as_message(message)):
+            turn.finished.setdefault(str(call_id), result)
     waiting = [c for c in names if c not in turn.finished]
     turn.whole = whole
     carried = [_questions(Interrupted(turn.session_id, journal, turn.task_id, c, names[c]),
@@ -218,10 +218,12 @@ def _turn(raw: bytes, session_id: str) -> OpenTurn | None:
         return None
     message, task_id, number = value.get("message"), value.get("task_id"), value.get("turn")
     if not isinstance(message, dict) or message.get("role") != "assistant" or \
-            not isinstance(message.get("id"), str) or chat_shape_problem(message) is not None \
-            or not isinstance(task_id, str):
+            not isinstance(message.get("id"), str) or not isinstance(task_id, str):
         return None
-    return OpenTurn(session_id, task_id, number if isinstance(number, int) else 0, message,
+    checked = as_message(message)
+    if checked is None:
+        return None
+    return OpenTurn(session_id, task_id, number if isinstance(number, int) else 0, checked,
                     {}, None)
 
 

@@ -8,7 +8,10 @@ added twice."""
 
 from __future__ import annotations
 
-from tui.core.chat import Message
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tui.core.chat import Message, as_message
 from tui.core.loop.context import Context
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.journal import OpenTurn
@@ -16,7 +19,8 @@ from tui.core.loop.report import Report
 from tui.core.loop.state import TaskState
 
 
-def held_in(turn: OpenTurn, messages: list[Message]) -> dict[str, Message] | None:
+def held_in(turn: OpenTurn, messages: Sequence[Mapping[str, Any]]
+            ) -> dict[str, Message] | None:
     """The turn's results `messages` (a record's) already hold, by call id; None when they do
     not hold the turn's message (the record got neither)."""
     message_id = turn.message["id"]
@@ -24,16 +28,16 @@ def held_in(turn: OpenTurn, messages: list[Message]) -> dict[str, Message] | Non
     if at is None:
         return None
     wanted = {str(c["id"]) for c in turn.calls()}
-    return {str(m["tool_call_id"]): m for m in messages[at + 1:]
+    return {str(m["tool_call_id"]): result for m in messages[at + 1:]
             if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
-            and m["tool_call_id"] in wanted}
+            and m["tool_call_id"] in wanted and (result := as_message(m)) is not None}
 
 
 def present(turn: OpenTurn, context: Context) -> dict[str, Message] | None:
     return held_in(turn, context.messages)
 
 
-def whole_in(turn: OpenTurn, messages: list[Message]) -> bool:
+def whole_in(turn: OpenTurn, messages: Sequence[Mapping[str, Any]]) -> bool:
     """`messages` hold the turn whole: its message and a result for each of its calls."""
     held = held_in(turn, messages)
     return held is not None and all(str(c["id"]) in held for c in turn.calls())

@@ -6,11 +6,12 @@ string `role`, or a partial last line a crash left) is skipped and reported once
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tui.core.chat import Message, wit_content
+from tui.core.chat import RecordLine, wit_content
 from tui.core.errors import ConversationReadError, NotJson, Where
 from tui.core.text.strict_json import loads_line
 
@@ -41,12 +42,12 @@ EMPTY_PAGE = MessagePage([], None, 0)
 
 @dataclass
 class ParsedRecord:
-    messages: list[Message]
+    messages: list[RecordLine]
     skipped_lines: list[int]  # 1-based numbers of lines that are not messages
     size: int
 
 
-def parse_message_line(raw: bytes) -> Message | None:
+def parse_message_line(raw: bytes) -> RecordLine | None:
     """Murmur's rule for one line: a message iff it is a JSON object with a string `role`.
     A line that is not JSON as Murmur reads it (`strict_json`) is not a message."""
     if not raw.strip():
@@ -60,11 +61,11 @@ def parse_message_line(raw: bytes) -> Message | None:
     return None
 
 
-def parse_record_bytes(data: bytes) -> tuple[list[Message], list[int]]:
+def parse_record_bytes(data: bytes) -> tuple[list[RecordLine], list[int]]:
     """Every message of a record file, and the 1-based numbers of the other non-blank lines.
     The bytes after the last newline are a line too: a final line without a newline is a
     message when it parses as one (a cut one does not)."""
-    messages: list[Message] = []
+    messages: list[RecordLine] = []
     skipped: list[int] = []
     parse = parse_message_line
     for number, raw in enumerate(data.split(b"\n"), start=1):
@@ -150,7 +151,7 @@ class RecordReader:
             self._reported.add(path)
             self._on_skipped(f"{path}: line {line} is not a message and was skipped")
 
-    def messages(self, path: Path | None) -> list[Message]:
+    def messages(self, path: Path | None) -> list[RecordLine]:
         """Every message of the record in order (the `threaded` reload)."""
         if path is None:
             return []
@@ -172,7 +173,7 @@ class RecordReader:
         return MessagePage(page, next_cursor, min(len(all_messages), U32_MAX))
 
 
-def to_wit(message: Message) -> WitMessage:
+def to_wit(message: Mapping[str, Any]) -> WitMessage:
     source_id = message.get("source_id")
     message_id = message.get("id")
     return WitMessage(

@@ -19,9 +19,10 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from tui.core import ids as id_maker
-from tui.core.chat import Message, chat_shape_problem, for_payload
+from tui.core.chat import Message, RecordLine, chat_shape_problem, for_payload
 from tui.core.errors import ConversationReadError, Where
 from tui.core.record.reader import RecordReader, parse_message_line
 from tui.core.text.secrets import redact
@@ -122,9 +123,10 @@ class RecordWindow:
         return [self.message(index) for index in range(len(self))]
 
 
-def _role_first(message: Message) -> Message:
+def _role_first(message: RecordLine) -> Message:
+    """A line `chat_shape_problem` passed, `role` first (Murmur's order)."""
     if next(iter(message)) == "role":
-        return message
+        return cast(Message, message)
     ordered = {"role": message["role"]}
     ordered.update((k, v) for k, v in message.items() if k != "role")
-    return ordered
+    return cast(Message, ordered)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tui.core.chat import compact_json
@@ -109,7 +109,7 @@ class PayloadCounter:
         self._prefix_ids: list[str] = []  # the ids whose inner pieces `_prefix_sum` holds
         self._prefix_sum = 0
 
-    def count(self, messages: Sequence[dict[str, Any]], ids: Sequence[str]) -> int:
+    def count(self, messages: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> int:
         """Tokens of the payload holding `messages` (whose record ids are `ids`).
 
         When `ids` extends the previous call's list (the usual turn), only the new messages
@@ -131,7 +131,7 @@ class PayloadCounter:
         return self._head_tokens + self._prefix_sum + \
             self._ended(ids[last], messages[last], "]}")
 
-    def _ended(self, key: str, message: dict[str, Any], after: str) -> int:
+    def _ended(self, key: str, message: Mapping[str, Any], after: str) -> int:
         """Tokens of the message's piece followed by `after`. The body before its closing
         punctuation is encoded once (`_opening`): a message is counted first as the last
         one, then again inside the payload, and an image's base64 is megabytes."""
@@ -169,7 +169,7 @@ def _closing_at(body: str) -> int:
     return cut
 
 
-def _body(message: dict[str, Any]) -> str:
+def _body(message: Mapping[str, Any]) -> str:
     text = compact_json(message)
     if not text.startswith('{"role"'):
         raise ValueError("a payload message must have 'role' as its first key")
