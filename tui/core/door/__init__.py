@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui.core import ids
 from tui.core.asking.questions import QuestionBoard
+from tui.core.cancel import CancelToken
 from tui.core.door.auth import Tokens, declared_credentials
 from tui.core.door.card import CardFacts, card, methods
 from tui.core.door.frames import Broadcast, FrameSink, status
@@ -124,17 +125,18 @@ class Door:
         if self._server is not None:
             self._server.close()
 
-    def first_task(self, cancel: threading.Event) -> DoorTask | None:
-        """Wait for the first task sent through the door (None: stopped first)."""
+    def first_task(self, cancel: CancelToken) -> DoorTask | None:
+        """Wait for the first task sent through the door (None: stopped or canceled first:
+        `session/stop` and the cancel each put None in the queue, so nothing is polled)."""
         first = self._first  # kept once handed over: a task may come before this is called
         assert first is not None
-        while not cancel.is_set() and not self._stopping.is_set():
-            try:
-                task = first.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            return task
-        return None
+        if self._stopping.is_set():
+            return None
+        unsubscribe = cancel.subscribe(lambda: first.put(None))
+        try:
+            return first.get()
+        finally:
+            unsubscribe()
 
     # -- what the session tells the door ----------------------------------------------------
     def _follow(self, event: ev.Event) -> None:

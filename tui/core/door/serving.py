@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
+from tui.core.cancel import CancelToken
 from tui.core.door import Door
 from tui.core.errors import LaunchError
 from tui.core.running.records import RunningRecord, remove_record, write_record
@@ -98,7 +99,7 @@ class Serving:
         extra = f"  token {self.token_file}" if self.token_file is not None else ""
         return f"serving {self.url}  session {self.session.session_id}{extra}"
 
-    def first_task(self, cancel: threading.Event) -> bool:
+    def first_task(self, cancel: CancelToken) -> bool:
         """Wait for the session's first task from the door and hand it over (it runs under
         the door's id); False when the session was stopped first (it gave back what it held
         and will not run)."""

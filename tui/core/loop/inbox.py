@@ -67,16 +67,28 @@ class Inbox:
         with self._ready:
             return tuple(self._waiting)
 
-    def take(self, wait: bool, cancel: CancelToken) -> Pending | None:
-        """The next task; with `wait`, blocks until one is sent, the inbox is closed or the
-        session is canceled (None)."""
+    def wake(self) -> None:
+        """Something `take` waits on changed besides a send or a close (the session was
+        canceled, background work ended): a waiting `take` looks again."""
         with self._ready:
-            while True:
-                if self._waiting:
-                    return self._waiting.popleft()
-                if not wait or cancel.is_set() or (self.closed and not self.expecting()):
-                    return None
-                self._ready.wait(0.1)
+            self._ready.notify_all()
+
+    def take(self, wait: bool, cancel: CancelToken) -> Pending | None:
+        """The next task; with `wait`, blocks until one is sent, the inbox is closed (and no
+        background work is still expected to send one) or the session is canceled (None).
+        Each of those wakes the wait: nothing is polled."""
+        unsubscribe = cancel.subscribe(self.wake) if wait else None
+        try:
+            with self._ready:
+                while True:
+                    if self._waiting:
+                        return self._waiting.popleft()
+                    if not wait or cancel.is_set() or (self.closed and not self.expecting()):
+                        return None
+                    self._ready.wait()
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
 
     def remove(self, task_id: str) -> Pending | None:
         """Take the waiting task sent under `task_id` out (it will not run); None when no task

@@ -83,6 +83,8 @@ def _backgrounds(first: task.TaskDeps, inbox: Inbox) -> list[Background]:
         background.attach(first.report.emit, deliver if takes else None)
     if takes and found:
         inbox.expecting = lambda: any(background.running() for background in found)
+        for background in found:  # work that ends may be what a waiting `take` waits for
+            background.watch(lambda _work: inbox.wake())
     return found
 
 
