@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,7 +114,7 @@ def replacing(path: Path) -> Iterator[int]:
     through) that takes the name once the block ends — replacing whatever was there, a link
     itself rather than what it points to. An error leaves `path` as it was."""
     make_private_dirs(path.parent)
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
     fd = os.open(temporary, _FRESH, FILE_MODE)
     try:
         try:

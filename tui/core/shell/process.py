@@ -21,7 +21,6 @@ import atexit
 import contextlib
 import errno
 import os
-import secrets
 import selectors
 import signal
 import subprocess
@@ -47,7 +46,7 @@ _WATCHDOG_SHELL = "/bin/sh"
 # instant before its group was announced is still found (in /proc/<pid>/environ) once the
 # supervisor is gone. Not a secret: knowing it only gets a process killed with the supervisor.
 WATCH_MARK = "MURMUR_TUI_WATCH"
-_MARK_VALUE = f"{os.getpid()}-{secrets.token_hex(8)}"
+_MARK_VALUE = f"{os.getpid()}-{os.urandom(8).hex()}"
 # One per supervisor process, in a session of its own. It keeps the set of running groups the
 # supervisor announces ("+ <pgid>" / "- <pgid>") and, at end of file — the supervisor is gone,
 # however it went — kills every group still in it, then every process marked as this
