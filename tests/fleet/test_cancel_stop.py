@@ -19,6 +19,7 @@ from tests.waits import block_until
 from tui.commands.fleet import resolve
 from tui.core import ids
 from tui.core.running.liveness import process_start_token
+from tui.core.running.records import read_records
 
 SLOW = call_response("bash", {"command": "sleep 30"})
 
@@ -34,7 +35,8 @@ def test_cancel_ends_the_running_task_and_stop_ends_the_session(
         murmur_home: Path, make_capsule: CapsuleFactory, served: list[Served]) -> None:
     door = serve(make_capsule([SLOW, SLOW, text_response("done")], extra=SLEEP))
     served.append(door)
-    workdir = Path(door.ready["workdir"])
+    workdir = next(found.record.workdir for found in read_records(murmur_home)
+                   if found.record is not None and found.record.session_id == door.session_id)
     assert resolve(murmur_home, "@1", None)[0] == door.session_id  # attach takes @N too
 
     first = door.send("go")["id"]

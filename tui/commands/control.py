@@ -90,7 +90,8 @@ def _record(home: Path, address: str) -> RunningRecord:
     record = live_record(home, address)
     state = process_state(record)
     if state is not None and state.state == "gone":
-        raise SessionNotFound(f"{record.session_id} has stopped: {state.reason}")
+        raise SessionNotFound(f"{record.session_id} has stopped: {state.reason}",
+                              code="E-RUN-022")
     if state is not None:
         raise SessionNotFound(f"{record.session_id}: {state.reason}; nothing was sent",
                               code="E-RUN-024")
@@ -191,7 +192,7 @@ def stop(home: Path, address: str, timeout: float) -> int:
     from tui.core.errors import SessionNotFound
 
     if timeout < 0:
-        raise SessionNotFound("--timeout is a number of seconds, 0 or more", code="E-RUN-024")
+        raise SessionNotFound("--timeout is a number of seconds, 0 or more", code="E-RUN-022")
     record = _record(home, address)
     canceled, residue, why = _ask_to_stop(home, record)
     trace = Path(record.workdir) / "trace.jsonl"

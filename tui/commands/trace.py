@@ -149,6 +149,7 @@ def _report(args: argparse.Namespace, words: list[str]) -> int:
 
     from tui.core.errors import MurmurTuiError, TraceNotFound
     from tui.core.trace.address import sessions_in
+    from tui.core.trace.analyse import TaskSummary
     from tui.core.trace.compare import Metrics
     from tui.core.trace.details import load
     from tui.core.trace.report import choose, render_report
@@ -166,7 +167,9 @@ def _report(args: argparse.Namespace, words: list[str]) -> int:
             raise TraceNotFound(f"workdir not found: {workdir}", code="E-IO-001")
         paths = choose(sessions_in(workdir), workdir, args.last, args.since,
                        time.time_ns() // 1_000_000)
-    metrics, tasks, skipped = [], [], 0
+    metrics: list[Metrics] = []
+    tasks: list[TaskSummary] = []
+    skipped = 0
     for path in paths:
         try:
             details = load(path)

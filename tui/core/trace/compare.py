@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
 from tui.core.trace.details import TraceDetails
 from tui.core.trace.fields import TraceLine
@@ -132,7 +133,7 @@ def _opt_dur(value: float | None) -> str:
 
 
 def render_diff(a: Metrics, b: Metrics, wire_a: list[WireTurn], wire_b: list[WireTurn]) -> str:
-    return redact("\n".join([*_table(a, b), *_prefix(wire_a, wire_b)]) + "\n")
+    return redact(printable("\n".join([*_table(a, b), *_prefix(wire_a, wire_b)]) + "\n"))
 
 
 def _row(label: str, va: object, vb: object, delta: str) -> str:

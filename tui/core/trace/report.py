@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from tui.core.errors import TraceNotFound, Where
+from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
 from tui.core.trace.analyse import TaskSummary
 from tui.core.trace.compare import Metrics
@@ -147,4 +148,4 @@ def render_report(workdir: Path, metrics: list[Metrics], tasks: list[TaskSummary
             out.append(_stat("task duration (ms)", [t.duration_ms or 0 for t in ended],
                              _thousands))
         out.append(f"Tasks: {len(tasks)}")
-    return redact("\n".join(out) + "\n")
+    return redact(printable("\n".join(out) + "\n"))

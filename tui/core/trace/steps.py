@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.errors import TraceFormatError, Where
+from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
 from tui.core.trace.fields import TraceLine
 from tui.core.trace.reader import TraceLines
@@ -239,7 +240,7 @@ def render_steps(path: Path, lines: TraceLines, verbose: bool = False) -> str:
                for number, value in zip(lines.numbers, lines.events, strict=True)]
     tree = any(isinstance(line.value.get("event_id"), str) for line in records)
     out = list(_tree(records, verbose) if tree else _flat(records, verbose))
-    return redact("\n".join(out) + "\n")
+    return redact(printable("\n".join(out) + "\n"))
 
 
 def _session_id(records: list[TraceLine]) -> str:
