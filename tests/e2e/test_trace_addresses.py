@@ -14,10 +14,10 @@ import pytest
 from tests.conftest import run_cli
 
 # four sessions, oldest first; ids sort by creation time as UUIDv7s do
-OLD = "ses_019ad000000070008000000000000d399"
-MID = "ses_019ad000000170008000000000001d399"
-MULTI = "ses_019ad000000270008000000000000beef"
-OPEN = "ses_019ad000000370008000000000000cafe"
+OLD = "ses_019ad00000007000800000000000d399"
+MID = "ses_019ad00000017000800000000001d399"
+MULTI = "ses_019ad00000027000800000000000beef"
+OPEN = "ses_019ad00000037000800000000000cafe"
 
 
 class Writer:

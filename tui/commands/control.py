@@ -239,8 +239,8 @@ def _ask_to_stop(home: Path, record: RunningRecord
         return [], [], "its door answered session/stop with something that is not an object"
     # Murmur answers {session_id, canceled, residue}; murmur-tui's earlier door also listed the
     # queued tasks it dropped as notStarted: canceled too
-    canceled = [task for key in ("canceled", "notStarted")
-                for task in (answer.get(key) if isinstance(answer.get(key), list) else [])
+    listed = [answer.get(key) for key in ("canceled", "notStarted")]
+    canceled = [task for tasks in listed if isinstance(tasks, list) for task in tasks
                 if isinstance(task, str)]
     residue = answer.get("residue")
     items = [item for item in residue if isinstance(item, Mapping)] \
