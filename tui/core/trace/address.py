@@ -82,6 +82,8 @@ def pick(address: Address, ids: Sequence[str], among: str,
             count = f"{len(ids)} session{'s' if len(ids) != 1 else ''}"
             raise fail(f"@{address.number} is out of range — {among} has {count}")
         return ids[address.number - 1]
+    if address.text in ids:  # an id as it is, whatever its shape (a record another writer made)
+        return address.text
     if address.form == "path":
         raise fail(f"{shown} is a path; a running session is named by its id, the last "
                    f"{MIN_SUFFIX} or more characters of it, or @N (`murmur-tui ps` lists them)")
