@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import CapsuleFactory, run_cli
-from tests.fleet.test_ps import record
+from tests.door_fake import FakeDoor, Task, serving
+from tests.fleet.test_ps import record, trace
 from tests.responses import call_response, text_response
 from tests.served import SLEEP, Served, serve
 from tests.waits import block_until
@@ -103,3 +106,62 @@ def test_a_stopped_or_unreachable_session_is_said_so_with_a_non_zero_exit(
         if sleeper.poll() is None:
             sleeper.kill()
             sleeper.wait()
+
+
+class MurmurDoor(FakeDoor):
+    """The fake door answering `CancelTask` and `session/stop` in Murmur v0.11's shapes (spec
+    §5.4): a canceled task carries a `residue` artifact, one data part per item still running;
+    `session/stop` answers `{session_id, canceled, residue}`."""
+
+    RESIDUE = [{"kind": "detached_shell", "work_id": "wrk_01", "binary": "sleep",
+                "command": "sleep 30", "started_at_ms": 1},
+               {"kind": "delegation", "delegation_id": "dlg_01", "capsule": "helper",
+                "version": "0.2.0"}]
+
+    def task_body(self, task: Task) -> dict[str, Any]:
+        body = super().task_body(task)
+        if task.state == "canceled":
+            body["artifacts"] = [{"artifactId": "residue", "name": "residue", "parts": [
+                {"data": item, "mediaType": "application/json"} for item in self.RESIDUE[:1]]}]
+        return body
+
+    def _ok(self, handler: BaseHTTPRequestHandler, rid: Any, result: Any) -> None:
+        if result == {"stopped": True}:  # session/stop
+            result = {"session_id": self.session_id, "canceled": list(self.tasks),
+                      "residue": self.RESIDUE}
+        super()._ok(handler, rid, result)
+
+
+def test_murmurs_answers_are_read_and_a_process_that_ignores_sigterm_is_killed(
+        murmur_home: Path, tmp_path: Path) -> None:
+    stubborn = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, "
+         "signal.SIG_IGN); print('ready', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert stubborn.stdout is not None and stubborn.stdout.readline() == "ready\n"
+        session, task = ids.session_id(), ids.task_id()
+        with serving(MurmurDoor(session_id=session)) as door:
+            door.working(task)
+            trace(tmp_path / session, session,
+                  {"event_type": "task_start", "task_id": task, "source": "a2a"})
+            record(murmur_home, session, door.address, tmp_path / session, pid=stubborn.pid,
+                   process_start=process_start_token(stubborn.pid))
+            canceled = run_cli("cancel", session[-6:])
+            assert canceled.returncode == 0, canceled.stderr
+            assert canceled.stdout.splitlines() == [f"task:    {task}", "state:   canceled",
+                                                    "running: wrk_01  detached shell  sleep 30"]
+
+            stopped = run_cli("stop", session, "--timeout", "0.5")
+            assert stopped.returncode == 0, stopped.stderr
+            assert stopped.stdout.splitlines() == [
+                f"stopped: {session}", "capsule: demo@0.1.0", "signal:  SIGTERM then SIGKILL",
+                f"canceled: {task}", "running: wrk_01  detached shell  sleep 30",
+                "running: dlg_01  delegation  helper@0.2.0",
+                f"unended: {task}  the trace does not record how this task ended"]
+            assert door.stopped
+        assert stubborn.wait(30) == -9  # SIGTERM was ignored; SIGKILL ended it
+    finally:
+        if stubborn.poll() is None:
+            stubborn.kill()
+            stubborn.wait()
