@@ -18,8 +18,9 @@ MAX_TOKEN_FILE = 4096  # a door token is ~50 bytes; a bigger file is not one
 def add_parsers(commands: Any) -> None:
     attach = commands.add_parser(
         "attach", help="the supervisor screen on a session running elsewhere",
-        description="Attach to a running session over its A2A door: SESSION is a session id "
-                    "(or its last 4+ characters) from `murmur-tui ps`, or the door's URL. "
+        description="Attach to a running session over its A2A door: SESSION is a session id, "
+                    "its last 4+ characters or @N (@1 the newest) from `murmur-tui ps`, or the "
+                    "door's URL. "
                     "Leaving the screen leaves the session running.")
     attach.add_argument("target", metavar="SESSION|URL")
     given = attach.add_mutually_exclusive_group()
@@ -56,21 +57,15 @@ def resolve(home: Path, target: str, token_file: Path | None,
             raise AttachError("--credential reads a token from a session's running record: "
                               "name the session (from `murmur-tui ps`), not a URL")
         return "", _checked_url(target), None, token if token else _env_token()
+    from tui.core.errors import SessionNotFound
     from tui.core.running.probe import door_url, verify
-    from tui.core.running.records import read_records
     from tui.core.running.tokens import OPERATOR, credential_names, read_token
+    from tui.core.trace.address import live_record
 
-    records = [found.record for found in read_records(home) if found.record is not None]
-    exact = [r for r in records if r.session_id == target]
-    matches = exact or ([r for r in records if len(target) >= 4 and
-                         (r.session_id.endswith(target) or r.session_id.startswith(target))])
-    if not matches:
-        raise AttachError(f"no running session {target!r} under {home / 'running'} "
-                          "(`murmur-tui ps` lists them)")
-    if len(matches) > 1:
-        raise AttachError(f"{target!r} names {len(matches)} sessions: "
-                          f"{', '.join(r.session_id for r in matches[:5])}; give more of it")
-    record = matches[0]
+    try:  # Murmur's addresses, resolved the one way every command resolves them
+        record = live_record(home, target)
+    except SessionNotFound as exc:
+        raise AttachError(exc.text, code=exc.code) from None
     name = credential or OPERATOR
     if token is None:
         token = read_token(home, record, name)

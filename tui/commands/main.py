@@ -1,5 +1,6 @@
 """The `murmur-tui` command line: the parser and which command runs; each command is its own
-module (`launch` with `launch_screen` / `launch_headless`, `browse`, `trace`, `ps`, `fleet`),
+module (`launch` with `launch_screen` / `launch_headless`, `browse`, `trace`, `ps`, `fleet`,
+`control` for `cancel` and `stop`),
 and the work is in `tui.core` / `tui.app`.
 
 Exit codes (`exits.py`): 0 the task ended ok, 1 it ended not ok, 2 bad input (nothing ran).
@@ -39,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     fleet_cli.add_credential_option(ps, "what ps reads")
     fleet_cli.add_parsers(commands)
+    from tui.commands import control
+
+    control.add_parsers(commands)
     return parser
 
 
@@ -63,6 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tui.commands import fleet as fleet_cli
 
             return fleet_cli.attach(args) if args.command == "attach" else fleet_cli.fleet(args)
+        if args.command in ("cancel", "stop"):
+            from tui.commands import control
+
+            return control.run(args)
     except MurmurTuiError as exc:  # bad input that stops the command: what, where, and why
         return refused(exc)
     except KeyboardInterrupt:

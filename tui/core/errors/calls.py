@@ -129,6 +129,13 @@ class AttachError(MurmurTuiError):
     default_code = "E-ATTACH"
 
 
+class SessionNotFound(MurmurTuiError):
+    """A session address that names no running session, or names several (Murmur's E-RUN-022);
+    the text says which address and where it was looked for."""
+
+    default_code = "E-RUN-022"
+
+
 class RunningDirError(MurmurTuiError):
     """`$MURMUR_HOME/running` exists and cannot be listed (Murmur's E-RUN-028)."""
 
