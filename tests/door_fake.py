@@ -118,6 +118,7 @@ class FakeDoor:
         self.tasks: dict[str, Task] = {}
         self.watches = 0
         self.stopped = False
+        self.stop_answer: dict[str, Any] | None = None  # None: Murmur's, from the tasks held
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self._server = _Server(("127.0.0.1", 0), self._handler())
@@ -320,7 +321,12 @@ class FakeDoor:
             self._ok(handler, rid, self.task_body(task))
         elif method == "session/stop":
             self.stopped = True
-            self._ok(handler, rid, {"stopped": True})
+            live = [tid for tid, task in self.tasks.items()
+                    if task.state not in ("completed", "failed", "canceled", "rejected")]
+            for tid in live:
+                self.tasks[tid].state = "canceled"
+            self._ok(handler, rid, self.stop_answer or {
+                "session_id": "ses_fake", "canceled": live, "residue": []})
 
     def _send(self, handler: BaseHTTPRequestHandler, rid: Any, params: dict[str, Any]) -> None:
         message = params.get("message") or {}

@@ -13,6 +13,7 @@ from a2a.types import a2a_pb2
 from google.protobuf import json_format
 
 from tui.core.door.card import CardFacts, card
+from tui.core.door.residue import residue_artifact
 from tui.core.door.tasks import DoorTask
 
 FACTS = CardFacts(name="demo", version="1.0.0", url="http://127.0.0.1:41873",
@@ -91,6 +92,31 @@ def test_every_other_state_parses(state: str) -> None:
 def test_a_send_message_result_parses_as_a_send_message_response() -> None:
     parsed = parse({"task": task("submitted").wire()}, a2a_pb2.SendMessageResponse)
     assert parsed.WhichOneof("payload") == "task" and parsed.task.id == "tsk_1"
+
+
+def test_a_cancel_task_answer_with_its_residue_parses_as_a_task() -> None:
+    """CancelTask's answer (agent-card.md "GetTask"): the task in TASK_STATE_CANCELED with a
+    `residue` artifact, one `application/json` data part per item still running."""
+    body = task("canceled", message="task canceled").wire()
+    body["status"] = {"state": "TASK_STATE_CANCELED"}
+    body["artifacts"] = [residue_artifact([{
+        "kind": "detached_shell", "work_id": "wrk_01", "binary": "sleep",
+        "command": "sleep 30", "started_at_ms": 1760000000000}])]
+    parsed = parse(body, a2a_pb2.Task)
+    (artifact,) = parsed.artifacts
+    assert (artifact.artifact_id, artifact.parts[0].media_type) == ("residue",
+                                                                    "application/json")
+    assert json_format.MessageToDict(artifact.parts[0].data)["command"] == "sleep 30"
+
+
+def test_the_sdks_stream_types_do_not_read_murmurs_frames() -> None:
+    """Why the stream is not checked here (docs/fleet.md): Murmur's SSE frames are its own
+    (streaming-protocol.md "Frame format"), not A2A's `StreamResponse` — a `status` frame's
+    data does not parse as one, on Murmur's door and on murmur-tui's alike."""
+    frame = {"id": "tsk_1", "context_id": "ctx_1",
+             "status": {"state": "working", "message": "inference turn 1"}, "final": False}
+    with pytest.raises(json_format.ParseError):
+        parse(frame, a2a_pb2.StreamResponse)
 
 
 def test_the_oracle_refuses_a_misspelt_field() -> None:

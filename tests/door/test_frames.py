@@ -41,8 +41,8 @@ def finished(**fields: Any) -> ev.ToolCallFinished:
     return ev.ToolCallFinished(**{**base, **fields})
 
 
-def ended(exit_status: Any, result: str) -> ev.TaskEnded:
-    return ev.TaskEnded(task_id=T, exit_status=exit_status, result=result, duration_ms=5,
+def ended(exit_status: Any, result: str, task_id: str = T) -> ev.TaskEnded:
+    return ev.TaskEnded(task_id=task_id, exit_status=exit_status, result=result, duration_ms=5,
                         turns=1, input_tokens=1, output_tokens=1, tool_calls=1, shell_calls=1)
 
 
@@ -53,6 +53,8 @@ def test_each_event_kind_becomes_murmurs_frame_in_order() -> None:
     stream.emit(ev.ThinkingDelta(task_id=T, turn=0, text="hmm"))
     stream.emit(ev.TextDelta(task_id=T, turn=0, text="Hello"))
     stream.emit(ev.TextDelta(task_id=T, turn=0, text=""))  # nothing to say: no frame
+    stream.emit(ev.ToolCallComposing(task_id=T, turn=0, call_id="call_1", tool_name="bash",
+                                     input_bytes=0))
     stream.emit(ev.ToolCallComposing(task_id=T, turn=0, call_id="call_1", tool_name="bash",
                                      input_bytes=9))
     stream.emit(ev.ToolCallStarted(task_id=T, turn=0, call_id="call_1", tool_name="bash",
@@ -70,26 +72,28 @@ def test_each_event_kind_becomes_murmurs_frame_in_order() -> None:
                                  model="m"))
     stream.emit(ended("ok", "done"))
     got = [(frame.id, frame.event, frame.data) for frame in subscriber.drain()]
+    # a task's start writes no frame of its own: its first is its first turn's `working`
+    # (streaming-protocol.md "status"); the driver's start of a call is `tool-call-started`,
+    # each larger size `tool-call-progress`, and the dispatch that follows writes nothing
+    # (murmur-newest.md §5.5, SEV)
     assert got == [
         (1, "status", {"id": T, "context_id": "ctx_1", "status": {
-            "state": "submitted", "message": "task submitted"}, "final": False}),
-        (2, "status", {"id": T, "context_id": "ctx_1", "status": {
             "state": "working", "message": "inference turn 1"}, "final": False}),
-        (3, "thinking", {"id": T, "text": "hmm", "final": False}),
-        (4, "text", {"id": T, "text": "Hello", "final": False}),
+        (2, "thinking", {"id": T, "text": "hmm", "final": False}),
+        (3, "text", {"id": T, "text": "Hello", "final": False}),
+        (4, "tool-call-started", {"id": T, "tool_call_id": "call_1", "tool_name": "bash"}),
         (5, "tool-call-progress", {"id": T, "tool_call_id": "call_1", "input_bytes": 9}),
-        (6, "tool-call-started", {"id": T, "tool_call_id": "call_1", "tool_name": "bash"}),
-        (7, "artifact", {"id": T, "artifact": {
+        (6, "artifact", {"id": T, "artifact": {
             "tool_name": "bash", "content": "hi\n", "fence_source": "tool:bash",
             "tool_call_id": "call_1", "is_error": True, "duration_ms": 12, "exit_code": 3,
             "truncated": False}}),
         # Murmur's input-required frame carries no context_id
-        (8, "status", {"id": T, "status": {"state": "input-required",
+        (7, "status", {"id": T, "status": {"state": "input-required",
                                            "message": "Which env?"}, "final": False}),
-        (9, "status", {"id": T, "status": {"state": "working", "message": "resumed"},
+        (8, "status", {"id": T, "status": {"state": "working", "message": "resumed"},
                        "final": False}),
-        (10, "text", {"id": T, "text": "", "final": True}),
-        (11, "status", {"id": T, "context_id": "ctx_1", "status": {
+        (9, "text", {"id": T, "text": "", "final": True}),
+        (10, "status", {"id": T, "context_id": "ctx_1", "status": {
             "state": "completed", "message": "session ended", "response": "done"},
             "final": True}),
     ]
@@ -108,14 +112,52 @@ def test_a_skill_artifact_has_no_fence_and_no_exit_code() -> None:
 
 def test_final_states_and_messages_follow_murmurs_words() -> None:
     stream, _, subscriber = session()
-    for status, result in [("canceled", ""), ("error", "error: input-timeout after 60 s"),
-                           ("max_turns", "error: the model used its 10 turns")]:
-        stream.emit(ended(status, result))
+    for n, (status, result) in enumerate([
+            ("canceled", ""), ("error", "error: input-timeout after 60 s"),
+            ("max_turns", "error: the model used its 10 turns")]):
+        stream.emit(ended(status, result, f"tsk_{n}"))
     states = [(f.data["status"]["state"], f.data["status"]["message"],
                "response" in f.data["status"], f.final) for f in subscriber.drain()]
     assert states == [("canceled", "task canceled", False, True),
                       ("failed", "input-timeout", False, True),
                       ("failed", "the model used its 10 turns", False, True)]
+
+
+def test_each_attempt_of_a_task_ends_in_exactly_one_final_status() -> None:
+    """streaming-protocol.md "status": every attempt ends in one `final:true` status; a task
+    the door ended before it started (`task canceled before it started`, numbered) writes no
+    second one when the session gets to it, and a reopened task's new attempt ends again."""
+    broadcast = Broadcast()
+    sink = FrameSink(broadcast)
+    stream = EventStream("ses_frames", sinks=[sink])
+    subscriber = Subscriber(lambda: None)
+    broadcast.subscribe(subscriber, None)
+    assert sink.final("tsk_q", "canceled", "task canceled before it started", "ctx_q")
+    assert not sink.final("tsk_q", "canceled", "task canceled before it started", "ctx_q")
+    stream.emit(ended("canceled", "", "tsk_q"))  # the session's own word comes too late
+    stream.emit(ended("ok", "one"))
+    stream.emit(ended("ok", "one again"))  # not a new attempt: no second final
+    stream.emit(ev.TaskReopened(task_id=T, hook_name="judge", reason="try again",
+                                reopen_number=1, turns_remaining=3))
+    stream.emit(ended("ok", "two"))
+    finals = [(f.id, f.data["id"], f.data["status"]["message"], f.data["status"].get(
+        "response")) for f in subscriber.drain() if f.final]
+    assert finals == [(1, "tsk_q", "task canceled before it started", None),
+                      (2, T, "session ended", "one"), (3, T, "session ended", "two")]
+
+
+def test_only_a_call_the_driver_announced_has_call_frames() -> None:
+    """`tool-call-started` / `tool-call-progress` come from the session driver's own stream
+    (murmur-newest.md §5.5: "only from the session driver's turn"): a driver that never
+    streams calls gets none, and no frame names a call by a null id."""
+    stream, _, subscriber = session()
+    stream.emit(ev.ToolCallStarted(task_id=T, turn=0, call_id=None, tool_name="bash",
+                                   kind="shell", input={}))
+    stream.emit(ev.ToolCallStarted(task_id=T, turn=0, call_id="call_9", tool_name="bash",
+                                   kind="shell", input={}))
+    stream.emit(ev.ToolCallComposing(task_id=T, turn=0, call_id="", tool_name="bash",
+                                     input_bytes=0))
+    assert subscriber.drain() == []
 
 
 def test_session_end_closes_every_stream_with_capsule_closed() -> None:

@@ -90,7 +90,8 @@ async def test_a_question_on_the_screen_is_answered_through_the_door_and_a_door_
         await settle(pilot)
         assert app.supervisor.transcript.task_text == "one more"  # it joined the screen
         stop = await rpc(client, "session/stop", {})
-        assert stop["result"]["stopped"] is True
+        assert stop["result"] == {"session_id": session.session_id, "canceled": [],
+                                  "residue": []}
         await wait_until(pilot, lambda: app.result is not None)
     assert not record.exists()  # the served session ended: its record went with it
 

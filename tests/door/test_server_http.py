@@ -188,18 +188,19 @@ def test_a_hundred_watchers_all_get_the_same_frames(served: Served) -> None:
     assert len(bodies) == 1  # byte for byte the same stream
     text = streams[0].decode()
     assert text.count("event: text") == 20 and text.count("event: connection-ack") == 1
-    assert "event: capsule-closed" in text and text.endswith("0\r\n\r\n")  # ended cleanly
-    # one request per connection, streams too: a client must not send its next request on a
-    # connection the door closes once the stream ends
-    assert response(streams[0])[1]["connection"] == "close"
+    # Murmur's framing (streaming-protocol.md "Endpoints"): no content-length, no chunks —
+    # the frames are the body as they are, and the body ends as the door closes the connection
+    assert streams[0].startswith(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                                 b"cache-control: no-cache\r\nconnection: keep-alive\r\n\r\n")
+    assert text.endswith("\n\nevent: capsule-closed\ndata: {}\n\n")
     ok(served)
 
 
 def test_a_client_that_read_a_stream_to_its_end_is_answered_on_its_next_request(
         served: Served) -> None:
-    """An HTTP client keeps a connection whose answer said keep-alive and sends its next
-    request there; the door has closed it by then, and that request would be lost
-    ("server disconnected without sending a response")."""
+    """A stream's body ends only as the connection closes (Murmur's framing, whatever its
+    `connection: keep-alive` says), so an HTTP client never sends its next request on it: that
+    request would be lost ("server disconnected without sending a response")."""
     with httpx.Client(base_url=served.url, timeout=WAIT,
                       headers={"a2a-version": "1.0"}) as client:
         with client.stream("POST", "/", content=WATCH,
@@ -207,7 +208,9 @@ def test_a_client_that_read_a_stream_to_its_end_is_answered_on_its_next_request(
             served.until_subscribers(1)
             served.door.broadcast.close()
             assert b"capsule-closed" in stream.read()
-        assert stream.headers["connection"] == "close"
+        assert stream.headers["connection"] == "keep-alive"
+        assert "content-length" not in stream.headers
+        assert "transfer-encoding" not in stream.headers
         answer = client.post("/", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
                                         "params": {"id": "tsk_none"}})
         assert answer.json()["error"]["code"] == -32001

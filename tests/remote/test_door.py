@@ -94,8 +94,16 @@ def test_cancel_and_stop_where_the_door_serves_them() -> None:
         door.wait_input("tsk_9", "q")
         client = DoorClient(door.url)
         assert client.cancel("tsk_9").state == "canceled"
-        client.stop()
+        door.wait_input("tsk_8", "q")
+        stopped = client.stop()  # Murmur's answer (agent-card.md "session/stop")
         assert door.stopped
+        assert (stopped.session_id, stopped.canceled, stopped.residue) == (
+            "ses_fake", ("tsk_8",), ())
+    with serving(FakeDoor("C")) as door:  # what an earlier murmur-tui door answered
+        door.stop_answer = {"stopped": True, "canceled": ["tsk_1"], "notStarted": ["tsk_2"],
+                            "residue": []}
+        stopped = DoorClient(door.url).stop()
+        assert (stopped.session_id, stopped.canceled) == (None, ("tsk_1", "tsk_2"))
     with serving(FakeDoor("A")) as door, pytest.raises(DoorError, match="does not serve "
                                                        "canceling a task"):
         DoorClient(door.url).cancel("tsk_9")

@@ -221,12 +221,6 @@ def test_unknown_builtin_driver_lists_the_builtins() -> None:
     assert "built-in: scripted" in str(error)
 
 
-def test_removed_inference_endpoint_points_at_the_gateway() -> None:
-    error = refused(MINIMAL + "  endpoint: https://x\n")
-    assert error.problems[0].code == "E-MAN-003"
-    assert "gateway" in error.problems[0].message
-
-
 def test_system_prompt_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ManifestError) as info:
         parse_capsule(tmp_path / "murmur.yaml", MINIMAL + "  system_prompt_file: gone.md\n")

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 from tui.core.a2a import rpc
 from tui.core.a2a.card import CARD_PATH, METHODS, VERSION_HEADER, Card, Generation, parse_card
 from tui.core.a2a.rpc import refusal, rpc_error, shared_tls
-from tui.core.a2a.task import RemoteTask, first_user_text, parse_task, task_state
+from tui.core.a2a.task import (
+    RemoteTask,
+    Stopped,
+    first_user_text,
+    parse_stop,
+    parse_task,
+    task_state,
+)
 from tui.core.errors import DoorError
 from tui.core.text.secrets import remember
 
@@ -187,6 +194,7 @@ class DoorClient:
     def cancel(self, task_id: str) -> RemoteTask:
         return parse_task(self.call(self.method("cancel"), {"id": task_id}), self.url)
 
-    def stop(self) -> Any:
-        """Stop the session (`session/stop`): cancels every live task."""
-        return self.call(self.method("stop"), {})
+    def stop(self) -> Stopped:
+        """Stop the session (`session/stop`): cancels every live task. Murmur's answer and an
+        earlier murmur-tui's alike (`parse_stop`)."""
+        return parse_stop(self.call(self.method("stop"), {}))

@@ -82,3 +82,29 @@ def first_user_text(task: Mapping[str, Any]) -> str | None:
         if isinstance(message, Mapping) and message.get("role") in ("user", "ROLE_USER"):
             return parts_text(message.get("parts"))
     return None
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What a `session/stop` answered: the tasks it canceled and what the session still runs.
+    Read the one way from Murmur's answer `{session_id, canceled, residue}` and from the one
+    earlier murmur-tui doors gave, `{stopped, canceled, notStarted, residue}` (its
+    `notStarted` tasks were canceled too)."""
+
+    session_id: str | None
+    canceled: tuple[str, ...]
+    residue: tuple[Any, ...]
+
+
+def parse_stop(value: Any) -> Stopped:
+    """A `session/stop` result as `Stopped`; what is not a list of ids is left out."""
+    body = value if isinstance(value, Mapping) else {}
+    ids: list[str] = []
+    for key in ("canceled", "notStarted"):
+        listed = body.get(key)
+        ids += [item for item in listed if isinstance(item, str)] \
+            if isinstance(listed, list) else []
+    residue = body.get("residue")
+    session = body.get("session_id")
+    return Stopped(session if isinstance(session, str) else None, tuple(ids),
+                   tuple(residue) if isinstance(residue, list) else ())

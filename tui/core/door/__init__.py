@@ -12,6 +12,7 @@ Nothing here imports h11 or asyncio until `start`, so a session without --serve 
 
 from __future__ import annotations
 
+import functools
 import gc
 import ipaddress
 import queue
@@ -23,7 +24,8 @@ from tui.core.asking.questions import QuestionBoard
 from tui.core.cancel import CancelToken
 from tui.core.door.auth import Tokens, declared_credentials
 from tui.core.door.card import CardFacts, card, methods
-from tui.core.door.frames import Broadcast, FrameSink, status
+from tui.core.door.frames import Broadcast, FrameSink
+from tui.core.door.residue import Residue
 from tui.core.door.rpc import BUSY, CLOSING
 from tui.core.door.tasks import DoorTask, TaskTable
 from tui.core.errors import LaunchError
@@ -34,7 +36,9 @@ if TYPE_CHECKING:
     from tui.core.door.server import DoorServer
 
 DEFAULT_HOST = "127.0.0.1"
-CANCEL_WAIT = 5.0  # seconds CancelTask waits for the running task to end before it answers
+CANCELED = "task canceled"  # a running task's final status message, as Murmur words it
+NOT_STARTED = "task canceled before it started"  # a queued one's
+MODEL_VISIBLE = ("tool", "skill")  # the runtimes whose artifacts the model calls: the card's tools
 
 
 def parse_bind(text: str | None) -> tuple[str, int]:
@@ -71,6 +75,7 @@ class Door:
         self.host, self.port = host, port
         self.table = TaskTable()
         self.broadcast = Broadcast()
+        self.residue = Residue()
         self.sink = FrameSink(self.broadcast, self._follow)
         self.tokens = Tokens.mint(capsule.name, declared_credentials(capsule.manifest_path),
                                   is_loopback(host))
@@ -141,15 +146,16 @@ class Door:
     # -- what the session tells the door ----------------------------------------------------
     def _follow(self, event: ev.Event) -> None:
         self.table.apply(event)
+        self.residue.follow(event)
         if isinstance(event, ev.SessionEnded):
             self.ended.set()
 
     # -- DoorSession ------------------------------------------------------------------------
     def _facts(self) -> CardFacts:
         capsule = self.capsule
-        tools = tuple(a.name for a in capsule.artifacts if a.runtime in ("tool", "skill"))
-        if capsule.capabilities.shell_allow:
-            tools = (*capsule.capabilities.shell_allow, *tools)
+        # the installed artifacts the model can call, as Murmur lists them: the shell is the
+        # `shell` flag, never its binaries
+        tools = tuple(a.name for a in capsule.artifacts if a.runtime in MODEL_VISIBLE)
         return CardFacts(capsule.name, capsule.version, self.url,
                          self.session.session_id if self.session else "",
                          capsule.lifecycle.task_acceptance != "none", self.tokens.active,
@@ -169,8 +175,13 @@ class Door:
         return self.capsule.lifecycle.conversation
 
     def new_ids(self) -> tuple[str, str]:
+        """A new task's id, and the context it runs in when its message names none: a fresh
+        `ctx_` for each task, as Murmur mints one, unless the launch fixed one context for
+        every task (`--context`, `--resume`)."""
         session = self.session
-        return ids.task_id(), (session.context_id if session is not None else ids.context_id())
+        if session is not None and getattr(session, "context_fixed", False):
+            return ids.task_id(), str(session.context_id)
+        return ids.task_id(), ids.context_id()
 
     def submit(self, task: DoorTask) -> str | None:
         """Hand `task` to the session, to run under the door's id; the refusal, else None."""
@@ -201,30 +212,42 @@ class Door:
         return True
 
     def cancel(self, task: DoorTask) -> str | None:
-        """Cancel `task` alone: a queued one is taken out of the queue and never runs; a
-        running one ends canceled (waited for up to CANCEL_WAIT seconds) and the session goes
-        on as its lifecycle says."""
+        """Cancel `task` alone, and answer at once (Murmur's CancelTask never waits for the
+        loop): a queued task is taken out of the queue and never runs (its final status is
+        written here); a running one reads canceled from now on, and ends canceled when the
+        session notices (its own final status). The session goes on as its lifecycle says."""
         session = self.session
         if session is None:
             return "the session is not running"
         if session.cancel_task(task.task_id) == "queued":
-            self.table.canceled_unstarted(task)
-            self.broadcast.publish("status", status(task.task_id, "canceled", "task canceled",
-                                                    context_id=task.context_id, final=True))
-            return None
-        self.table.wait_ended(task, CANCEL_WAIT)
+            self.sink.final(task.task_id, "canceled", NOT_STARTED, task.context_id,
+                            lambda: self.table.cancel(task, NOT_STARTED))
+        else:
+            self.table.cancel(task, CANCELED)
         return None
 
+    def still_running(self) -> list[dict[str, Any]]:
+        return self.residue.items()
+
     def stop(self) -> dict[str, Any]:
-        """Cancel every live task and end the session."""
+        """Cancel every live task and end the session; Murmur's answer: the session, the
+        tasks this call canceled (a second stop cancels none) and what still runs."""
         self._stopping.set()
-        live = [t.task_id for t in self.table.live()]
-        queued = self.table.cancel_waiting()
         session = self.session
         if session is not None:
             session.inbox.close()
+        canceled: list[str] = []
+        for task in self.table.live():
+            if task.state == "submitted":  # sent, never begun: it will not run now
+                if self.sink.final(task.task_id, "canceled", NOT_STARTED, task.context_id,
+                                   functools.partial(self.table.cancel, task, NOT_STARTED)):
+                    canceled.append(task.task_id)
+            elif not task.terminal:
+                self.table.cancel(task, CANCELED)
+                canceled.append(task.task_id)
+        if session is not None:
             session.cancel.set()
         if self._first is not None:
             self._first.put(None)
-        return {"stopped": True, "canceled": live,
-                "notStarted": [t.task_id for t in queued], "residue": []}
+        return {"session_id": session.session_id if session is not None else "",
+                "canceled": canceled, "residue": self.residue.items()}

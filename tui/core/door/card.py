@@ -23,7 +23,7 @@ class CardFacts:
     session_id: str
     takes_tasks: bool  # lifecycle.task_acceptance is single or queue
     authenticated: bool
-    tools: tuple[str, ...]
+    tools: tuple[str, ...]  # the installed artifacts the model can call (never shell binaries)
     shell: bool
     network: bool
 
@@ -56,11 +56,18 @@ def _capsule(facts: CardFacts) -> dict[str, Any]:
                        "shell": facts.shell, "network": facts.network, "planes": []})
 
 
-def _stream() -> dict[str, Any]:
+def frames(facts: CardFacts) -> list[str]:
+    """Every event type this door's streams can write, in Murmur's order: `error` is written
+    only on SendStreamingMessage, which a door that takes no task does not serve (the ID
+    tables HTTP_FRAMES)."""
+    return [f for f in FRAMES if f != "error" or facts.takes_tasks]
+
+
+def _stream(facts: CardFacts) -> dict[str, Any]:
     return _extension(STREAM_URI, "Every server-sent event type this capsule's "
                       "SendStreamingMessage and stream/watch connections can write. Only "
                       "status and artifact correspond to A2A events; the others are murmur "
-                      "frames.", {"frames": list(FRAMES)})
+                      "frames.", {"frames": frames(facts)})
 
 
 def card(facts: CardFacts, extended: bool = False) -> dict[str, Any]:
@@ -68,7 +75,7 @@ def card(facts: CardFacts, extended: bool = False) -> dict[str, Any]:
     extensions = [_door(facts)]
     if not facts.authenticated or extended:
         extensions.append(_capsule(facts))
-    extensions.append(_stream())
+    extensions.append(_stream(facts))
     skill: dict[str, Any] = {
         "id": "task", "name": "Run a task",
         "description": "Runs one task given as a text message and reports its outcome.",

@@ -178,7 +178,9 @@ def final_message(exit_status: str, result: str) -> str:
 class FrameSink:
     """An EventSink: each session event that has a frame becomes one on `broadcast` (a task
     sent through the door runs under the id the door answered with, so the ids are the
-    session's own)."""
+    session's own). A task's start writes no frame of its own (Murmur's first frame of a task
+    is its first turn's `working`); each attempt of a task ends in exactly one final status,
+    whoever ends it (`final`: the door, for a task it took out of the queue)."""
 
     def __init__(self, broadcast: Broadcast, on_event: Callable[[ev.Event], None] | None = None
                  ) -> None:
@@ -186,6 +188,7 @@ class FrameSink:
         self.on_event = on_event
         self._contexts: dict[str, str] = {}
         self._shell_exit: dict[str | None, int] = {}
+        self._ended: set[str] = set()  # tasks whose attempt has had its final status
         self._lock = threading.Lock()
 
     def emit(self, event: ev.Event) -> None:
@@ -194,13 +197,25 @@ class FrameSink:
                 self.on_event(event)  # the task table first: a frame's reader may GetTask it
             self._frame(event)
 
+    def final(self, task_id: str, state: str, message: str, context_id: str | None,
+              record: Callable[[], None] | None = None) -> bool:
+        """The final status of a task the session will not end itself (canceled before it
+        started), unless its attempt already had one; `record` (the task table's change)
+        runs first, under the same lock as every event. Whether the frame was written."""
+        with self._lock:
+            if task_id in self._ended:
+                return False
+            if record is not None:
+                record()
+            self._ended.add(task_id)
+            self.broadcast.publish("status", status(task_id, state, message,
+                                                    context_id=context_id, final=True))
+            return True
+
     def _frame(self, event: ev.Event) -> None:
         publish = self.broadcast.publish
         if isinstance(event, ev.TaskStarted):
-            tid = (event.task_id or "")
             self._contexts[event.task_id] = event.context_id
-            publish("status", status(tid, "submitted", "task submitted",
-                                     context_id=event.context_id))
         elif isinstance(event, ev.TurnStarted):
             publish("status", status((event.task_id or ""), "working",
                                      f"inference turn {event.turn + 1}",
@@ -215,14 +230,8 @@ class FrameSink:
                                      "final": False})
         elif isinstance(event, ev.TurnCompleted):
             publish("text", {"id": (event.task_id or ""), "text": "", "final": True})
-        elif isinstance(event, ev.ToolCallStarted):
-            publish("tool-call-started", {"id": (event.task_id or ""),
-                                          "tool_call_id": event.call_id or None,
-                                          "tool_name": event.tool_name})
         elif isinstance(event, ev.ToolCallComposing):
-            publish("tool-call-progress", {"id": (event.task_id or ""),
-                                           "tool_call_id": event.call_id,
-                                           "input_bytes": event.input_bytes})
+            self._composing(event)
         elif isinstance(event, ev.ShellExecuted):
             self._shell_exit[event.call_id] = event.exit_code
         elif isinstance(event, ev.ToolCallFinished):
@@ -240,12 +249,36 @@ class FrameSink:
                                      event.prompt, before_restart=event.before_restart))
         elif isinstance(event, ev.InputAnswered) and not event.journaled:
             publish("status", status((event.task_id or ""), "working", "resumed"))
+        elif isinstance(event, ev.TaskReopened):
+            self._ended.discard(event.task_id)  # a new attempt: it ends in a status of its own
         elif isinstance(event, ev.TaskEnded):
-            state = final_state(event.exit_status)
-            publish("status", status(
-                (event.task_id or ""), state,
-                final_message(event.exit_status, event.result),
-                context_id=self._contexts.get(event.task_id), final=True,
-                response=event.result if state == "completed" else None))
+            self._ended_frame(event)
         elif isinstance(event, ev.SessionEnded):
             self.broadcast.close()
+
+    def _composing(self, event: ev.ToolCallComposing) -> None:
+        """The driver's own word that the model is writing a call (`murmur:stream/events`):
+        its start is `tool-call-started`, each larger size `tool-call-progress`. A call the
+        driver never announced (a driver that does not stream calls) has neither, as in
+        Murmur, and no frame ever names a call by a null id."""
+        if not event.call_id:
+            return
+        task_id = event.task_id or ""
+        if event.input_bytes == 0:
+            self.broadcast.publish("tool-call-started", {
+                "id": task_id, "tool_call_id": event.call_id, "tool_name": event.tool_name})
+        else:
+            self.broadcast.publish("tool-call-progress", {
+                "id": task_id, "tool_call_id": event.call_id,
+                "input_bytes": event.input_bytes})
+
+    def _ended_frame(self, event: ev.TaskEnded) -> None:
+        task_id = event.task_id or ""
+        if task_id in self._ended:  # the door already ended it (canceled before it started)
+            return
+        self._ended.add(task_id)
+        state = final_state(event.exit_status)
+        self.broadcast.publish("status", status(
+            task_id, state, final_message(event.exit_status, event.result),
+            context_id=self._contexts.get(event.task_id), final=True,
+            response=event.result if state == "completed" else None))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tui.core.door.frames import DoorFrame
+from tui.core.door.residue import residue_artifact
 from tui.core.door.tasks import STATES, DoorTask, TaskTable
 from tui.core.errors import BadJsonSyntax, NotJson
 from tui.core.text import strict_json
@@ -39,6 +40,8 @@ class DoorSession(Protocol):
     def cancel(self, task: DoorTask) -> str | None: ...
 
     def stop(self) -> dict[str, Any]: ...
+
+    def still_running(self) -> list[dict[str, Any]]: ...
 
     def extended_card(self) -> dict[str, Any] | None: ...
 
@@ -118,11 +121,10 @@ def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | No
     refused = authorize(method)
     if refused is not None:
         return refused
+    # omitted, params reads as {}; present, it must be an object (`null` included: step 13)
     params = request.get("params", {})
-    if params is None:
-        params = {}
     if not isinstance(params, dict):
-        return Reply(error(rid, INVALID_PARAMS, "params must be an object"))
+        return Reply(error(rid, INVALID_PARAMS, "Invalid parameters: params must be an object"))
     # the one rule for text from the network: a lone surrogate is refused, naming its field,
     # before anything is written (task.md, the record and the trace could not hold it)
     where = where_lone_surrogate(params, "params")
@@ -152,9 +154,13 @@ def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | No
 
 def _named_task(door: DoorSession, rid: Any, params: dict[str, Any], method: str
                 ) -> tuple[DoorTask | None, dict[str, Any] | None]:
+    """The task `params.id` names. Murmur's words: GetTask refuses a missing or empty id,
+    CancelTask only a missing one (an empty id is a task it never held)."""
     task_id = params.get("id")
-    if not isinstance(task_id, str) or not task_id:
-        return None, error(rid, INVALID_PARAMS, f"{method} requires an id")
+    if method == "GetTask" and (not isinstance(task_id, str) or not task_id):
+        return None, error(rid, INVALID_PARAMS, "GetTask requires an id")
+    if not isinstance(task_id, str):
+        return None, error(rid, INVALID_PARAMS, f"Invalid params: {method} requires an id")
     task = door.table.get(task_id)
     if task is None:
         return None, error(rid, TASK_NOT_FOUND, "Task not found", {"taskId": task_id})
@@ -178,9 +184,14 @@ def _cancel(door: DoorSession, rid: Any, params: dict[str, Any]) -> dict[str, An
     refused = door.cancel(task)
     if refused is not None:
         return error(rid, INTERNAL, refused)
+    # answered at once, as Murmur's door: the task in TASK_STATE_CANCELED, and a `residue`
+    # artifact naming what the session still runs (no key when nothing does)
     body = task.wire()
-    if not task.terminal:  # accepted, and still stopping what it runs: it ends canceled
-        body["status"] = {"state": STATES["canceled"]}
+    body["status"] = {"state": STATES["canceled"]}
+    body.pop("artifacts", None)
+    items = door.still_running()
+    if items:
+        body["artifacts"] = [residue_artifact(items)]
     return result(rid, body)
 
 

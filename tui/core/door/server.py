@@ -23,6 +23,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
 import h11
@@ -278,7 +279,8 @@ class DoorServer:
                 ("connection", "close")]
         head += [h for h in headers or [] if h[0] != "content-type"]
         try:
-            writer.write(conn.send(h11.Response(status_code=status, headers=head)) or b"")
+            writer.write(conn.send(h11.Response(status_code=status, headers=head,
+                                                reason=reason_phrase(status))) or b"")
             writer.write(conn.send(h11.Data(data=data)) or b"")
             writer.write(conn.send(h11.EndOfMessage()) or b"")
             await asyncio.wait_for(writer.drain(), self.limits.write_timeout)
@@ -326,11 +328,12 @@ class DoorServer:
             await self._refuse(conn, writer, reply)
         elif reply.stream is not None:
             ex.held.phase = "streaming"  # no longer a request: the deadline is behind it
+            ex.answered = True  # the stream writes its own head: no other answer after it
             this = asyncio.current_task()
             if this is not None:
                 self._streams.add(this)
             try:
-                await SseStream(conn, writer, self.heartbeat, self.limits.write_timeout
+                await SseStream(writer, self.heartbeat, self.limits.write_timeout
                                 ).run(self.broadcast, reply)
             finally:
                 if this is not None:
@@ -358,6 +361,15 @@ class _Exchange:
     @property
     def started(self) -> bool:
         return self.answered or self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE)
+
+
+def reason_phrase(status: int) -> bytes:
+    """`OK`, `Not Found`, …: the status line Murmur's door writes (h11 writes none unless
+    told)."""
+    try:
+        return HTTPStatus(status).phrase.encode()
+    except ValueError:
+        return b""
 
 
 def _encoded(body: dict[str, Any]) -> bytes:

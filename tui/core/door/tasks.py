@@ -10,7 +10,7 @@ it (a `watcher` credential reaches `GetTask`)."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tui.core.door.frames import final_message, final_state
@@ -35,7 +35,8 @@ class DoorTask:
     request_id: str | None = None
     loop_id: str | None = None  # the session's own id for it, once it started
     text: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    held: bool = False  # the door ended it (CancelTask, session/stop): events change nothing
+
 
     @property
     def terminal(self) -> bool:
@@ -83,7 +84,6 @@ class TaskTable:
     def __init__(self) -> None:
         self._tasks: dict[str, DoorTask] = {}
         self._lock = threading.RLock()
-        self._changed = threading.Condition(self._lock)
 
     def lock(self) -> threading.RLock:
         return self._lock
@@ -104,11 +104,6 @@ class TaskTable:
         with self._lock:
             return [t for t in self._tasks.values() if not t.terminal]
 
-    def wait_ended(self, task: DoorTask, timeout: float) -> bool:
-        """Wait up to `timeout` seconds for `task` to end; whether it has."""
-        with self._changed:
-            return self._changed.wait_for(lambda: task.terminal, timeout)
-
     def apply(self, event: ev.Event) -> None:
         """Follow one session event."""
         with self._lock:
@@ -117,7 +112,7 @@ class TaskTable:
                 return
             task_id = getattr(event, "task_id", None)
             task = self._tasks.get(task_id) if isinstance(task_id, str) else None
-            if task is None:
+            if task is None or task.held:
                 return
             if isinstance(event, ev.InputRequested):
                 task.state, task.prompt, task.request_id = \
@@ -133,7 +128,6 @@ class TaskTable:
                 task.message = final_message(event.exit_status, event.result)
                 task.result = event.result if task.state == "completed" else None
                 task.prompt = task.request_id = None
-                self._changed.notify_all()
 
     def _started(self, event: ev.TaskStarted) -> None:
         task = self._tasks.get(event.task_id)
@@ -141,19 +135,12 @@ class TaskTable:
             task = DoorTask(event.task_id, event.context_id, text=event.text)
             self._tasks[task.task_id] = task
         task.loop_id = event.task_id
-        task.state = "working"
+        if not task.held:
+            task.state = "working"
 
-    def canceled_unstarted(self, task: DoorTask) -> None:
-        """`task` was taken out of the queue before it began: it reads canceled."""
+    def cancel(self, task: DoorTask, message: str) -> None:
+        """`task` reads canceled from now on, whatever the session still says of it (Murmur
+        records a cancel at once; the loop notices when it can)."""
         with self._lock:
-            task.state, task.message = "canceled", "task canceled"
-            self._changed.notify_all()
-
-    def cancel_waiting(self) -> list[DoorTask]:
-        """Tasks sent but not started: they will not run (the session is stopping)."""
-        with self._lock:
-            left = [t for t in self._tasks.values() if t.state == "submitted"]
-            for task in left:
-                task.state, task.message = "canceled", "task canceled before it started"
-            self._changed.notify_all()
-            return left
+            task.state, task.message, task.held = "canceled", message, True
+            task.prompt = task.request_id = None

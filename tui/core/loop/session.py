@@ -90,6 +90,8 @@ class Session:
         else:
             self.context_id = check_segment(options.context_id, "--context") \
                 if options.context_id is not None else ids.context_id()
+        # one context for every task (else the door mints one per task, as Murmur)
+        self.context_fixed = self.resume is not None or options.context_id is not None
         self.session_id = ids.session_id()
         self.paths = session_paths(capsule.root, capsule.name, self.session_id,
                                    options.workdir, self.home)

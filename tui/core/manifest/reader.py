@@ -38,6 +38,7 @@ from tui.core.manifest.model import (
     TraceSettings,
 )
 from tui.core.manifest.network import read_network
+from tui.core.manifest.older_forms import OlderEndpoint, as_gateway, read_older_endpoint
 from tui.core.manifest.problems import ProblemReport, describe
 from tui.core.manifest.yaml_section import Section
 from tui.core.text.segments import segment_problem
@@ -100,11 +101,13 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     _check_unique_names(top, artifacts)
     capabilities = read_capabilities(top.section("capabilities"), capsule_wide=True)
     context = _read_context(top.section("context"))
-    inference = _read_inference(top.section("inference"), path.parent)
+    inference, older = _read_inference(top.section("inference"), path.parent)
     lifecycle = _read_lifecycle(top.section("lifecycle"))
     trace = _read_trace(top.section("trace"))
     network = read_network(top.section("network"))
     top.finish()
+    if inference is not None and older is not None:  # Murmur v0.2.0's provider keys
+        artifacts = as_gateway(top, older, artifacts, inference.driver_artifact)
     if inference is not None:
         _check_driver(top, inference, artifacts, unknown_builtin)
     if name and (problem := segment_problem(name)):
@@ -204,14 +207,11 @@ def _read_retain(section: Section) -> Retain | None:
     return Retain(max_messages=max_messages, max_age_seconds=max_age)
 
 
-def _read_inference(section: Section | None, root: Path) -> Inference | None:
+def _read_inference(section: Section | None, root: Path
+                    ) -> tuple[Inference | None, OlderEndpoint | None]:
     if section is None:
-        return None
-    for removed in ("endpoint", "api_key"):
-        if section.has(removed):
-            section.raw(removed)
-            section.problem(removed, "was removed from inference:; set gateway.* on the "
-                            "driver's artifacts: entry", "E-MAN-003")
+        return None, None
+    older = read_older_endpoint(section)
     transport = section.choice("transport", "http", TRANSPORTS)
     if transport == "process":
         section.problem("transport", "process transport (a CLI harness) is not supported by "
@@ -243,7 +243,7 @@ def _read_inference(section: Section | None, root: Path) -> Inference | None:
     section.mark_known("provider", "alternates", "tool_refresh", "system_prompt_artifact",
                        "max_task_reopens")
     section.finish()
-    return inference
+    return inference, older
 
 
 def _read_system_prompt(section: Section, root: Path) -> str | None:
