@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -125,12 +124,6 @@ class MurmurDoor(FakeDoor):
                 {"data": item, "mediaType": "application/json"} for item in self.RESIDUE[:1]]}]
         return body
 
-    def _ok(self, handler: BaseHTTPRequestHandler, rid: Any, result: Any) -> None:
-        if result == {"stopped": True}:  # session/stop
-            result = {"session_id": self.session_id, "canceled": list(self.tasks),
-                      "residue": self.RESIDUE}
-        super()._ok(handler, rid, result)
-
 
 def test_murmurs_answers_are_read_and_a_process_that_ignores_sigterm_is_killed(
         murmur_home: Path, tmp_path: Path) -> None:
@@ -152,6 +145,8 @@ def test_murmurs_answers_are_read_and_a_process_that_ignores_sigterm_is_killed(
             assert canceled.stdout.splitlines() == [f"task:    {task}", "state:   canceled",
                                                     "running: wrk_01  detached shell  sleep 30"]
 
+            door.stop_answer = {"session_id": session, "canceled": [task],
+                                "residue": MurmurDoor.RESIDUE}
             stopped = run_cli("stop", session, "--timeout", "0.5")
             assert stopped.returncode == 0, stopped.stderr
             assert stopped.stdout.splitlines() == [

@@ -235,17 +235,10 @@ def _ask_to_stop(home: Path, record: RunningRecord
         return [], [], exc.text
     finally:
         door.close()
-    if not isinstance(answer, Mapping):
-        return [], [], "its door answered session/stop with something that is not an object"
-    # Murmur answers {session_id, canceled, residue}; murmur-tui's earlier door also listed the
-    # queued tasks it dropped as notStarted: canceled too
-    listed = [answer.get(key) for key in ("canceled", "notStarted")]
-    canceled = [task for tasks in listed if isinstance(tasks, list) for task in tasks
-                if isinstance(task, str)]
-    residue = answer.get("residue")
-    items = [item for item in residue if isinstance(item, Mapping)] \
-        if isinstance(residue, list) else []
-    return canceled, items, None
+    # `Stopped` reads Murmur's {session_id, canceled, residue} and the earlier murmur-tui door's
+    # {stopped, canceled, notStarted, residue} alike
+    items = [item for item in answer.residue if isinstance(item, Mapping)]
+    return list(answer.canceled), items, None
 
 
 def _wait_recorded(record: RunningRecord, trace: Path, canceled: list[str]) -> None:
