@@ -71,6 +71,9 @@ def resolve(home: Path, target: str, token_file: Path | None,
         raise AttachError(f"{target!r} names {len(matches)} sessions: "
                           f"{', '.join(r.session_id for r in matches[:5])}; give more of it")
     record = matches[0]
+    if record.url is None:
+        raise AttachError(f"session {record.session_id} serves no door: there is nothing to "
+                          "attach to")
     name = credential or OPERATOR
     if token is None:
         token = read_token(home, record, name)

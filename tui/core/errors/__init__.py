@@ -23,6 +23,7 @@ from tui.core.errors.calls import (
     ProviderError,
     RecordError,
     RunningDirError,
+    RunningSessionError,
     ShellRefused,
     WatchRefused,
 )
@@ -64,7 +65,7 @@ __all__ = [
     "LaunchError", "LockError", "MalformedComponent", "MalformedResponse", "ManifestError",
     "MurmurTuiError", "NetworkAllowError", "NoAnswer", "NotAFile", "NotJson", "ProbeRefused",
     "Problem", "ProviderError", "ReconnectWatch", "RecordError", "RunningDirError",
-    "ShellRefused", "StopOnCancel", "StopOnInputTimeout", "ThemeError", "TraceFormatError",
-    "TraceNotFound", "TraceWriteError", "TrapGuest", "WatchRefused", "Where", "YamlError",
-    "YamlRefusal",
+    "RunningSessionError", "ShellRefused", "StopOnCancel", "StopOnInputTimeout", "ThemeError",
+    "TraceFormatError", "TraceNotFound", "TraceWriteError", "TrapGuest", "WatchRefused", "Where",
+    "YamlError", "YamlRefusal",
 ]

@@ -135,6 +135,13 @@ class RunningDirError(MurmurTuiError):
     default_code = "E-RUN-028"
 
 
+class RunningSessionError(MurmurTuiError):
+    """An address that names no running session, or a session that has not what was asked of
+    it (Murmur's E-RUN-022; E-RUN-048 / E-RUN-049 for a token it did not mint)."""
+
+    default_code = "E-RUN-022"
+
+
 class RecordError(MurmurTuiError):
     """A record file that is not a running record; `where` names the file (and key)."""
 
