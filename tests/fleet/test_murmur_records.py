@@ -58,9 +58,11 @@ def finish_a_task(door: Served, home: Path) -> None:
 
 def v011_record(ours: dict[str, Any], workdir: Path) -> dict[str, Any]:
     """The v0.11.0 shape (§4.1): the ten required keys in Murmur's order, the tokens, and
-    every optional key a formation member's record carries."""
+    every optional key a formation member's record carries; `url` as `mur` writes it for a
+    door bound to loopback, `localhost:<port>` (§4.5)."""
+    port = str(ours["url"]).rpartition(":")[2]
     return {
-        "session_id": ours["session_id"], "url": ours["url"], "pid": ours["pid"],
+        "session_id": ours["session_id"], "url": f"localhost:{port}", "pid": ours["pid"],
         "process_start": ours["process_start"], "capsule_name": ours["capsule_name"],
         "capsule_version": ours["capsule_version"], "workdir": str(workdir),
         "records_dir": ours["records_dir"], "outlives_launcher": True,
