@@ -22,7 +22,8 @@ SLEEP = "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\n  queue_dept
 class Served:
     def __init__(self, process: subprocess.Popen[str], ready: dict[str, Any]) -> None:
         self.process = process
-        self.url = str(ready["url"])
+        address = str(ready["url"])  # `host:port`, as `mur run --json` writes it
+        self.url = address if "://" in address else f"http://{address}"
         self.session_id = str(ready["session_id"])
         self.ready = ready
         self.client = httpx.Client(base_url=self.url, timeout=30)

@@ -79,7 +79,8 @@ class Served:
             if line.startswith("{") and '"url"' in line:
                 found = json.loads(line)
                 if "session_id" in found and "event" not in found:
-                    self.url, self.session_id = found["url"], found["session_id"]
+                    # `host:port`, as `mur run --json` writes it
+                    self.url, self.session_id = f"http://{found['url']}", found["session_id"]
                     self.client = httpx.Client(base_url=self.url, timeout=30)
                     return True
         return False

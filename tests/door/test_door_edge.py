@@ -118,7 +118,8 @@ def test_a_control_character_in_authorization_gets_400_naming_the_header_not_ech
     auth = "network:\n  authentication:\n    scheme: bearer\n"
     door = serve(make_capsule([text_response("x")], extra=SLEEP + auth))
     served.append(door)
-    token = (murmur_home / "running" / f"{door.session_id}.token").read_bytes().strip()
+    record = json.loads((murmur_home / "running" / f"{door.session_id}.json").read_text())
+    token = str(record["door_token"]).encode()
     sent = value.replace(b"abc", token)
     raw = exchange(door.url, build(rpc_body("GetTask", {"id": "x"}),
                                    [*JSON, (b"Authorization", sent)]))

@@ -304,7 +304,7 @@ def serve_low(root: Path, limit: int, stderr: Path) -> tuple[subprocess.Popen[by
         assert line, stderr.read_text()
         ready = json.loads(line)
         if "event" not in ready:
-            return process, str(ready["url"])
+            return process, f"http://{ready['url']}"  # `host:port`, as `mur run --json`
 
 
 def test_150_half_open_connections_under_a_low_descriptor_limit_leave_the_session_serving(

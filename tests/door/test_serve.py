@@ -34,7 +34,8 @@ def test_a_task_sent_to_the_door_runs_and_its_frames_replay_from_last_event_id(
     record = murmur_home / "running" / f"{door.session_id}.json"
     fields = json.loads(record.read_text())
     assert set(fields) == {"session_id", "url", "pid", "process_start", "capsule_name",
-                           "capsule_version", "workdir", "outlives_launcher", "started_at"}
+                           "capsule_version", "workdir", "records_dir", "outlives_launcher",
+                           "started_at"}
     assert fields["pid"] == door.process.pid and f"http://{fields['url']}" == door.url
     assert record.stat().st_mode & 0o777 == 0o600
     card = door.client.get("/.well-known/agent-card.json").json()
@@ -162,9 +163,9 @@ def test_tokens_on_an_authenticated_door_and_a_non_loopback_bind(
             "      watcher:\n        scopes: [stream/watch, GetTask]\n")
     door = serve(make_capsule([text_response("x")], extra=SLEEP + auth))
     served.append(door)
-    token_file = murmur_home / "running" / f"{door.session_id}.token"
-    assert token_file.stat().st_mode & 0o777 == 0o600
-    token = token_file.read_text().strip()
+    record_file = murmur_home / "running" / f"{door.session_id}.json"
+    assert record_file.stat().st_mode & 0o777 == 0o600
+    token = json.loads(record_file.read_text())["door_token"]  # the record is its one place
     none = door.rpc("GetTask", {"id": "x"})
     assert none.status_code == 401 and none.json()["error"] == "unauthenticated"
     assert none.headers["www-authenticate"] == 'Bearer realm="test-capsule"'
@@ -182,7 +183,7 @@ def test_tokens_on_an_authenticated_door_and_a_non_loopback_bind(
     assert door.process.stdout is not None and door.process.stderr is not None
     said = door.process.stdout.read() + door.process.stderr.read() + json.dumps(door.ready)
     assert token not in said
-    assert not token_file.exists()
+    assert not record_file.exists()
 
     wide = serve(make_capsule([text_response("x")], extra=SLEEP, folder="wide"), "0.0.0.0:0")
     served.append(wide)
@@ -191,5 +192,6 @@ def test_tokens_on_an_authenticated_door_and_a_non_loopback_bind(
     refused = local.post("/", json={"jsonrpc": "2.0", "id": 1, "method": "GetTask"},
                          headers=V1)
     assert refused.status_code == 401
-    assert (murmur_home / "running" / f"{wide.session_id}.token").exists()
+    assert "door_token" in json.loads(
+        (murmur_home / "running" / f"{wide.session_id}.json").read_text())
     local.close()

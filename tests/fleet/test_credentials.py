@@ -41,8 +41,8 @@ def test_a_served_session_writes_each_declared_credential_in_its_record_and_not_
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     written = record_file(murmur_home, door.session_id)
-    operator = (murmur_home / "running" / f"{door.session_id}.token").read_text().strip()
-    assert written["door_token"] == operator  # the older token file still says the same
+    operator = str(written["door_token"])
+    assert not (murmur_home / "running" / f"{door.session_id}.token").exists()  # record only
     credentials = written["credentials"]
     assert isinstance(credentials, dict) and sorted(credentials) == ["sender", "watcher"]
     assert operator not in credentials.values()

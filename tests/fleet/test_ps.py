@@ -94,7 +94,7 @@ def test_ps_lists_what_each_session_is_doing(fleet: Fleet) -> None:
     assert "idle" in rows[fleet.idle] and "demo@0.1.0" in rows[fleet.idle]
     assert "working" in rows[fleet.busy] and "Count stars" in rows[fleet.busy]
     assert "unreachable" in rows[fleet.quiet] and "unknown" in rows[fleet.quiet]
-    assert "1 stale record (the process is gone)" in result.stderr
+    assert f"pruned: {fleet.stale} — no process holds pid {fleet.stale_pid}" in result.stderr
     assert "ses_broken.json: is not JSON" in result.stderr
     assert "tok-operator-4471" not in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
@@ -117,7 +117,7 @@ def test_ps_json_is_one_array_and_all_adds_the_stale_record(fleet: Fleet) -> Non
     assert rows[fleet.stale]["status"] == "gone"
     assert rows[fleet.stale]["reason"] == f"no process holds pid {fleet.stale_pid}"
     assert "door_token" not in result.stdout and "tok-operator-4471" not in result.stdout
-    assert "stale record" not in result.stderr  # --all shows them: no count line
+    assert "pruned:" not in result.stderr  # --all shows them and keeps them
 
 
 def test_prune_removes_only_records_whose_process_is_gone(fleet: Fleet, murmur_home: Path

@@ -38,7 +38,8 @@ def test_a_record_is_written_0600_in_a_0700_folder_with_exactly_murmurs_keys(
     assert path.parent.stat().st_mode & 0o777 == 0o700
     body = json.loads(path.read_text())
     assert sorted(body) == ["capsule_name", "capsule_version", "outlives_launcher", "pid",
-                            "process_start", "session_id", "started_at", "url", "workdir"]
+                            "process_start", "records_dir", "session_id", "started_at", "url",
+                            "workdir"]
     assert body["pid"] == os.getpid()
     assert body["started_at"].endswith("Z") and running.started_seconds_ago(
         body["started_at"]) is not None
@@ -67,7 +68,10 @@ def test_a_reader_never_sees_half_a_record(murmur_home: Path) -> None:
         writer.join()
 
 
-def test_the_token_lives_beside_the_record_0600_and_goes_with_it(murmur_home: Path) -> None:
+def test_an_earlier_token_file_beside_the_record_is_read_and_goes_with_it(murmur_home: Path
+                                                                         ) -> None:
+    """The `<session_id>.token` file murmur-tui wrote before its records held the token: read
+    when the record has no `door_token`, removed with the record."""
     record = mine(ids.session_id(), "127.0.0.1:4000")
     running.write_record(murmur_home, record)
     assert tokens.read_token(murmur_home, record) is None

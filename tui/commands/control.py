@@ -82,20 +82,9 @@ def _say(lines: Iterator[str] | list[str]) -> None:
 
 
 def _record(home: Path, address: str) -> RunningRecord:
-    """The record `address` names, its process confirmed (Murmur's layers 1–2)."""
-    from tui.core.errors import SessionNotFound
-    from tui.core.running.liveness import process_state
-    from tui.core.trace.address import live_record
+    from tui.core.trace.address import running_record
 
-    record = live_record(home, address)
-    state = process_state(record)
-    if state is not None and state.state == "gone":
-        raise SessionNotFound(f"{record.session_id} has stopped: {state.reason}",
-                              code="E-RUN-022")
-    if state is not None:
-        raise SessionNotFound(f"{record.session_id}: {state.reason}; nothing was sent",
-                              code="E-RUN-024")
-    return record
+    return running_record(home, address)
 
 
 def _door(home: Path, record: RunningRecord) -> DoorClient:

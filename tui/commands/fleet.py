@@ -66,6 +66,9 @@ def resolve(home: Path, target: str, token_file: Path | None,
         record = live_record(home, target)
     except SessionNotFound as exc:
         raise AttachError(exc.text, code=exc.code) from None
+    if record.url is None:
+        raise AttachError(f"session {record.session_id} serves no door: there is nothing to "
+                          "attach to")
     name = credential or OPERATOR
     if token is None:
         token = read_token(home, record, name)

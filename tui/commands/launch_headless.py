@@ -66,9 +66,11 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
 
     def finish_now() -> None:
         session.finish_now()
+        forget()
         if serving is not None:
             serving.end()
 
+    forget: Callable[[], None] = _record_without_door(session) if door is None else _nothing
     worker = threading.Thread(target=work, name="session", daemon=True)
     previous = _install(_interrupt_handler(cancel, finish_now))
     try:
@@ -77,6 +79,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
             worker.join(0.2)
     finally:
         _install(previous)
+        forget()
         if serving is not None:
             serving.end()
     if errors:
@@ -101,6 +104,28 @@ def _serve(door: Any, session: Any, as_json: bool) -> Any:
     sys.stdout.write(serving.readiness(as_json) + "\n")
     sys.stdout.flush()
     return serving
+
+
+def _record_without_door(session: Any) -> Callable[[], None]:
+    """A session with no door has a running record all the same, `url: null`, as Murmur
+    v0.9.0 onward writes one for a session that binds no door, so `ps` (murmur-tui's and
+    `mur ps`) lists it: written now, removed by what this returns. A record that cannot be
+    written is said on stderr and the session runs without it."""
+    from tui.core.running.records import RunningRecord, remove_record, write_record
+
+    try:
+        write_record(session.home, RunningRecord.for_this_process(
+            session.session_id, None, session.capsule.name, session.capsule.version,
+            str(session.paths.accessible), records_dir=session.paths.session))
+    except OSError as exc:
+        sys.stderr.write(f"murmur-tui: the session's running record could not be written "
+                         f"({exc.strerror or exc}); `ps` will not list it\n")
+        return _nothing
+    return lambda: remove_record(session.home, session.session_id)
+
+
+def _nothing() -> None:
+    return None
 
 
 _SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")

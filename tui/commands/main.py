@@ -1,7 +1,6 @@
 """The `murmur-tui` command line: the parser and which command runs; each command is its own
 module (`launch` with `launch_screen` / `launch_headless`, `browse`, `trace`, `ps`, `fleet`,
-`control` for `cancel` and `stop`),
-and the work is in `tui.core` / `tui.app`.
+`control` for `cancel` and `stop`, `token`), and the work is in `tui.core` / `tui.app`.
 
 Exit codes (`exits.py`): 0 the task ended ok, 1 it ended not ok, 2 bad input (nothing ran).
 """
@@ -34,8 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "murmur-tui's), verified: the pid alive, its start time, the agent card "
                     "naming the session; with what each is doing.")
     ps.add_argument("--json", action="store_true", help="one JSON array of sessions")
-    ps.add_argument("--all", action="store_true", help="also list records whose process is gone")
-    ps.add_argument("--prune", action="store_true", help="remove records whose process is gone")
+    ps.add_argument("--all", action="store_true",
+                    help="also list records whose process is gone, and keep them (ps removes "
+                         "them otherwise, as `mur ps` does)")
+    ps.add_argument("--prune", action="store_true",
+                    help="remove records whose process is gone, also with --all")
     from tui.commands import fleet as fleet_cli
 
     fleet_cli.add_credential_option(ps, "what ps reads")
@@ -43,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tui.commands import control
 
     control.add_parsers(commands)
+    from tui.commands import token as token_cli
+
+    token_cli.add_parser(commands)
     return parser
 
 
@@ -63,6 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run(murmur_home(), as_json=args.json, show_all=args.all, prune=args.prune,
                        credential=args.credential or "operator")
+        if args.command == "token":
+            from tui.commands import token as token_cli
+
+            return token_cli.run(args)
         if args.command in ("attach", "fleet"):
             from tui.commands import fleet as fleet_cli
 

@@ -2,11 +2,12 @@
 verified as Murmur verifies it, with what it is doing (docs/fleet.md, "Finding running
 sessions").
 
-What a session is doing comes from its `trace.jsonl` when its workdir is on this machine (the
-open task: a `task_start` with no `task_end` after it; the model from `session_start`), and from
-its door: `GetTask` on that task says whether it waits for an answer. A door of the 0.3 or an
-older generation answers `tasks/get` without an id with its active task, so its state is known
-without a trace. Anything else is `unknown`.
+What a session is doing comes from its `trace.jsonl` (in its records directory, else its
+workdir: RunningRecord.trace_dir) when that is on this machine (the open task: a `task_start`
+with no `task_end` after it; the model from `session_start`), and from its door: `GetTask` on
+that task says whether it waits for an answer. A door of the 0.3 or an older generation answers
+`tasks/get` without an id with its active task, so its state is known without a trace. Anything
+else is `unknown`.
 
 Everything `ps` reads is hostile input: a record is judged alone (one that is not a record is
 named on stderr, the others are listed), and the session's files are read through
@@ -73,6 +74,8 @@ class SessionRow:
             "url": record.url,
             "pid": record.pid,
             "workdir": str(record.workdir),
+            "records_dir": str(record.records_dir) if record.records_dir else None,
+            "formation_id": record.formation_id,
         }
 
 
@@ -106,9 +109,10 @@ def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
 
 def _fill(row: SessionRow, client: httpx.Client, token: str | None) -> None:
     """The row's state, model and task, from its trace and, when it is live, its door."""
-    facts = trace_facts(row.record.workdir / "trace.jsonl")
+    trace_file = row.record.trace_dir / "trace.jsonl"
+    facts = trace_facts(trace_file)
     if facts is not None and facts.problem is not None:
-        row.notes.append(f"{row.record.workdir / 'trace.jsonl'}: {facts.problem}; not read")
+        row.notes.append(f"{trace_file}: {facts.problem}; not read")
         facts = None
     if facts is not None:
         row.model = facts.model
@@ -121,7 +125,7 @@ def _fill(row: SessionRow, client: httpx.Client, token: str | None) -> None:
             row.state = "idle"
             return
         row.state = "working"
-        if row.verdict.state == "live":
+        if row.verdict.state == "live" and row.record.url is not None:
             method = METHODS["get"][row.verdict.door or "C"] or "GetTask"
             task = _task(door_probe.rpc_call(client, row.record, row.verdict, method,
                                              {"id": facts.task_id}, token))
@@ -196,7 +200,7 @@ def table(rows: Sequence[SessionRow]) -> list[str]:
     if not rows:
         return ["no running capsules"]
     model_width = max([5] + [len(first_line(row.model, 32)) for row in rows])
-    url_width = max([3] + [len(row.record.url) for row in rows])
+    url_width = max([3] + [len(row.record.url or "-") for row in rows])
     lines = [f"{'SESSION':<36}  {'CAPSULE':<24}  {'STATUS':<12}  {'DETACHED':<8}  "
              f"{'UPTIME':<9}  {'URL':<{url_width}}  {'STATE':<9}  {'MODEL':<{model_width}}  TASK"]
     for row in rows:
@@ -208,7 +212,7 @@ def table(rows: Sequence[SessionRow]) -> list[str]:
         lines.append(
             f"{record.session_id:<36}  {capsule:<24}  {STATUS_WORDS[row.verdict.state]:<12}  "
             f"{'yes' if record.outlives_launcher else 'no':<8}  {uptime(record.started_at):<9}"
-            f"  {printable(record.url, keep_newlines=False):<{url_width}}  {row.state:<9}  "
+            f"  {printable(record.url or '-', keep_newlines=False):<{url_width}}  {row.state:<9}  "
             f"{first_line(row.model, 32):<{model_width}}  {task}".rstrip())
     return lines
 
@@ -217,8 +221,11 @@ def run(home: Path, *, as_json: bool = False, show_all: bool = False, prune: boo
         timeout: float = door_probe.PROBE_TIMEOUT, out: TextIO | None = None,
         err: TextIO | None = None, credential: str = tokens.OPERATOR) -> int:
     """The command: the table (or one JSON array) on `out`; files that are not records, session
-    files not read, stale counts and pruned records on `err`. 0 when the records were read;
-    RunningDirError when the folder cannot be listed."""
+    files not read and pruned records on `err`. A record whose process is gone (layers 1 and
+    2: no process holds its pid, or one that started at another time) is removed on every
+    listing, as `mur ps` removes it, with a `pruned:` line — unless `show_all`, which lists it
+    and keeps it (`prune` removes it then too). 0 when the records were read; RunningDirError
+    when the folder cannot be listed."""
     out = out or sys.stdout
     err = err or sys.stderr
     listing = gather(home, timeout, credential)
@@ -228,17 +235,15 @@ def run(home: Path, *, as_json: bool = False, show_all: bool = False, prune: boo
         for note in row.notes:
             err.write(f"murmur-tui: {row.record.session_id}: {printable(note, False)}\n")
     gone = [row for row in listing.rows if row.verdict.state == "gone"]
-    if prune:
+    if prune or not show_all:
         for row in gone:
             records.remove_record(home, row.record.session_id)
-            err.write(f"pruned: {row.record.session_id} — {row.verdict.reason}\n")
+            member = row.record.formation_id
+            of = f" (formation {member})" if member else ""
+            err.write(f"pruned: {row.record.session_id} — {row.verdict.reason}{of}\n")
     shown = [row for row in listing.rows if show_all or row.verdict.state != "gone"]
     if as_json:
         out.write(json.dumps([row.to_json() for row in shown], ensure_ascii=False) + "\n")
     else:
         out.write("\n".join(table(shown)) + "\n")
-    if gone and not prune and not show_all:
-        count = len(gone)
-        err.write(f"{count} stale record{'s' if count != 1 else ''} (the process is gone): "
-                  "--all lists them, --prune removes them\n")
     return 0

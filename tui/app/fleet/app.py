@@ -161,6 +161,8 @@ class FleetApp(AppBase[int]):
                 continue
             if known is None:
                 self._row(record, door_address(record.url))
+            if record.url is None:  # a session with no door: listed, nothing to link to
+                continue
             # the token goes only to the address found to be the session's own socket (a
             # public door needs none)
             token = read_token(self.home, record) if verdict.address else None

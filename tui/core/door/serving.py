@@ -25,7 +25,7 @@ from tui.core.cancel import CancelToken
 from tui.core.door import Door
 from tui.core.errors import LaunchError
 from tui.core.running.records import RunningRecord, remove_record, write_record
-from tui.core.running.tokens import OPERATOR, write_token
+from tui.core.running.tokens import OPERATOR
 
 
 class ServedSession(Protocol):
@@ -59,16 +59,16 @@ class Serving:
         self.session = session
         self.waits = waits  # the session's first task comes from the door
         self.url = ""
-        self.token_file: Path | None = None
+        self.record: RunningRecord | None = None
         self._done = threading.Lock()
         self._ended = False
 
     @classmethod
     def start(cls, door: Door, session: ServedSession) -> Serving:
         """Check the session can be served, start the door, write the running record (0600 in
-        a 0700 folder) holding the operator token (`door_token`) and each declared
-        credential's (`credentials`), as Murmur's does, and the operator token again in
-        `<session_id>.token`. Nothing is left listening when it raises (LaunchError)."""
+        a 0700 folder) with every key Murmur v0.11.0 requires, holding the operator token
+        (`door_token`) and each declared credential's (`credentials`): the only place a token
+        is written, as Murmur's is. Nothing is left listening when it raises (LaunchError)."""
         lifecycle = session.capsule.lifecycle
         waits = session.waits_for_first
         if waits and lifecycle.task_acceptance == "none":
@@ -79,25 +79,36 @@ class Serving:
         serving = cls(door, session, waits)
         door.attach(session, wait_for_first=waits)
         serving.url = door.start()
-        home = session.home
-        token = door.tokens.operator
-        if token:  # the older place, read by earlier murmur-tui; written before the record
-            serving.token_file = write_token(home, session.session_id, token)
-        write_record(home, RunningRecord.for_this_process(
+        serving.record = RunningRecord.for_this_process(
             session.session_id, serving.url, session.capsule.name, session.capsule.version,
-            str(session.paths.accessible), door_token=token,
-            credentials=declared_tokens(door)))
+            str(session.paths.accessible), door_token=door.tokens.operator or None,
+            credentials=declared_tokens(door), records_dir=session.paths.session)
+        write_record(session.home, serving.record)
         return serving
 
     def readiness(self, as_json: bool) -> str:
-        """The one line that says the door is up (no token in it: only where it is kept)."""
+        """What says the door is up, as `mur run` says it (Murmur v0.11.0): with `as_json` one
+        line `{name, pid, session_id, url, version, workdir}` (`url` is `host:port`, no
+        scheme), plus `"auth": "bearer"` for a door that asks for a token; else the lines
+        `murmur: url …`, `murmur: auth bearer (murmur-tui token <ses>)` and `session: …`.
+        Never a token: `murmur-tui token` prints it."""
+        record = self.record
+        if record is None:
+            raise LaunchError("the session is not served yet")
+        bearer = record.door_token is not None
+        session_id = record.session_id
         if as_json:
-            line: dict[str, Any] = {"url": self.url, "session_id": self.session.session_id}
-            if self.token_file is not None:
-                line["token_file"] = str(self.token_file)
-            return json.dumps(line)
-        extra = f"  token {self.token_file}" if self.token_file is not None else ""
-        return f"serving {self.url}  session {self.session.session_id}{extra}"
+            line: dict[str, Any] = {
+                "name": record.capsule_name, "pid": record.pid, "session_id": session_id,
+                "url": record.url, "version": record.capsule_version,
+                "workdir": str(record.workdir)}
+            if bearer:
+                line["auth"] = "bearer"
+            return json.dumps(line, sort_keys=True)
+        lines = [f"murmur: url {record.url}"]
+        if bearer:
+            lines.append(f"murmur: auth bearer (murmur-tui token {session_id})")
+        return "\n".join([*lines, f"session: {session_id}"])
 
     def first_task(self, cancel: CancelToken) -> bool:
         """Wait for the session's first task from the door and hand it over (it runs under

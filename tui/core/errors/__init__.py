@@ -23,6 +23,7 @@ from tui.core.errors.calls import (
     ProviderError,
     RecordError,
     RunningDirError,
+    RunningSessionError,
     SessionNotFound,
     ShellRefused,
     WatchRefused,
@@ -65,7 +66,8 @@ __all__ = [
     "LaunchError", "LockError", "MalformedComponent", "MalformedResponse", "ManifestError",
     "MurmurTuiError", "NetworkAllowError", "NoAnswer", "NotAFile", "NotJson", "ProbeRefused",
     "Problem", "ProviderError", "ReconnectWatch", "RecordError", "RunningDirError",
-    "SessionNotFound", "ShellRefused", "StopOnCancel", "StopOnInputTimeout", "ThemeError",
+    "RunningSessionError", "SessionNotFound", "ShellRefused", "StopOnCancel",
+    "StopOnInputTimeout", "ThemeError",
     "TraceFormatError", "TraceNotFound", "TraceWriteError", "TrapGuest", "WatchRefused", "Where",
     "YamlError", "YamlRefusal",
 ]

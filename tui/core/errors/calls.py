@@ -142,6 +142,13 @@ class RunningDirError(MurmurTuiError):
     default_code = "E-RUN-028"
 
 
+class RunningSessionError(MurmurTuiError):
+    """A running session that has not what was asked of it: a token it did not mint (Murmur's
+    E-RUN-048 / E-RUN-049). An address that names no running session is SessionNotFound."""
+
+    default_code = "E-RUN-048"
+
+
 class RecordError(MurmurTuiError):
     """A record file that is not a running record; `where` names the file (and key)."""
 

@@ -85,9 +85,10 @@ def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT,
     return [verdict for verdict in verdicts if verdict is not None]
 
 
-def door_address(url: str) -> str:
-    """`http://host:port` for a record's url (`host:port`, or a url with a scheme)."""
-    return f"http://{bare_address(url)}"
+def door_address(url: str | None) -> str:
+    """`http://host:port` for a record's url (`host:port`, or a url with a scheme); "" for a
+    record with no door."""
+    return f"http://{bare_address(url)}" if url is not None else ""
 
 
 def door_url(record: RunningRecord, verdict: Verdict) -> str:
@@ -100,7 +101,10 @@ def _probe(record: RunningRecord, client: httpx.Client, token: str | None,
            credential: str = OPERATOR, tables: Tables | None = None) -> Verdict:
     """Layer 3, in the order that keeps a token safe: the public card (no token); then, only
     for a door that asks for one and names no other session, the socket check; then the
-    extended card, with the token, at the checked address alone."""
+    extended card, with the token, at the checked address alone. A record with no door
+    (`url: null`, Murmur v0.9.0 onward) has no third layer: the first two decided it."""
+    if record.url is None:
+        return Verdict("live")
     try:
         host, port = door_host_port(record.url)
     except ValueError as exc:
@@ -165,6 +169,8 @@ def rpc_call(client: httpx.Client, record: RunningRecord, verdict: Verdict, meth
     """One JSON-RPC call to a verified record's door, with the header its generation expects;
     the token goes only to the address checked to be the session's socket (`verdict.address`).
     The reply's `result`, or None for an error reply or a failed call."""
+    if record.url is None:
+        return None
     address = bare_address(record.url)
     version = VERSION_HEADER[verdict.door] if verdict.door else None
     sent = {**rpc.headers(version, token if verdict.address else None), "Host": address}

@@ -1,6 +1,6 @@
-"""Running records: `$MURMUR_HOME/running/<session_id>.json`, one per session serving a door,
-as Murmur writes and reads them (`crates/capsule-runtime/src/running.rs`; docs/fleet.md,
-"Finding running sessions").
+"""Running records: `$MURMUR_HOME/running/<session_id>.json`, one per running session, as
+Murmur writes and reads them (`crates/capsule-runtime/src/running.rs`; docs/fleet.md, "Finding
+running sessions"): the keys of v0.2.0 through v0.11.0 (tui/core/running/record_keys.py).
 
 A record is a hint, never a fact. Murmur's three layers stand between a record and the claim
 that its session is live: the pid is alive (a zombie is not), the process holding it started
@@ -36,24 +36,25 @@ from tui.core.errors import (
 )
 from tui.core.fs.private_files import FILE_MODE, FOLDER_MODE, make_private_dirs
 from tui.core.fs.safe_read import open_regular
-from tui.core.running.address import door_host_port, shown_url
-from tui.core.running.liveness import process_start_token
+from tui.core.running.liveness import has_controlling_terminal, process_start_token
+from tui.core.running.record_keys import RECORDS_DIR, record_fields, safe_session_id
 from tui.core.text.strict_json import loads_line
 
 RUNNING_DIR = "running"
 MAX_RECORD_BYTES = 64 * 1024  # a record is a few hundred bytes
-MAX_CREDENTIALS = 64
-_SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-
 
 
 @dataclass(frozen=True)
 class RunningRecord:
-    """Murmur's nine fields, plus the tokens of a door that authenticates: the operator's
-    (`door_token`) and each declared credential's (`credentials`, never the operator)."""
+    """Murmur's keys (tui/core/running/record_keys.py says which release each follows): the nine
+    every release writes, `records_dir` (v0.7.0+; None in a record an older writer made), the
+    tokens of a door that authenticates — the operator's (`door_token`) and each declared
+    credential's (`credentials`, never the operator) — and the formation keys, `spawned_by` and
+    `unconfined` as read (`kept`: written back, never acted on). `url` is None for a session
+    with no door."""
 
     session_id: str
-    url: str  # host:port the door is bound to
+    url: str | None  # host:port the door is bound to; None: no door
     pid: int
     process_start: str  # opaque: field 22 of /proc/<pid>/stat, compared as a string
     capsule_name: str
@@ -63,88 +64,65 @@ class RunningRecord:
     started_at: str  # RFC 3339, UTC
     door_token: str | None = field(default=None, repr=False)
     credentials: Mapping[str, str] = field(default_factory=dict, repr=False, hash=False)
+    records_dir: Path | None = None
+    kept: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def trace_dir(self) -> Path:
+        """Where the session's `trace.jsonl` is: its records directory (v0.7.0+), else its
+        workdir (every older release)."""
+        return self.records_dir if self.records_dir is not None else self.workdir
+
+    @property
+    def formation_id(self) -> str | None:
+        value = self.kept.get("formation_id")
+        return value if isinstance(value, str) else None
 
     @classmethod
-    def for_this_process(cls, session_id: str, url: str, capsule_name: str,
+    def for_this_process(cls, session_id: str, url: str | None, capsule_name: str,
                          capsule_version: str, workdir: Path | str,
-                         outlives_launcher: bool = False, door_token: str | None = None,
-                         credentials: Mapping[str, str] | None = None) -> RunningRecord:
-        """The record of a session this process serves: its pid, its start time, now."""
+                         outlives_launcher: bool | None = None, door_token: str | None = None,
+                         credentials: Mapping[str, str] | None = None,
+                         records_dir: Path | str | None = None) -> RunningRecord:
+        """The record of a session this process runs: its pid, its start time, now.
+        `outlives_launcher` is, unless given, whether this process has no controlling
+        terminal (as Murmur decides it); `records_dir` is, unless given, `workdir`."""
         start = process_start_token(os.getpid())
         if start is None:  # pragma: no cover - /proc is always there on Linux
             raise RecordError("this process's start time cannot be read from /proc")
-        return cls(session_id=session_id, url=bare_address(url), pid=os.getpid(),
-                   process_start=start, capsule_name=capsule_name,
+        if outlives_launcher is None:
+            outlives_launcher = not has_controlling_terminal()
+        return cls(session_id=session_id, url=bare_address(url) if url is not None else None,
+                   pid=os.getpid(), process_start=start, capsule_name=capsule_name,
                    capsule_version=capsule_version, workdir=Path(workdir),
                    outlives_launcher=outlives_launcher, started_at=rfc3339_now(),
-                   door_token=door_token, credentials=dict(credentials or {}))
+                   door_token=door_token, credentials=dict(credentials or {}),
+                   records_dir=Path(records_dir if records_dir is not None else workdir))
 
     def to_json(self) -> dict[str, Any]:
-        """The file's object, in Murmur's key order; `door_token` only when there is one,
-        `credentials` only when it holds one."""
+        """The file's object, in Murmur's key order: the ten required keys (`records_dir` when
+        known), then `door_token` only when there is one, `credentials` only when it holds
+        one, and the kept keys as they were read."""
         value: dict[str, Any] = {
             "session_id": self.session_id, "url": self.url, "pid": self.pid,
             "process_start": self.process_start, "capsule_name": self.capsule_name,
             "capsule_version": self.capsule_version, "workdir": str(self.workdir),
-            "outlives_launcher": self.outlives_launcher, "started_at": self.started_at,
         }
+        if self.records_dir is not None:
+            value[RECORDS_DIR] = str(self.records_dir)
+        value.update(outlives_launcher=self.outlives_launcher, started_at=self.started_at)
         if self.door_token is not None:
             value["door_token"] = self.door_token
         if self.credentials:
             value["credentials"] = dict(self.credentials)
+        value.update(self.kept)
         return value
 
     @classmethod
     def from_json(cls, value: object, where: Where | None = None) -> RunningRecord:
-        """A record from a parsed file; RecordError naming the key when one is missing or of
-        the wrong type. Keys Murmur adds later (`formation_id`, …) are ignored, as serde does."""
-        if not isinstance(value, dict):
-            raise RecordError(f"is {_kind(value)}, not a JSON object", where=where)
-        text: dict[str, str] = {}
-        for key in ("session_id", "url", "process_start", "capsule_name", "capsule_version",
-                    "workdir", "started_at"):
-            text[key] = _typed(value, key, str, "a string", where)
-        pid = _typed(value, "pid", int, "a whole number", where)
-        if isinstance(pid, bool) or not 0 < pid < 2 ** 32:
-            raise RecordError(f"`pid` is {pid!r}, not a process id", where=_at(where, "pid"))
-        outlives = _typed(value, "outlives_launcher", bool, "true or false", where)
-        token = value.get("door_token")
-        if token is not None and not isinstance(token, str):
-            raise RecordError(f"`door_token` is {_kind(token)}, expected a string",
-                              where=_at(where, "door_token"))
-        if not safe_session_id(text["session_id"]):
-            raise RecordError("`session_id` is not a session id (letters, digits, _ and -)",
-                              where=_at(where, "session_id"))
-        try:
-            door_host_port(text["url"])
-        except ValueError as exc:
-            raise RecordError(f"`url` {shown_url(text['url'])} is not a door address: {exc}",
-                              where=_at(where, "url")) from None
-        return cls(session_id=text["session_id"], url=text["url"], pid=pid,
-                   process_start=text["process_start"], capsule_name=text["capsule_name"],
-                   capsule_version=text["capsule_version"], workdir=Path(text["workdir"]),
-                   outlives_launcher=outlives, started_at=text["started_at"],
-                   door_token=token, credentials=_credentials(value.get("credentials"), where))
-
-
-def _credentials(value: object, where: Where | None) -> dict[str, str]:
-    """A record's `credentials`: an object of credential name to token (absent: none)."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise RecordError(f"`credentials` is {_kind(value)}, expected an object of credential "
-                          "names to tokens", where=_at(where, "credentials"))
-    if len(value) > MAX_CREDENTIALS:
-        raise RecordError(f"`credentials` names {len(value)} credentials; a record holds at "
-                          f"most {MAX_CREDENTIALS}", where=_at(where, "credentials"))
-    for name, token in value.items():
-        if not isinstance(token, str):
-            raise RecordError(f"`credentials` maps a name to {_kind(token)}, expected a "
-                              "token (a string)", where=_at(where, "credentials"))
-        if not name.isprintable():
-            raise RecordError("`credentials` holds a name with a control character",
-                              where=_at(where, "credentials"))
-    return dict(value)
+        """A record from a parsed file (a v0.2.0 one, or a later release's); RecordError
+        naming the key when one is missing or of the wrong type."""
+        return cls(**record_fields(value, where))
 
 
 @dataclass(frozen=True)
@@ -171,10 +149,6 @@ def record_path(home: Path, session_id: str) -> Path:
 
 def token_path(home: Path, session_id: str) -> Path:
     return running_dir(home) / f"{_checked_id(session_id)}.token"
-
-
-def safe_session_id(session_id: str) -> bool:
-    return 0 < len(session_id) <= 128 and set(session_id) <= _SAFE_ID
 
 
 def write_record(home: Path, record: RunningRecord) -> Path:
@@ -317,34 +291,6 @@ def _checked_id(session_id: str) -> str:
     if not safe_session_id(session_id):
         raise RecordError(f"{session_id!r} is not a session id (letters, digits, _ and -)")
     return session_id
-
-
-def _typed(value: dict[str, Any], key: str, kind: type, named: str, where: Where | None
-           ) -> Any:
-    if key not in value:
-        raise RecordError(f"has no `{key}`", where=_at(where, key))
-    item = value[key]
-    if not isinstance(item, kind) or (kind is int and isinstance(item, bool)):
-        raise RecordError(f"`{key}` is {_kind(item)}, expected {named}", where=_at(where, key))
-    return item
-
-
-def _at(where: Where | None, key: str) -> Where | None:
-    return Where(where.file, where.line, key) if where is not None else None
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object" if isinstance(value, dict) else type(value).__name__
 
 
 def describe(found: Iterable[RecordFile]) -> list[str]:

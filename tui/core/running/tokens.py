@@ -1,7 +1,10 @@
-"""Door tokens beside running records: a door that authenticates has its operator token in
-the record's `door_token` (or murmur-tui's `<session_id>.token` file beside it, mode 0600) and
-one token per declared credential in the record's `credentials`. Every file is read the one
-way running records are (tui/core/running/records.py: no link followed, this user's, 0600,
+"""Door tokens in running records, where Murmur keeps them (v0.5.0 onward): a door that
+authenticates has its operator token in the record's `door_token` and one token per declared
+credential in the record's `credentials`; the record (0600) is the only place a session writes
+a token. A `<session_id>.token` file beside a record (mode 0600) is what murmur-tui wrote before
+its records held the token: it is still read for the operator's token when the record has none,
+and removed with the record, but no session writes it now. Every file is read the one way
+running records are (tui/core/running/records.py: no link followed, this user's, 0600,
 bounded); a token is remembered by the one redaction as soon as it is read.
 """
 
@@ -25,7 +28,8 @@ LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
 def write_token(home: Path, session_id: str, token: str) -> Path:
-    """Write a door's operator token beside its record: `<session_id>.token`, mode 0600."""
+    """Write an operator token to `<session_id>.token` beside its record, mode 0600: the file
+    earlier murmur-tui sessions wrote (a session writes its token into its record now)."""
     path = token_path(home, session_id)
     write_private(path, token + "\n")
     return path
@@ -62,7 +66,7 @@ def token_at(home: Path, host: str, port: int) -> str | None:
     address and holding a token. Files that are not records are passed over."""
     for found in read_records(home):
         record = found.record
-        if record is None:
+        if record is None or record.url is None:
             continue
         try:
             at, at_port = door_host_port(record.url)

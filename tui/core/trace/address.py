@@ -186,3 +186,20 @@ def live_record(home: Path, text: str) -> RunningRecord:
         return SessionNotFound(why, code="E-RUN-022")
 
     return by_id[pick(address, list(by_id), among, fail)]
+
+
+def running_record(home: Path, text: str | None) -> RunningRecord:
+    """The record `text` (default `@1`) names, its process confirmed (Murmur's layers 1–2):
+    SessionNotFound with E-RUN-022 when it has stopped, E-RUN-024 when its start time cannot
+    be read — what `cancel`, `stop` and `token` act on."""
+    from tui.core.running.liveness import process_state
+
+    record = live_record(home, text if text is not None else "@1")
+    state = process_state(record)
+    if state is not None and state.state == "gone":
+        raise SessionNotFound(f"{record.session_id} has stopped: {state.reason}",
+                              code="E-RUN-022")
+    if state is not None:
+        raise SessionNotFound(f"{record.session_id}: {state.reason}; nothing was sent",
+                              code="E-RUN-024")
+    return record
