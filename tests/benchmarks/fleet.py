@@ -236,7 +236,8 @@ async def fleet(total: int, base: Path) -> dict[str, Any]:
             "streaming_while_measured": streaming,
             "rss_mb_at_5": rss5,
             "rss_mb_at_all": rss50,
-            "rss_mb_per_session": round((rss50 - rss5) / (total - 5), 2),
+            # the growth past the first five sessions (none when five or fewer were launched)
+            "rss_mb_per_session": round((rss50 - rss5) / (total - 5), 2) if total > 5 else None,
             "worst_lag_ms": round(max(lags_taken, default=0.0) * 1000, 1),
             "p99_lag_ms": round(sorted(lags_taken)[int(len(lags_taken) * 0.99)] * 1000, 1)
             if lags_taken else 0,
