@@ -55,9 +55,9 @@ def test_what_cannot_be_resumed_is_refused_before_anything_runs(
     assert run_cli("launch", str(root), "--headless", "--task", "t").returncode == 0
     other = make_capsule([text_response("x")], name="other-capsule", folder="other")
     cases = {
-        ("--resume", "ses_nope"): "no session with that id",
-        ("--resume", "@9"): "only 1 sessions are in",
-        ("--resume", "abc"): "at least its last four",
+        ("--resume", "ses_nope"): "no session found matching suffix 'ses_nope' in",
+        ("--resume", "@9"): "@9 is out of range",
+        ("--resume", "abc"): "at least its last 4 characters",
         ("--resume", "@1", "--context", "ctx_x"): "give --resume or --context, not both",
         ("--resume", "@1", "--resume-mode", "compact"): "binds none",
     }

@@ -103,27 +103,14 @@ def _entry(raw: bytes) -> Entry | None:
 
 
 def find(home: Path, address: str) -> Entry:
-    """The session `address` names; LaunchError saying why when none (or several) does."""
-    known = entries(home)
-    where = index_path(home)
-    if address.startswith("@"):
-        number = address[1:]
-        if not number.isdigit() or int(number) < 1:
-            raise LaunchError(f"--resume {address}: @N counts sessions from the newest (@1)")
-        if int(number) > len(known):
-            raise LaunchError(f"--resume {address}: only {len(known)} sessions are in {where}")
-        return known[int(number) - 1]
-    exact = [e for e in known if e.session_id == address]
-    if exact:
-        return exact[0]
-    if len(address) < 4:
-        raise LaunchError(f"--resume {address}: give the session's id, at least its last four "
-                          "characters, or @N")
-    matching = [e for e in known if e.session_id.endswith(address)]
-    if not matching:
-        raise LaunchError(f"--resume {address}: no session with that id in {where}")
-    if len(matching) > 1:
-        ids = ", ".join(e.session_id for e in matching[:5])
-        raise LaunchError(f"--resume {address}: {len(matching)} sessions end with it ({ids}); "
-                          "give more of the id")
-    return matching[0]
+    """The session `address` names (its id, a suffix of 4+ characters, `@N` newest first —
+    resolved as every command resolves an address: `tui.core.trace.address`); LaunchError
+    saying why when none (or several) does."""
+    from tui.core.trace.address import parse, pick
+
+    known = {entry.session_id: entry for entry in entries(home)}  # newest first
+
+    def fail(why: str) -> LaunchError:
+        return LaunchError(f"--resume: {why}")
+
+    return known[pick(parse(address), list(known), str(index_path(home)), fail)]

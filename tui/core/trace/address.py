@@ -85,8 +85,8 @@ def pick(address: Address, ids: Sequence[str], among: str,
     if address.text in ids:  # an id as it is, whatever its shape (a record another writer made)
         return address.text
     if address.form == "path":
-        raise fail(f"{shown} is a path; a running session is named by its id, the last "
-                   f"{MIN_SUFFIX} or more characters of it, or @N (`murmur-tui ps` lists them)")
+        raise fail(f"{shown} is a path; a session is named here by its id, the last "
+                   f"{MIN_SUFFIX} or more characters of it, or @N")
     if address.form == "suffix" and len(address.text) < MIN_SUFFIX:
         raise fail(f"{shown} is too short: give a session id, at least its last {MIN_SUFFIX} "
                    "characters, or @N")
