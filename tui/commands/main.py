@@ -1,5 +1,6 @@
 """The `murmur-tui` command line: the parser and which command runs; each command is its own
-module (`launch` with `launch_screen` / `launch_headless`, `browse`, `trace`, `ps`, `fleet`),
+module (`launch` with `launch_screen` / `launch_headless`, `browse`, `trace`, `ps`, `fleet`,
+`doctor`),
 and the work is in `tui.core` / `tui.app`.
 
 Exit codes (`exits.py`): 0 the task ended ok, 1 it ended not ok, 2 bad input (nothing ran).
@@ -39,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     fleet_cli.add_credential_option(ps, "what ps reads")
     fleet_cli.add_parsers(commands)
+    from tui.commands import doctor
+
+    doctor.add_parser(commands)
     return parser
 
 
@@ -59,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run(murmur_home(), as_json=args.json, show_all=args.all, prune=args.prune,
                        credential=args.credential or "operator")
+        if args.command == "doctor":
+            from tui.commands import doctor
+
+            return doctor.run(args)
         if args.command in ("attach", "fleet"):
             from tui.commands import fleet as fleet_cli
 
