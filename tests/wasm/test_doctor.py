@@ -110,3 +110,24 @@ def test_doctor_on_a_folder_without_a_capsule_is_bad_input(tmp_path: Path) -> No
     done = run_cli("doctor", str(tmp_path / "nowhere"))
     assert done.returncode == 2
     assert "no such file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_doctor_says_current_murmur_refuses_a_v1_lock_that_murmur_tui_still_runs(
+        tmp_path: Path, murmur_home: Path) -> None:
+    """Spec §3: version 1 is refused by current Murmur (`E-RUN-003`, its fix hint); murmur-tui
+    reads it, so the artifact itself resolves and loads here."""
+    root = capsule(tmp_path / "capsule", "echo")
+    archive = mur_install(murmur_home / "artifacts", "echo", "1.0.0", fixture("echo_tool"))
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    text = (f"lock_version: 1\nartifacts:\n- name: echo\n  resolved_version: 1.0.0\n"
+            f"  sha256:\n    wasm: {digest}\n")
+    (root / "murmur.lock").write_text(text)
+    done = run_cli("doctor", str(root))
+    assert done.returncode == 1, done.stderr
+    assert ("    Murmur v0.11.0: refuses — invalid murmur.lock: unsupported lock_version 1 "
+            "(expected 2) — delete murmur.lock and run `mur install` to regenerate it "
+            "[E-RUN-003]") in done.stdout
+    assert block(done.stdout, "echo@1.0.0").startswith(f"✓ echo@1.0.0   tool   global   "
+                                                       f"{archive}")
+    assert done.stdout.endswith("murmur.lock would be refused by Murmur v0.11.0 (above)\n")
+    assert (root / "murmur.lock").read_text() == text

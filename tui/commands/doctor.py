@@ -85,7 +85,7 @@ class Check:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.core.artifacts.pins import lock_path, read_lock
+    from tui.core.artifacts.pins import REGENERATE, lock_path, read_lock
     from tui.core.artifacts.served import CURRENT_RELEASE
     from tui.core.errors import LockError
     from tui.core.fs.paths import murmur_home
@@ -93,24 +93,29 @@ def run(args: argparse.Namespace) -> int:
 
     capsule = load_capsule(args.capsule)  # a ManifestError is told by main (exit 2)
     home = murmur_home()
+    lock_refused: str | None = None  # why current Murmur would refuse the lock itself
     try:
         lock = read_lock(lock_path(capsule.root))
         lock_line = ("none (the first run pins every store artifact)" if lock is None else
-                     f"version {lock.version}, {len(lock.pins)} pin(s)"
-                     + (" (Murmur v0.2.0's format: read, never rewritten)"
-                        if lock.version == 1 else ""))
+                     f"version {lock.version}, {len(lock.pins)} pin(s)")
+        if lock is not None and lock.version == 1:
+            lock_refused = ("invalid murmur.lock: unsupported lock_version 1 (expected 2) — "
+                            f"{REGENERATE} [E-RUN-003]")
+            lock_line += (f" (Murmur v0.2.0's; murmur-tui reads it and never rewrites it)\n"
+                          f"    Murmur v{CURRENT_RELEASE}: refuses — {lock_refused}")
     except LockError as exc:
         lock_line = f"refused: {exc}"
     checks = examine(capsule, home)
-    ok = all(c.murmur_loads and c.tui_loads for c in checks)
+    ok = lock_refused is None and all(c.murmur_loads and c.tui_loads for c in checks)
     if args.json:
         sys.stdout.write(json.dumps({
             "capsule": {"name": capsule.name, "version": capsule.version,
                         "manifest": str(capsule.manifest_path)},
-            "lock": lock_line, "murmur_release": CURRENT_RELEASE, "ok": ok,
+            "lock": lock_line, "lock_murmur_refusal": lock_refused,
+            "murmur_release": CURRENT_RELEASE, "ok": ok,
             "artifacts": [c.to_json() for c in checks]}, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render(capsule, lock_line, checks))
+        sys.stdout.write(render(capsule, lock_line, checks, lock_refused is not None))
     return EXIT_OK if ok else EXIT_NOT_OK
 
 
@@ -194,7 +199,8 @@ def try_load(runtime: WasmRuntime, capsule: Capsule, check: Check,
         check.refusal = str(exc)
 
 
-def render(capsule: Capsule, lock_line: str, checks: list[Check]) -> str:
+def render(capsule: Capsule, lock_line: str, checks: list[Check],
+           lock_refused: bool = False) -> str:
     from tui.core.artifacts.served import CURRENT_RELEASE, W_REG_003
 
     out = [f"{capsule.name} {capsule.version} ({capsule.manifest_path})",
@@ -227,6 +233,8 @@ def render(capsule: Capsule, lock_line: str, checks: list[Check]) -> str:
     out.append("")
     out.append(f"{len(failing)} of {len(checks)} artifact(s) would not load"
                if failing else f"all {len(checks)} artifact(s) would load")
+    if lock_refused:
+        out.append(f"murmur.lock would be refused by Murmur v{CURRENT_RELEASE} (above)")
     return "\n".join(out) + "\n"
 
 
