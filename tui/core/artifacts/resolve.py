@@ -111,7 +111,7 @@ def pin_of(capsule: Capsule, entry: Artifact) -> tuple[Lock | None, Pin | None]:
 
 
 @dataclass(frozen=True)
-class Located:
+class ResolvedFile:
     """Where an entry resolved: the file to use and the folder its manifest is in."""
 
     file: Path  # the .wasm or skill.md to load (unpacked, for an archive)
@@ -124,7 +124,7 @@ class Located:
         return self.payload.file if self.payload and self.payload.layout == "zip" else None
 
 
-def locate(capsule: Capsule, entry: Artifact, home: Path, kind: Kind) -> Located:
+def locate(capsule: Capsule, entry: Artifact, home: Path, kind: Kind) -> ResolvedFile:
     """Resolve `entry` to its file: verified against the store's sidecar and its pin, an
     archive unpacked. LaunchError (LockError for integrity and the lock) when it cannot."""
     lock, pin = pin_of(capsule, entry)
@@ -135,7 +135,7 @@ def locate(capsule: Capsule, entry: Artifact, home: Path, kind: Kind) -> Located
         looked.append(place)
         found = _in_source(capsule, entry, place, kind)
         if found is not None:
-            return Located(found, "source")
+            return ResolvedFile(found, "source")
     for where, place in (named_stores(capsule, home, entry.name, version) if version else []):
         looked.append(place)
         try:
@@ -152,7 +152,7 @@ def locate(capsule: Capsule, entry: Artifact, home: Path, kind: Kind) -> Located
             file = folder / (f"{entry.name}.wasm" if kind == "wasm" else "skill.md")
         else:
             file = payload.file
-        return Located(file, where, payload, digest)
+        return ResolvedFile(file, where, payload, digest)
     what = "component" if kind == "wasm" else "skill.md"
     label = f"artifact {entry.name!r} ({entry.runtime})" if kind == "wasm" else \
         f"skill {entry.name!r}"
