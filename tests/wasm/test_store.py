@@ -108,8 +108,9 @@ def test_a_pull_from_a_zip_store_pins_origin_runtime_with_the_session(tmp_path: 
     root = script_capsule(tmp_path / "capsule")
     code, err, trace = launch(root, home)
     assert code == 0, err
-    assert reports(trace)[:2] == [("echo", {"data": "pulled-echo"}),
-                                  ("pulled-echo", {"data": "hi from pull"})]
+    assert reports(trace)[:3] == [("echo", {"data": "pulled-echo"}),
+                                  ("pulled-echo", {"data": "hi from pull"}),
+                                  ("echo", {"data": "Echoes what it is given."})]  # packed
     session = next(t["session_id"] for t in trace if t["event_type"] == "session_start")
     assert yaml.safe_load((root / "murmur.lock").read_text()) == {
         "lock_version": 2, "artifacts": [
@@ -155,3 +156,30 @@ def test_an_archive_is_unpacked_only_from_its_root_entries(tmp_path: Path,
         unpack(payload, buffer.getvalue(), "d" * 64, tmp_path / "home", "wasm")
     assert why in str(info.value)
     assert not (tmp_path / "home").exists()
+
+
+def test_an_archives_manifest_is_read_once_and_a_damaged_copy_is_read_again(
+        tmp_path: Path) -> None:
+    """The packed `murmur.yaml` is what the model sees of the tool (description, schema); the
+    JSON kept beside the unpacked archive is used only while it names the text it came from."""
+    from tui.core.artifacts.resolve import resolve_wasm
+    from tui.core.manifest.reader import load_capsule
+
+    home = tmp_path / "home"
+    root = agent_capsule(tmp_path / "capsule", "1.0.0")
+    mur_install(root / ".murmur" / "artifacts", "echo", "1.0.0", fixture("echo_tool"),
+                description="Packed description.")
+    capsule = load_capsule(root)
+    entry = capsule.artifact("echo")
+    assert entry is not None
+    first = resolve_wasm(capsule, entry, home)
+    assert first.description == "Packed description." and first.where == "project"
+    assert first.locate("description").startswith(f"{first.archive}!murmur.yaml:")
+    kept = first.wasm.parent / ".murmur.yaml.json"
+    assert kept.is_file()
+    kept.write_text('{"stamp": {"size": 1, "crc32": 2}, "data": {"description": "stale"}, '
+                    '"lines": {}}')
+    again = resolve_wasm(capsule, entry, home)
+    assert again.description == "Packed description."
+    assert again.input_schema == {"type": "object",
+                                  "properties": {"data": {"type": "string"}}}

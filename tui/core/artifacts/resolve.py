@@ -17,6 +17,7 @@ lock is refused.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +26,11 @@ from typing import Any
 import yaml
 
 from tui.core.artifacts import archive, store
+from tui.core.artifacts.archive import PACKED_MANIFEST as PACKED
 from tui.core.artifacts.pins import Lock, Pin, check_pin, lock_path, read_lock
 from tui.core.artifacts.store import Kind, Payload
 from tui.core.errors import LaunchError, LockError, YamlError
+from tui.core.fs.private_files import write_private
 from tui.core.manifest.located_yaml import read
 from tui.core.manifest.model import Artifact, Capsule
 from tui.core.manifest.yaml_section import json_problem
@@ -221,9 +224,39 @@ def resolve_wasm(capsule: Capsule, entry: Artifact, home: Path) -> ResolvedArtif
     found = locate(capsule, entry, home, "wasm")
     if found.where == "source" and found.file == _source(capsule, entry):
         return ResolvedArtifact(entry, found.file)  # a bare component carries no manifest
-    data, lines = artifact_manifest(found.file.parent, entry.name)
+    data, lines = (packed_manifest(found.file.parent, entry.name) if found.archive
+                   else artifact_manifest(found.file.parent, entry.name))
     return ResolvedArtifact(entry, found.file, data, lines, found.where, found.archive,
                             found.digest)
+
+
+def packed_manifest(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, int]]:
+    """An unpacked archive's `murmur.yaml`, read as `artifact_manifest` reads it, and kept
+    beside it as JSON (`.murmur.yaml.json`, with the size and CRC-32 of the text it was read
+    from): an archive's manifest never changes, and the YAML reader is the slow part of
+    resolving it again. Kept only when the JSON reads back equal to what the YAML gave."""
+    source, kept = folder / PACKED, folder / f".{PACKED}.json"
+    try:
+        text = source.read_bytes()
+    except FileNotFoundError:
+        return {}, {}
+    except OSError:
+        return artifact_manifest(folder, name)  # it says why
+    stamp = {"size": len(text), "crc32": zlib.crc32(text)}
+    try:
+        saved = json.loads(kept.read_bytes())
+        if isinstance(saved, dict) and saved.get("stamp") == stamp:
+            return dict(saved["data"]), dict(saved["lines"])
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        pass  # none yet, or not ours: read the YAML
+    data, lines = artifact_manifest(folder, name)
+    try:
+        dumped = json.dumps({"stamp": stamp, "data": data, "lines": lines})
+        if json.loads(dumped) == {"stamp": stamp, "data": data, "lines": lines}:
+            write_private(kept, dumped)
+    except (OSError, ValueError, TypeError, RecursionError):
+        pass  # a value JSON does not keep as it is (a date, a number as a key): not kept
+    return data, lines
 
 
 def resolve_skill(capsule: Capsule, entry: Artifact, home: Path) -> Path:
