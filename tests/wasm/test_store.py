@@ -183,3 +183,26 @@ def test_an_archives_manifest_is_read_once_and_a_damaged_copy_is_read_again(
     assert again.description == "Packed description."
     assert again.input_schema == {"type": "object",
                                   "properties": {"data": {"type": "string"}}}
+
+
+def test_a_skill_installed_by_mur_install_is_read_from_its_archive(tmp_path: Path) -> None:
+    """§2.2: a skill's archive carries `skill.md` / `SKILL.md` at its root."""
+    from tui.core.artifacts.resolve import resolve_skill
+    from tui.core.manifest.reader import load_capsule
+
+    home = tmp_path / "home"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("murmur.yaml", "name: house-style\nversion: '1.0.0'\nruntime: skill\n")
+        archive.writestr("SKILL.md", "Write short lines.\n")
+    mur_install(home / "artifacts", "house-style", "1.0.0", fixture("echo_tool"),
+                runtime="skill", data=buffer.getvalue())
+    root = agent_capsule(tmp_path / "capsule", "1.0.0")
+    manifest = root / "murmur.yaml"
+    manifest.write_text(manifest.read_text().replace(
+        "artifacts:\n",
+        "artifacts:\n  - name: house-style\n    runtime: skill\n    version: '1.0.0'\n", 1))
+    capsule = load_capsule(root)
+    entry = capsule.artifact("house-style")
+    assert entry is not None
+    assert resolve_skill(capsule, entry, home).read_text() == "Write short lines.\n"
