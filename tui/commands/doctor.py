@@ -219,8 +219,8 @@ def render(capsule: Capsule, lock_line: str, checks: list[Check],
         out.extend(_interfaces(check))
         murmur = ("loads" if check.murmur_loads else
                   f"refuses — {check.unread}" if check.unread else
-                  "refuses — " + "; ".join(f"built against {u.interface}, {u.reason}"
-                                           for u in check.murmur))
+                  f"refuses — built against {check.murmur[0].interface}, "
+                  f"{check.murmur[0].reason}" + _more(len(check.murmur) - 1))
         out.append(f"    Murmur v{CURRENT_RELEASE}: {murmur}")
         tui = "loads" if check.tui_loads else f"refuses — {check.refusal}"
         out.append(f"    murmur-tui: {tui}")
@@ -236,6 +236,10 @@ def render(capsule: Capsule, lock_line: str, checks: list[Check],
     if lock_refused:
         out.append(f"murmur.lock would be refused by Murmur v{CURRENT_RELEASE} (above)")
     return "\n".join(out) + "\n"
+
+
+def _more(count: int) -> str:
+    return f" (and {count} more, under Interface versions)" if count else ""
 
 
 def _interfaces(check: Check) -> list[str]:
