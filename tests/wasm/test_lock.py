@@ -52,7 +52,7 @@ def launch(root: Path, home: Path) -> tuple[int, str, list[dict[str, object]]]:
     return done.returncode, done.stderr, read_jsonl(traces[0]) if traces else []
 
 
-def test_a_first_run_writes_the_lock_and_the_next_run_keeps_the_pinned_version(
+def test_a_first_run_writes_the_lock_and_the_next_run_is_checked_against_it(
         tmp_path: Path) -> None:
     home = tmp_path / "home"
     wasm = publish(home, "echo", "1.0.0", "echo_tool")
@@ -67,13 +67,20 @@ def test_a_first_run_writes_the_lock_and_the_next_run_keeps_the_pinned_version(
     assert stat.S_IMODE(lock_file.stat().st_mode) == 0o600
     assert [t["status"] for t in trace if t["event_type"] == "tool_call"] == ["ok"]
 
-    # the manifest now asks for 2.0.0, which no store holds: the pin keeps 1.0.0
+    # the manifest now asks for 2.0.0: refused as `mur run` refuses it (spec §2.4 step 3)
     agent_capsule(root, "2.0.0")
     shutil.rmtree(root / "wd")
+    code, err, _ = launch(root, home)
+    assert code == 2
+    assert ("murmur.lock version mismatch for 'echo': manifest requested 2.0.0, lock pinned "
+            "1.0.0") in err
+    assert not (root / "wd").exists()
+    # asked for again at the pinned version, it runs; an existing lock is never refreshed
+    agent_capsule(root, "1.0.0")
     code, err, trace = launch(root, home)
     assert code == 0, err
     assert [t["status"] for t in trace if t["event_type"] == "tool_call"] == ["ok"]
-    assert yaml.safe_load(lock_file.read_text()) == lock  # an existing lock is never refreshed
+    assert yaml.safe_load(lock_file.read_text()) == lock
 
 
 def test_a_component_that_does_not_match_its_pin_is_refused_before_anything_runs(

@@ -9,9 +9,9 @@ murmur-newest §2.1). A store folder holds Murmur's `.mur.zip` layout or murmur-
 `E-RUN-008`, listing every place looked at.
 
 With a `murmur.lock` beside the manifest (`tui.core.artifacts.pins`), an entry resolved from a
-store (not `source:`, not `builtin:`) takes its pinned version whatever the manifest asks, and
-what Murmur hashes (the archive, or the bare file) must match the pin; an entry missing from the
-lock is refused.
+store (not `source:`, not `builtin:`) must be pinned at the version the manifest asks (an entry
+without `version:` takes the pinned one), and what Murmur hashes (the archive, or the bare
+file) must match the pin; an entry missing from the lock is refused.
 """
 
 from __future__ import annotations
@@ -110,6 +110,12 @@ def pin_of(capsule: Capsule, entry: Artifact) -> tuple[Lock | None, Pin | None]:
         raise LockError(f"{lock.path}: murmur.lock missing artifact entry for "
                         f"'{entry.name}' (delete {lock.path.name} to pin every artifact "
                         "again on the next run)")
+    if entry.version and entry.version != pin.version:  # `mur run`'s lock check (§2.4)
+        where = f"{capsule.manifest_path}:{entry.line}" if entry.line else capsule.manifest_path
+        raise LockError(f"{lock.path}: murmur.lock version mismatch for '{entry.name}': "
+                        f"manifest requested {entry.version}, lock pinned {pin.version} "
+                        f"({where}; run `mur install` to pin the version asked for, or ask "
+                        f"for {pin.version})")
     return lock, pin
 
 
