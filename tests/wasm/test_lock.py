@@ -1,5 +1,6 @@
 """murmur.lock and the artifact manager, end to end from `murmur-tui launch --headless`: real
-components (tests/wasm/fixtures), a real local store under $MURMUR_HOME/artifacts, real files."""
+components (tests/wasm/fixtures), a real local store under $MURMUR_HOME/artifacts in murmur-tui's
+bare layout, real files; the lock written is version 2 (spec murmur-newest §3)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def launch(root: Path, home: Path) -> tuple[int, str, list[dict[str, object]]]:
     return done.returncode, done.stderr, read_jsonl(traces[0]) if traces else []
 
 
-def test_a_first_run_writes_the_lock_and_the_next_run_keeps_the_pinned_version(
+def test_a_first_run_writes_the_lock_and_the_next_run_is_checked_against_it(
         tmp_path: Path) -> None:
     home = tmp_path / "home"
     wasm = publish(home, "echo", "1.0.0", "echo_tool")
@@ -60,18 +61,26 @@ def test_a_first_run_writes_the_lock_and_the_next_run_keeps_the_pinned_version(
     assert code == 0, err
     lock_file = root / "murmur.lock"
     lock = yaml.safe_load(lock_file.read_text())
-    assert lock == {"lock_version": 1, "artifacts": [
-        {"name": "echo", "resolved_version": "1.0.0", "sha256": {"wasm": sha(wasm)}}]}
+    assert lock == {"lock_version": 2, "artifacts": [
+        {"name": "echo", "resolved_version": "1.0.0", "sha256": {"any": sha(wasm)},
+         "origin": "operator"}]}
     assert stat.S_IMODE(lock_file.stat().st_mode) == 0o600
     assert [t["status"] for t in trace if t["event_type"] == "tool_call"] == ["ok"]
 
-    # the manifest now asks for 2.0.0, which no store holds: the pin keeps 1.0.0
+    # the manifest now asks for 2.0.0: refused as `mur run` refuses it (spec §2.4 step 3)
     agent_capsule(root, "2.0.0")
     shutil.rmtree(root / "wd")
+    code, err, _ = launch(root, home)
+    assert code == 2
+    assert ("murmur.lock version mismatch for 'echo': manifest requested 2.0.0, lock pinned "
+            "1.0.0") in err
+    assert not (root / "wd").exists()
+    # asked for again at the pinned version, it runs; an existing lock is never refreshed
+    agent_capsule(root, "1.0.0")
     code, err, trace = launch(root, home)
     assert code == 0, err
     assert [t["status"] for t in trace if t["event_type"] == "tool_call"] == ["ok"]
-    assert yaml.safe_load(lock_file.read_text()) == lock  # an existing lock is never refreshed
+    assert yaml.safe_load(lock_file.read_text()) == lock
 
 
 def test_a_component_that_does_not_match_its_pin_is_refused_before_anything_runs(
@@ -83,11 +92,12 @@ def test_a_component_that_does_not_match_its_pin_is_refused_before_anything_runs
     # the stored component is replaced (and its store hash with it): the pin no longer holds
     replaced = shutil.copy(fixture("greedy_tool"), home / "artifacts/echo/1.0.0/echo.wasm")
     Path(f"{replaced}.sha256").write_text(sha(Path(replaced)))
-    pinned = yaml.safe_load((root / "murmur.lock").read_text())["artifacts"][0]["sha256"]["wasm"]
+    pinned = yaml.safe_load((root / "murmur.lock").read_text())["artifacts"][0]["sha256"]["any"]
     shutil.rmtree(root / "wd")
     code, err, _ = launch(root, home)
     assert code == 2
-    assert "artifact echo@1.0.0" in err
+    assert "artifact integrity check failed for echo@1.0.0" in err
+    assert f"expected sha256 (murmur.lock): {pinned}" in err
     assert pinned in err and sha(Path(replaced)) in err
     assert "Traceback" not in err
     assert not (root / "wd").exists()  # nothing ran, nothing was written
@@ -102,7 +112,7 @@ def test_a_lock_without_the_entry_or_of_another_version_is_refused(tmp_path: Pat
     assert code == 2 and "murmur.lock missing artifact entry for 'echo'" in err
     (root / "murmur.lock").write_text("lock_version: 7\nartifacts: []\n")
     code, err, _ = launch(root, home)
-    assert code == 2 and "lock_version" in err and "expected 1" in err
+    assert code == 2 and "unsupported lock_version 7 (expected 2" in err
 
 
 def script_capsule(root: Path) -> Path:
@@ -146,8 +156,10 @@ def test_a_script_capsule_pulls_a_tool_from_the_local_store_and_invokes_it(
     installed = tools_dir(root) / "pulled-echo"
     assert sha(installed / "pulled-echo.wasm") == sha(wasm)
     assert "description: Echoes what it is given." in (installed / "murmur.yaml").read_text()
+    session = next(t["session_id"] for t in trace if t["event_type"] == "session_start")
     assert yaml.safe_load((root / "murmur.lock").read_text())["artifacts"] == [
-        {"name": "pulled-echo", "resolved_version": "1.0.0", "sha256": {"wasm": sha(wasm)}}]
+        {"name": "pulled-echo", "resolved_version": "1.0.0", "sha256": {"any": sha(wasm)},
+         "origin": "runtime", "session": session}]
 
 
 def test_a_tampered_store_entry_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

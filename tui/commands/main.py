@@ -1,6 +1,7 @@
 """The `murmur-tui` command line: the parser and which command runs; each command is its own
 module (`launch` with `launch_screen` / `launch_headless`, `browse`, `trace`, `ps`, `fleet`,
-`control` for `cancel` and `stop`, `token`), and the work is in `tui.core` / `tui.app`.
+`control` for `cancel` and `stop`, `token`, `doctor`), and the work is in `tui.core` /
+`tui.app`.
 
 Exit codes (`exits.py`): 0 the task ended ok, 1 it ended not ok, 2 bad input (nothing ran).
 """
@@ -48,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tui.commands import token as token_cli
 
     token_cli.add_parser(commands)
+    from tui.commands import doctor
+
+    doctor.add_parser(commands)
     return parser
 
 
@@ -72,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tui.commands import token as token_cli
 
             return token_cli.run(args)
+        if args.command == "doctor":
+            from tui.commands import doctor
+
+            return doctor.run(args)
         if args.command in ("attach", "fleet"):
             from tui.commands import fleet as fleet_cli
 

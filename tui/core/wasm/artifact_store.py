@@ -1,12 +1,15 @@
 """A session's artifacts as `murmur:artifact-manager/manage@0.1.0` shows them to a script
 capsule: what is installed, each one's own manifest, and `pull` from the local stores.
 
-`pull(name, version)` finds `<name>.wasm` in `<capsule>/.murmur/artifacts/<name>/<version>/`,
-then `$MURMUR_HOME/artifacts/<name>/<version>/`; checks its bytes against the store's own hash
-(`<name>.wasm.sha256`, required) and against the artifact's `murmur.lock` pin if it has one,
-before anything is written; installs `murmur.yaml` and the component under the workdir's
-`tools/<name>/`, loads it, upserts its pin into `murmur.lock`, and adds it to the session's
-tool table, so `tool-registry.invoke` reaches it at once. Every refusal is the call's `err`.
+`pull(name, version)` finds the artifact in `<capsule>/.murmur/artifacts/<name>/<version>/`, then
+`$MURMUR_HOME/artifacts/<name>/<version>/`, in Murmur's layout (`<name>-<version>.mur.zip` with
+its `.sha256`) or the bare one (`<name>.wasm` with `<name>.wasm.sha256`); the store's hash is
+required and checked, and so is the artifact's `murmur.lock` pin if it has one, before anything
+is written; installs `murmur.yaml` and the component under the workdir's `tools/<name>/`, loads
+it, pins it in `murmur.lock` as Murmur's pull does (`origin: runtime`, `session`: this session;
+an entry already pinned is left as it is), and adds it to the session's tool table, so
+`tool-registry.invoke` reaches it at once. A version-1 lock is never rewritten: a pull it does
+not already pin is refused. Every refusal is the call's `err`.
 """
 
 from __future__ import annotations
@@ -21,14 +24,19 @@ from typing import Any
 
 import yaml
 
-from tui.core.artifacts.pins import LOCK_FILE, Lock, Pin, lock_path, read_lock, sha256_hex
-from tui.core.artifacts.resolve import (
-    ResolvedArtifact,
-    artifact_manifest,
-    pinnable,
-    store_hash,
-    store_places,
+from tui.core.artifacts import archive, store
+from tui.core.artifacts.pins import (
+    LOCK_FILE,
+    LOCK_VERSION,
+    V1_FROZEN,
+    Lock,
+    Pin,
+    lock_path,
+    platform_tag,
+    read_lock,
+    sha256_hex,
 )
+from tui.core.artifacts.resolve import ResolvedArtifact, artifact_manifest, pinnable, store_places
 from tui.core.errors import ComponentLoadError, IncompatibleComponent, LockError, MurmurTuiError
 from tui.core.fs.private_files import make_private_dirs, write_private
 from tui.core.manifest.model import Artifact, Capsule
@@ -123,50 +131,65 @@ class SessionArtifacts:
         if problem:
             return f"failed to resolve {name}@{version!r}: the version {problem}"
         places = store_places(self.capsule, self.home, name, version)
-        folder = next((p for p in places if (p / f"{name}.wasm").is_file()), None)
-        if folder is None:
+        try:
+            payload = next((found for place in places
+                            if (found := store.find(place, name, version, "wasm"))), None)
+        except OSError as exc:
+            return f"failed to resolve {name}@{version}: {exc.strerror or exc}"
+        if payload is None:
             looked = ", ".join(str(p) for p in places)
             return (f"failed to resolve {name}@{version}: artifact {name}@{version} not found "
-                    f"in registry (looked for {name}.wasm in: {looked})")
-        wasm = folder / f"{name}.wasm"
+                    f"in registry (looked for {store.looked_for(name, version, 'wasm')} in: "
+                    f"{looked})")
+        cap = MAX_COMPONENT_BYTES if payload.layout == "bare" else store.MAX_ARCHIVE_BYTES
         try:
-            with wasm.open("rb") as handle:
-                data = handle.read(MAX_COMPONENT_BYTES + 1)
-            expected = store_hash(wasm)
-        except (OSError, MurmurTuiError) as exc:
+            data = store.read_capped(payload.file, cap)
+            expected = store.store_hash(payload.sidecar)
+        except MurmurTuiError as exc:
             return f"failed to resolve {name}@{version}: {exc}"
-        if len(data) > MAX_COMPONENT_BYTES:
-            return f"failed to resolve {name}@{version}: {wasm} is over {MAX_COMPONENT_BYTES} bytes"
         digest = sha256_hex(data)
         if not expected:
             return (f"failed to resolve {name}@{version}: the registry keeps no sha256 for it "
-                    f"({wasm.name}.sha256 is missing or empty)")
+                    f"({payload.sidecar.name} is missing or empty)")
         if expected != digest:
             return (f"artifact integrity check failed for {name}@{version}: registry-reported "
                     f"hash does not match downloaded bytes (registry sha256 {expected}, "
                     f"bytes sha256 {digest})")
+        path = lock_path(self.capsule.root)
         try:
-            lock = read_lock(lock_path(self.capsule.root)) or Lock(lock_path(self.capsule.root))
+            lock = read_lock(path) or Lock(path)
         except LockError as exc:
             return f"failed to read murmur.lock: {exc}"
         pinned = lock.pin(name)
-        if pinned is not None and (pinned.version != version or pinned.sha256 != digest):
+        held = pinned.expected(platform_tag()) if pinned else None
+        if pinned is not None and (pinned.version != version or held != digest):
             return (f"murmur.lock conflict for '{name}': pinned {name}@{pinned.version} "
-                    f"(sha256 {pinned.sha256}), but the registry now resolves {name}@{version} "
-                    f"(sha256 {digest}) — refusing to override a pinned artifact at runtime")
+                    f"(sha256 {held or pinned.pinned_platforms()}), but the registry now "
+                    f"resolves {name}@{version} (sha256 {digest}) — refusing to override a "
+                    "pinned artifact at runtime")
+        if pinned is None and lock.version != LOCK_VERSION:
+            return f"failed to pin {name}@{version}: {path} {V1_FROZEN}"
         # verified: only now is anything written
         try:
-            installed = self._install(name, folder, data)
+            folder = (archive.unpack(payload, data, digest, self.home, "wasm")
+                      if payload.layout == "zip" else payload.file.parent)
+            wasm = data if payload.layout == "bare" else (folder / f"{name}.wasm").read_bytes()
+            installed = self._install(name, folder, wasm)
             manifest, lines = artifact_manifest(installed, name)
             handler = self.make_tool(ResolvedArtifact(
                 Artifact(name=name, version=version, runtime="tool", line=None),
-                installed / f"{name}.wasm", manifest, lines))
+                installed / f"{name}.wasm", manifest, lines, _where(places, payload),
+                payload.file if payload.layout == "zip" else None, digest))
         except (OSError, MurmurTuiError, ComponentLoadError, IncompatibleComponent) as exc:
             return f"failed to install {name}@{version}: {exc}"
-        try:
-            lock.upsert(Pin(name, version, digest)).write()
-        except OSError as exc:
-            return f"failed to write {LOCK_FILE}: {exc.strerror or exc}"
+        if pinned is None:
+            tagged = ((payload.platform, digest),) if payload.platform else ()
+            pin = Pin(name, version, None if tagged else digest, tagged, "runtime",
+                      self.session_id)
+            try:
+                lock.upsert(pin).write()
+            except (OSError, LockError) as exc:
+                return f"failed to write {LOCK_FILE}: {exc}"
         self.tools.wasm[name] = handler
         self.installed[name] = Installed(name, version, "wasm", manifest)
         self.log(f"artifact pulled {name}@{version} sha256 {digest} into {installed}")
@@ -182,6 +205,10 @@ class SessionArtifacts:
             (target / "murmur.yaml").unlink(missing_ok=True)
         _write_bytes(target / f"{name}.wasm", data)
         return target
+
+
+def _where(places: list[Path], payload: store.Payload) -> str:
+    return "project" if payload.file.parent == places[0] else "global"
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
