@@ -17,6 +17,7 @@ from tui.core.text.strict_json import loads_line
 CURSOR_PREFIX = "mc_"
 MAX_LIMIT = 100
 U32_MAX = 2**32 - 1
+INSERTIONS = ("replace-context", "seed-context")  # hook@0.9.0's enum context-insertion
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class WitMessage:
     content: str
     id: str | None
     source_id: str | None
+    # which hook context insertion put it in the context (hook@0.9.0's `inserted-by`)
+    inserted_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,4 +183,5 @@ def to_wit(message: Message) -> WitMessage:
         content=wit_content(message),
         id=message_id if isinstance(message_id, str) else None,
         source_id=source_id if isinstance(source_id, str) else None,
+        inserted_by=inserted if (inserted := message.get("inserted_by")) in INSERTIONS else None,
     )
