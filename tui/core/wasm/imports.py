@@ -49,7 +49,7 @@ def _functions(name: str) -> dict[str, Callable[..., Any]]:
         # with something in it, so `run` is a stub that traps)
         by = "tools" if interface == "murmur:tool/run" else "script capsules"
         return {"run": _exported_stub(name, "run", by)}
-    return {
+    functions: dict[str, dict[str, Callable[..., Any]]] = {
         "murmur:task/task": {"request-input": request_input},
         # text/chunks has the same two functions as stream/events' first two (one place)
         "murmur:text/chunks": {"emit-chunk": stream_events.emit_chunk,
@@ -63,7 +63,8 @@ def _functions(name: str) -> dict[str, Callable[..., Any]]:
         # script capsules: tui/core/wasm/artifact_manager.py and message_send.py
         "murmur:artifact-manager/manage": artifact_manager.HOST_FUNCTIONS,
         "murmur:message/send": {"send": message_send.send},
-    }[interface]
+    }
+    return functions[interface]
 
 
 def define_murmur_imports(linker: Linker) -> None:
