@@ -282,15 +282,20 @@ def _py_tools() -> dict[str, str]:
     return {"componentize-py": componentize_py()[1]}
 
 
-def _py_build(guest: Guest, out: Path, tools: dict[str, str]) -> None:
+def _py_build(guest: Guest, out: Path, tools: dict[str, str], wit: Path = WIT_DIR) -> None:
     exe, _ = componentize_py()
     src = guest.sources[0]
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         # Build from a copy: componentize-py writes __pycache__ next to the sources.
         work = Path(tmp) / "src"
         shutil.copytree(src, work, ignore=shutil.ignore_patterns("__pycache__"))
-        _run([exe, "-d", str(WIT_DIR), "-w", guest.world, "componentize", "-p", str(work),
+        _run([exe, "-d", str(wit), "-w", guest.world, "componentize", "-p", str(work),
               "app", "-o", str(out)], cwd=Path(tmp), what=f"componentize-py ({guest.name})")
+
+
+def _py_build_v020(guest: Guest, out: Path, tools: dict[str, str]) -> None:
+    """Against Murmur v0.2.0's hook world (wit/murmur-v0.2.0: hook@0.5.0, runtime@0.2.0)."""
+    _py_build(guest, out, tools, WIT_DIR / "murmur-v0.2.0")
 
 
 # The http driver also needs WASI 0.2.12's WIT (what wasmtime 50 provides), taken from the
@@ -408,6 +413,11 @@ def _rust_build(guest: Guest, out: Path, tools: dict[str, str]) -> None:
 GUESTS: dict[str, Guest] = {
     "py_tool": Guest("py_tool", "tool", (GUESTS_DIR / "python" / "tool",), _py_tools, _py_build),
     "py_hook": Guest("py_hook", "hook", (GUESTS_DIR / "python" / "hook",), _py_tools, _py_build),
+    # one hook per Murmur interface family (docs/wit.md): py_hook is murmur-tui's 0.8.0 set
+    "py_newest_hook": Guest("py_newest_hook", "newest-hook",
+                            (GUESTS_DIR / "python" / "newest_hook",), _py_tools, _py_build),
+    "py_first_hook": Guest("py_first_hook", "hook", (GUESTS_DIR / "python" / "first_hook",),
+                           _py_tools, _py_build_v020),
     "py_capsule": Guest("py_capsule", "capsule", (GUESTS_DIR / "python" / "capsule",), _py_tools,
                         _py_build),
     "py_delegate": Guest("py_delegate", "capsule", (GUESTS_DIR / "python" / "delegate",),

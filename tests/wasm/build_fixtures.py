@@ -23,7 +23,7 @@ Standard library only. wasm-tools is the one next to `sys.executable` (the venv'
 
 The worlds come from `wit/worlds.wit`, except for the test-only worlds in
 `tests/wasm/fixtures/wit-extra/fixtures.wit` (old-tool, future-tool, process-tool,
-bare-hook). For those a temporary WIT folder is staged: that file as the root package,
+bare-hook, unknown-hook). For those a temporary WIT folder is staged: that file as the root package,
 `wit/deps/*` plus `wit-extra/deps/*` as deps, and in it `murmur:hook/lifecycle@0.8.0` with
 the two optional handlers (`on-task-start`, `on-task-end`) removed — see `wit-extra/README.md`.
 """
@@ -95,9 +95,11 @@ ALL: tuple[Fixture, ...] = (
     Fixture("bare_hook", FIXTURES, "bare-hook", extra_wit=True),
     Fixture("invoke_capsule", FIXTURES, "capsule"),
     Fixture("manage_capsule", FIXTURES, "capsule"),
+    Fixture("newest_invoke_capsule", FIXTURES, "newest-capsule"),
     Fixture("old_tool", FIXTURES, "old-tool", extra_wit=True),
     Fixture("future_tool", FIXTURES, "future-tool", extra_wit=True),
     Fixture("process_tool", FIXTURES, "process-tool", extra_wit=True),
+    Fixture("unknown_hook", FIXTURES, "unknown-hook", extra_wit=True),
     # demo components shipped with the app
     Fixture("ask-user", DEMO_COMPONENTS / "ask-user", "tool"),
     Fixture("noisy-hook", DEMO_COMPONENTS / "noisy-hook", "hook"),

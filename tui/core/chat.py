@@ -2,7 +2,8 @@
 
 A message is a plain dict so it serialises to a record line and a driver payload without
 conversion. Keys appear in Murmur's order: `role`, (`tool_call_id`, `is_error`), `content`,
-`id`, (`source_id`), (`fence`).
+`id`, (`source_id`), (`fence`), and (`inserted_by`: `replace-context` or `seed-context` on a
+message a hook put in the context; hook@0.9.0 hands it back as `inserted-by`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class ToolCallBlock(TypedDict):
     name: str
     input: NotRequired[dict[str, Any]]
 
-_RECORD_ONLY_KEYS = ("id", "source_id", "fence")
+_RECORD_ONLY_KEYS = ("id", "source_id", "fence", "inserted_by")
 
 
 def user_message(text: str) -> Message:
@@ -164,6 +165,8 @@ def from_wit_message(wit: dict[str, Any], keep_ids: bool = True) -> Message | No
         message["id"] = ids.message_id()
         if isinstance(wit.get("source_id"), str):
             message["source_id"] = wit["source_id"]
+        if isinstance(wit.get("inserted_by"), str):
+            message["inserted_by"] = wit["inserted_by"]
     return message
 
 

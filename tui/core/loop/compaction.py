@@ -63,7 +63,8 @@ def due(session_tokens: int, window: int | None, threshold: float) -> float | No
 def compaction_event(messages: Iterable[Message], session_tokens: int, ratio: float,
                      model: str | None, system_prompt: str | None) -> Record:
     """`compaction-event`: tool messages in the envelope form of seed 003."""
-    wit = [record(role=m.role, content=m.content, id=m.id, source_id=m.source_id)
+    wit = [record(role=m.role, content=m.content, id=m.id, source_id=m.source_id,
+                  inserted_by=m.inserted_by)
            for m in (to_wit(message) for message in messages)]
     return record(messages=wit, session_tokens=session_tokens, threshold=ratio, model=model,
                   system_prompt=system_prompt)
@@ -71,11 +72,11 @@ def compaction_event(messages: Iterable[Message], session_tokens: int, ratio: fl
 
 def rebuild(payload: Iterable[Any]) -> list[Message]:
     """A `replace-context` payload as the runtime holds messages: fresh ids, `source_id` kept,
-    tool messages without the envelope dropped."""
+    marked `inserted_by: replace-context`, tool messages without the envelope dropped."""
     rebuilt: list[Message] = []
     for item in payload or []:
         wit = {"role": getattr(item, "role", ""), "content": getattr(item, "content", ""),
-               "source_id": getattr(item, "source-id", None)}
+               "source_id": getattr(item, "source-id", None), "inserted_by": "replace-context"}
         message = from_wit_message(wit)
         if message is not None:
             rebuilt.append(message)

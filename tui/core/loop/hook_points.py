@@ -52,6 +52,7 @@ def hooks_of(capsule: Capsule, home: Path, paths: SessionPaths,
             sandbox=sandbox(capsule, entry, workdir=paths.accessible, logs=paths.logs,
                             extra_env=component_env),
             conversation_read=bool(entry.capabilities and entry.capabilities.conversation_read),
+            task_io_read=bool(entry.capabilities and entry.capabilities.task_io_read),
         ))
     return hooks
 

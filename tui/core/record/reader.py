@@ -18,6 +18,7 @@ from tui.core.text.strict_json import loads_line
 CURSOR_PREFIX = "mc_"
 MAX_LIMIT = 100
 U32_MAX = 2**32 - 1
+INSERTIONS = ("replace-context", "seed-context")  # hook@0.9.0's enum context-insertion
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class WitMessage:
     content: str
     id: str | None
     source_id: str | None
+    # which hook context insertion put it in the context (hook@0.9.0's `inserted-by`)
+    inserted_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -181,4 +184,5 @@ def to_wit(message: Mapping[str, Any]) -> WitMessage:
         content=wit_content(message),
         id=message_id if isinstance(message_id, str) else None,
         source_id=source_id if isinstance(source_id, str) else None,
+        inserted_by=inserted if (inserted := message.get("inserted_by")) in INSERTIONS else None,
     )

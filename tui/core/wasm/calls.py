@@ -67,6 +67,7 @@ class CallContext:
     services: HostServices | None = None
     stream: StreamSink | None = None
     conversation_read: bool = False
+    task_io_read: bool = False  # capabilities.task_io.read on a hook's entry
     # what the host may reach on the component's behalf (murmur:message/send): its
     # capabilities.network.allow, as its wasi:http requests are checked against
     network: tuple[Rule, ...] = ()

@@ -64,6 +64,7 @@ class Hook:
     commit_policy: str
     sandbox: Sandbox
     conversation_read: bool
+    task_io_read: bool = False
     export: str = ""
     loaded: Any = None
     guest: Guest | None = None
@@ -148,7 +149,8 @@ class HookRunner:
             if handler in OPTIONAL and not guest.has(handler):
                 return None  # an optional export the hook does not have: never dispatched
             context = CallContext(hook.name, "hook", self.services,
-                                  conversation_read=hook.conversation_read)
+                                  conversation_read=hook.conversation_read,
+                                  task_io_read=hook.task_io_read)
             result = guest.call(handler, event, context=context)
         except GuestFailure as failure:
             self._discard(hook)

@@ -11,11 +11,10 @@ that grow are kept; everything else is ignored. None of them ever fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from tui.core.wasm.calls import CallContext, current, host_function
-
-STREAM = "murmur:stream/events@0.1.0"
+from tui.core.wasm.calls import CallContext, current
 
 
 @runtime_checkable
@@ -23,15 +22,6 @@ class ToolCallSink(Protocol):
     """A driver's stream that also hears about tool calls being composed."""
 
     def tool_call_composing(self, call_id: str, tool_name: str, input_bytes: int) -> None: ...
-
-
-def define_stream_events(root: Any) -> None:
-    """Add the instance to a linker's root (`with linker.root() as root`)."""
-    with root.add_instance(STREAM) as stream:
-        stream.add_func("emit-chunk", host_function(emit_chunk))
-        stream.add_func("emit-thinking-chunk", host_function(emit_thinking_chunk))
-        stream.add_func("tool-call-started", host_function(tool_call_started))
-        stream.add_func("tool-call-input-bytes", host_function(tool_call_input_bytes))
 
 
 def emit_chunk(chunk: str) -> None:
@@ -76,3 +66,8 @@ def tool_call_input_bytes(call_id: str, input_bytes: int) -> None:
         return
     calls[call_id] = (started[0], input_bytes)
     sink.tool_call_composing(call_id, started[0], input_bytes)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "emit-chunk": emit_chunk, "emit-thinking-chunk": emit_thinking_chunk,
+    "tool-call-started": tool_call_started, "tool-call-input-bytes": tool_call_input_bytes}
