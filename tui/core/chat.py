@@ -30,6 +30,7 @@ class Message(TypedDict, total=False):
     id: str  # the record's id of it
     source_id: str  # where a hook's message came from
     fence: str  # a tool message: the fence its untrusted text was wrapped in
+    inserted_by: str  # a hook put it in the context: `replace-context` or `seed-context`
 
 
 class ToolCallBlock(TypedDict):
