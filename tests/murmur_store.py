@@ -25,18 +25,21 @@ def wit_contracts(component: Path) -> dict[str, list[str]]:
             "imports": sorted(set(kind.imports(engine)))}
 
 
-def packed_manifest(name: str, version: str, runtime: str, description: str) -> str:
+def packed_manifest(name: str, version: str, runtime: str, description: str,
+                    more: str = "") -> str:
+    """The artifact's own `murmur.yaml`; `more` adds lines (a hook's commit policy)."""
     return (f"name: {name}\nversion: '{version}'\nruntime: {runtime}\nimplementation: wasm\n"
             f"description: {description}\ntags: [echo, test]\n"
-            f"input_schema: '{ECHO_SCHEMA}'\nrequires_files:\n  - {name}.wasm\n")
+            f"input_schema: '{ECHO_SCHEMA}'\nrequires_files:\n  - {name}.wasm\n" + more)
 
 
 def archive_bytes(name: str, version: str, component: Path, runtime: str = "tool",
                   description: str = "Echoes what it is given.",
-                  extra: dict[str, bytes] | None = None) -> bytes:
+                  extra: dict[str, bytes] | None = None, more: str = "") -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("murmur.yaml", packed_manifest(name, version, runtime, description))
+        archive.writestr("murmur.yaml", packed_manifest(name, version, runtime, description,
+                                                        more))
         archive.writestr(f"{name}.wasm", component.read_bytes())
         for entry, data in (extra or {}).items():
             archive.writestr(entry, data)
@@ -46,14 +49,14 @@ def archive_bytes(name: str, version: str, component: Path, runtime: str = "tool
 def mur_install(store: Path, name: str, version: str, component: Path, *,
                 runtime: str = "tool", platform: str | None = None,
                 description: str = "Echoes what it is given.",
-                data: bytes | None = None) -> Path:
+                data: bytes | None = None, more: str = "") -> Path:
     """Write the trio into `store` (a project's `.murmur/artifacts` or `$MURMUR_HOME/artifacts`)
     and return the archive. `data` replaces the archive's bytes (the sidecar is over them)."""
     folder = store / name / version
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{name}-{version}-{platform}" if platform else f"{name}-{version}"
     zipped = data if data is not None else archive_bytes(name, version, component, runtime,
-                                                         description)
+                                                         description, more=more)
     archive = folder / f"{stem}.mur.zip"
     archive.write_bytes(zipped)
     (folder / f"{stem}.sha256").write_text(hashlib.sha256(zipped).hexdigest())
