@@ -25,7 +25,7 @@ from tui.commands.exits import EXIT_NOT_OK, EXIT_OK
 
 if TYPE_CHECKING:
     from tui.core.artifacts.resolve import ResolvedArtifact
-    from tui.core.artifacts.served import Unserved
+    from tui.core.artifacts.served import MurmurRefusal
     from tui.core.manifest.model import Capsule
     from tui.core.wasm.runtime import WasmRuntime
 
@@ -58,7 +58,7 @@ class Check:
     exports: list[str] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
     unread: str | None = None  # why its interfaces could not be read
-    murmur: list[Unserved] = field(default_factory=list)  # what Murmur would not link
+    murmur: list[MurmurRefusal] = field(default_factory=list)  # what Murmur would not link
     refusal: str | None = None  # murmur-tui's, as a session would say it
 
     @property

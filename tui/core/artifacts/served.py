@@ -53,8 +53,9 @@ W_REG_003 = ("mur run refuses these at launch (warning[W-REG-003], "
 
 
 @dataclass(frozen=True)
-class Unserved:
-    """One interface a release would not link, in `mur doctor`'s words."""
+class MurmurRefusal:
+    """One interface a Murmur release would not link, in `mur doctor`'s words (what murmur-tui
+    itself would not link is `tui.core.wasm.versions.Unserved`)."""
 
     direction: str  # exports | imports
     interface: str  # as the component names it
@@ -73,10 +74,10 @@ def package_of(interface: str) -> tuple[str, str | None]:
 
 
 def unserved(imports: Iterable[str], exports: Iterable[str],
-             release: str = CURRENT_RELEASE) -> list[Unserved]:
+             release: str = CURRENT_RELEASE) -> list[MurmurRefusal]:
     """Every `murmur:*` interface of a component the release does not serve, exports first."""
     served: Mapping[str, str] = SERVED_BY_RELEASE[release]
-    found: list[Unserved] = []
+    found: list[MurmurRefusal] = []
     for direction, names in (("exports", exports), ("imports", imports)):
         for interface in sorted(set(names)):
             if not interface.startswith("murmur:"):
@@ -84,12 +85,13 @@ def unserved(imports: Iterable[str], exports: Iterable[str],
             package, version = package_of(interface)
             have = served.get(package)
             if version is None:
-                found.append(Unserved(direction, f"{interface} (unversioned)",
+                found.append(MurmurRefusal(direction, f"{interface} (unversioned)",
                                       f"this mur serves {package}@{have}" if have else
                                       f"this mur serves no version of {package}"))
             elif have is None:
-                found.append(Unserved(direction, interface,
+                found.append(MurmurRefusal(direction, interface,
                                       f"this mur serves no version of {package}"))
             elif version != have:
-                found.append(Unserved(direction, interface, f"this mur serves {package}@{have}"))
+                found.append(MurmurRefusal(direction, interface,
+                                           f"this mur serves {package}@{have}"))
     return found
