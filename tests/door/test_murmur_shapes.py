@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CapsuleFactory
+from tests.door.test_serve import frames
 from tests.door.wire import JSON, build, connect, exchange, json_answer, rpc_body
 from tests.responses import call_response, text_response
 from tests.served import SLEEP, V1, Served, serve
@@ -199,15 +200,6 @@ def test_a_door_that_takes_no_task_lists_no_error_frame(tmp_path: Path) -> None:
 
 
 # -- tasks on a real served session ---------------------------------------------------------
-def frames(text: str) -> list[tuple[int | None, str, dict[str, Any]]]:
-    found = []
-    for block in text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines()
-                      if ": " in line and not line.startswith(":"))
-        if "event" in fields:
-            found.append((int(fields["id"]) if "id" in fields else None, fields["event"],
-                          json.loads(fields["data"])))
-    return found
 
 
 def task_starts(murmur_home: Path, served: Served) -> dict[str, str | None]:

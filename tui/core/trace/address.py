@@ -131,7 +131,7 @@ def session_folders(workdir: Path) -> dict[str, Path]:
 def trace_of(text: str | None, workdir: Path | None, cwd: Path, default: str = "@1") -> Path:
     """The trace file an address names for the trace commands: a path as `locate` reads it,
     else a session folder of `workdir` (default `./workdir`). No address means `default`."""
-    from tui.core.trace.locate import locate
+    from tui.core.trace.locate import anything_at, locate
 
     if text is None and workdir is None and default == "@1":
         return locate(None, cwd)  # `./workdir`'s newest session, said as before when none
@@ -146,7 +146,7 @@ def trace_of(text: str | None, workdir: Path | None, cwd: Path, default: str = "
         return TraceNotFound(why, code="E-TRC-002")
 
     if address.form != "ordinal" and not matching(address, ids) and \
-            _there(cwd / address.text):  # `trace WORKDIR`, as murmur-tui read it before
+            anything_at(cwd / address.text):  # `trace WORKDIR`, as murmur-tui read it before
         return locate(cwd / address.text, cwd)
     return folders[pick(address, ids, str(folder), fail)] / TRACE_FILE
 
@@ -157,12 +157,6 @@ def sessions_in(workdir: Path) -> list[tuple[str, Path]]:
     return [(session, folders[session] / TRACE_FILE) for session in sorted(folders)]
 
 
-def _there(path: Path) -> bool:
-    try:
-        path.lstat()
-    except OSError:
-        return False
-    return True
 
 
 # -- the live commands: the running records ----------------------------------------------------

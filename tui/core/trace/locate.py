@@ -19,7 +19,7 @@ TRACE_FILE = "trace.jsonl"
 _SESSION = re.compile(r"ses_[0-9a-f]{32}")
 
 
-def _there(path: Path) -> bool:
+def anything_at(path: Path) -> bool:
     """Whether anything is at `path` (a link or a FIFO too; nothing is opened)."""
     try:
         path.lstat()
@@ -32,7 +32,7 @@ def newest_session(folder: Path) -> Path | None:
     """The trace of the newest session folder directly under `folder`, if any."""
     try:
         names = [entry.name for entry in folder.iterdir()
-                 if _SESSION.fullmatch(entry.name) and _there(entry / TRACE_FILE)]
+                 if _SESSION.fullmatch(entry.name) and anything_at(entry / TRACE_FILE)]
     except OSError:
         return None
     return folder / max(names) / TRACE_FILE if names else None
@@ -48,10 +48,10 @@ def locate(argument: Path | None, cwd: Path) -> Path:
                                 "(or run from a capsule folder whose workdir/ holds sessions)",
                                 where=Where(default))
         return found
-    if _there(argument) and not argument.is_dir():
+    if anything_at(argument) and not argument.is_dir():
         return argument
     if argument.is_dir():
-        if _there(argument / TRACE_FILE):
+        if anything_at(argument / TRACE_FILE):
             return argument / TRACE_FILE
         found = newest_session(argument) or newest_session(argument / ".murmur")
         if found is not None:
