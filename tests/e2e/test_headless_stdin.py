@@ -62,7 +62,8 @@ def test_an_endless_producer_on_stdin_keeps_a_headless_session_small(
     def produce() -> None:
         chunk = b"y\n" * 4096
         assert session.stdin is not None
-        with contextlib.suppress(OSError):  # the session ended: the pipe broke
+        # the session ended (the pipe broke), or communicate() closed our end under us
+        with contextlib.suppress(OSError, ValueError):
             while True:
                 session.stdin.write(chunk)
                 session.stdin.flush()
