@@ -23,7 +23,7 @@ class SessionState:
     tokens_in: int = 0
     tokens_out: int = 0
     streamed_chars: int = 0  # the turn in flight's answer so far: its tokens, estimated
-    context_tokens: int = 0  # the last payload's size
+    context_tokens: int = 0  # what the context holds: the last request's, or a compaction's
     context_max: int | None = None
     started: float | None = None
     ended: float | None = None
@@ -85,9 +85,21 @@ class SessionState:
 
     @property
     def context_share(self) -> float | None:
+        """What the context holds, as a share of `context.max_tokens`: the last request's
+        input tokens, or — after a compaction — what the compaction left."""
         if not self.context_max:
             return None
         return self.context_tokens / self.context_max
+
+    @property
+    def context_text(self) -> str | None:
+        """`context 42%`; `context full` when a request's own input filled the window or
+        went past it (a share over 100 % says nothing a person can act on). Rounded down,
+        so `100%` is never shown for a context that still has room."""
+        share = self.context_share
+        if share is None:
+            return None
+        return "context full" if share >= 1 else f"context {int(share * 100)}%"
 
     def apply(self, event: ev.Event) -> None:
         match event:
@@ -104,6 +116,8 @@ class SessionState:
                 self.turn = event.turn + 1
                 self.max_turns = event.max_turns
                 self.context_tokens = event.input_tokens
+            case ev.Compacted():  # the context now holds the replacement, not what was sent
+                self.context_tokens = event.tokens_after
             case ev.TurnCompleted():
                 self.retry_until = None
                 self.streamed_chars = 0  # the real count replaces the estimate
@@ -159,9 +173,9 @@ class SessionState:
         if self.max_turns:
             parts.append(f"turn {self.turn}/{self.max_turns}")
         parts.append(f"{_k(self.tokens_in)} in / {self.output_tokens} out")
-        share = self.context_share
-        if share is not None:
-            parts.append(f"context {share:.0%}")
+        context = self.context_text
+        if context is not None:
+            parts.append(context)
         parts.append(_clock(self.elapsed))
         if self.faults:
             parts.append(f"{self.faults} hook fault{'s' if self.faults > 1 else ''}")
