@@ -133,9 +133,9 @@ def test_steps_is_the_session_task_turn_tree_and_flat_for_a_trace_without_event_
     out = shown("steps", "beef", "--verbose", cwd=capsule).stdout.splitlines()
     assert out[0] == f"Session {MULTI}  (2 tasks, 8 turns)"
     task = f"task tsk_{MULTI[4:12]}…  ctx_11111111…  (a2a)"
-    assert out[1:4] == ["", task, "  turn 0  tool_call  read_file"]
+    assert out[1:4] == ["", task, "  turn 1  tool_call  read_file"]  # the file's turn 0
     assert out[4] == '    tool_call  read_file  10ms  ✓  "notes.md"'
-    assert out.count(task) == 2 and out.count("  turn 3  end_turn") == 2
+    assert out.count(task) == 2 and out.count("  turn 4  end_turn") == 2
     plain = shown("steps", "0d399", cwd=capsule).stdout
     assert "    tool_call  read_file  20ms  ✓\n" in plain and '"notes.md"' not in plain
 
@@ -143,8 +143,8 @@ def test_steps_is_the_session_task_turn_tree_and_flat_for_a_trace_without_event_
     session(old, OLD, turns=3, tool_ms=820, system="a" * 64, messages=[], flat=True)
     flat = shown("steps", "--workdir", str(old), cwd=tmp_path).stdout.splitlines()
     assert flat[:2] == [f"Session {OLD}  (3 turns)", ""]
-    assert flat[2] == "  0  tool_call    read_file   820ms"
-    assert flat[4] == "  2  end_turn     —           —"
+    assert flat[2] == "  1  tool_call    read_file   820ms"
+    assert flat[4] == "  3  end_turn     —           —"
     assert "takes no --last" in shown("steps", "--last", "2", cwd=capsule, code=2).stderr
 
 
@@ -161,9 +161,9 @@ def test_diff_compares_the_metrics_and_finds_where_the_prompts_diverge(capsule: 
     assert prefix == [
         "system prompt: identical  aaaaaaaaaaaa…",
         "tool schemas:  identical  bbbbbbbbbbbb…",
-        "turn 0:  identical  (1 message)",
-        "turn 1:  diverges at message 1  A m1m1m1m1m1m1…  B mXmXmXmXmXmX…",
-        "turn 2:  only in run A",
+        "turn 1:  identical  (1 message)",
+        "turn 2:  diverges at message 1  A m1m1m1m1m1m1…  B mXmXmXmXmXmX…",
+        "turn 3:  only in run A",
     ]
     default = shown("diff", cwd=capsule).stdout  # @2 @1: the two newest
     assert "exit status            ok               not ended" in default

@@ -60,12 +60,12 @@ def test_the_demo_session_shows_hook_failures_compaction_reopens_and_shell_calls
     assert f"input:      {end['total_input_tokens']:,}  " in "\n".join(section(out, "Tokens"))
     tools = section(out, "Tool calls")
     assert tools[0].startswith(f"count:      {end['total_tool_calls']}  (")
-    assert any(line.startswith("  turn 1  bash ") and '✓  {"command":"printf' in line
-               for line in tools)
+    assert any(line.startswith("  turn 2  bash ") and '✓  {"command":"printf' in line
+               for line in tools)  # the file's turn 1: a person reads turns from 1
     assert section(out, "Shell calls")[:2] == ["count:      1", "exit codes: 1 ok"]
     compaction = next(line for line in trace if line["event_type"] == "compaction")
     assert section(out, "Compaction") == [
-        f"fired:      yes  at turn {compaction['turn']}  "
+        f"fired:      yes  at turn {compaction['turn'] + 1}  "
         f"({compaction['tokens_before']:,} → {compaction['tokens_after']:,} tokens)"]
     (reopen,) = section(out, "Reopens")
     assert reopen.startswith("reopen 1  by review-hook  continued, ")
@@ -79,6 +79,7 @@ def test_the_demo_session_shows_hook_failures_compaction_reopens_and_shell_calls
     assert value["sections"]["totals"]["turns"] == end["total_turns"]
     assert len(value["sections"]["hook_failures"]) == len(faults)
     assert value["sections"]["compactions"][0]["tokens_after"] == compaction["tokens_after"]
+    assert value["sections"]["compactions"][0]["turn"] == compaction["turn"]  # the file's own
     assert value["redundant_calls"] == []
 
 
@@ -93,10 +94,10 @@ def test_refused_and_failed_shell_calls_from_the_capsules_own_workdir(
     tools = section(shown.stdout, "Tool calls")
     assert tools[0] == "count:      3  (2 ok, 1 error)  success 66.7%"
     rows = tools[2:]
-    assert rows[0].startswith("  turn 0  bash ") and '✓  {"command":"echo x"}' in rows[0]
-    assert rows[1].startswith("  turn 1  bash ") and "✓" in rows[1]
-    assert rows[2].startswith("  turn 2  bash ") and '✗  {"command":"   "}' in rows[2]
-    assert rows[3] == "  turn 3  end_turn"
+    assert rows[0].startswith("  turn 1  bash ") and '✓  {"command":"echo x"}' in rows[0]
+    assert rows[1].startswith("  turn 2  bash ") and "✓" in rows[1]
+    assert rows[2].startswith("  turn 3  bash ") and '✗  {"command":"   "}' in rows[2]
+    assert rows[3] == "  turn 4  end_turn"
     shell = section(shown.stdout, "Shell calls")
     assert shell[:2] == ["count:      2", "exit codes: 1 ok, 1 failed (exit 3)"]
 
@@ -162,10 +163,10 @@ def test_redundant_reads_and_the_mutate_between_them(tmp_path: Path) -> None:
     ])
     shown = run_cli("trace", str(path))
     assert shown.returncode == 0, shown.stderr
-    assert section(shown.stdout, "Redundant calls") == [
+    assert section(shown.stdout, "Redundant calls") == [  # the file's turns, read from 1
         "count:      2",
-        "  turn 1  read-file  README.md  (re-reads turn 0)",
-        "  turn 4  lookup  sym://Foo  (re-reads turn 3)",
+        "  turn 2  read-file  README.md  (re-reads turn 1)",
+        "  turn 5  lookup  sym://Foo  (re-reads turn 4)",
     ]
     value = json.loads(run_cli("trace", str(path), "--json").stdout)
     assert value["redundant_calls"] == [
@@ -187,8 +188,8 @@ def test_undeclared_resources_fall_back_to_path_keys_or_are_ignored(tmp_path: Pa
     assert shown.returncode == 0, shown.stderr
     assert section(shown.stdout, "Redundant calls") == [
         "count:      2",
-        "  turn 1  cat  notes.md  (re-reads turn 0)",
-        "  turn 4  cat  notes.md  (re-reads turn 1)",
+        "  turn 2  cat  notes.md  (re-reads turn 1)",
+        "  turn 5  cat  notes.md  (re-reads turn 2)",
     ]
 
 

@@ -26,7 +26,7 @@ from tui.core.trace.reader import TraceLines, read_trace
 class Failure:
     """One failed attempt of a task (a `task_failed` line)."""
 
-    turn: int | None  # None for a task-level cause
+    turn: int | None  # as the file has it, from 0 (`--json` carries it so); None: task-level
     cause: str
     reason: str
 

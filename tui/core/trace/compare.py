@@ -7,7 +7,9 @@ for every count, token and time, higher for the tool success rate; `compaction` 
 status` are not compared (`—`). The prefix section compares the wire hashes the agent loop's own
 turns recorded (`system_sha`, `tools_sha`, `message_shas`; a hook's completion, with an
 `origin`, is not a turn): where the two runs' prompts stopped agreeing — and with them any
-provider cache resting on the shared prefix. It has no better or worse.
+provider cache resting on the shared prefix. It has no better or worse. Turns are numbered
+from 1, as everywhere a person reads them (`show.shown_turn`); a message's place in a request
+stays Murmur's index from 0.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from tui.core.text.secrets import redact
 from tui.core.trace.details import TraceDetails
 from tui.core.trace.fields import TraceLine
 from tui.core.trace.reader import TraceLines
-from tui.core.trace.show import fmt_dur, fmt_thousands
+from tui.core.trace.show import fmt_dur, fmt_thousands, shown_turn
 from tui.core.trace.steps import short
 
 LABEL_WIDTH = 22
@@ -175,7 +177,7 @@ def _table(a: Metrics, b: Metrics) -> Iterator[str]:
 
 
 def _compaction(m: Metrics) -> str:
-    return "none" if m.compaction_turn is None else f"turn {m.compaction_turn}"
+    return "none" if m.compaction_turn is None else f"turn {shown_turn(m.compaction_turn)}"
 
 
 def _first_and_change(turns: list[WireTurn], system: bool
@@ -223,13 +225,13 @@ def _prefix(a: list[WireTurn], b: list[WireTurn]) -> Iterator[str]:
     yield _piece("tool schemas:", _first_and_change(a, False)[0], _first_and_change(b, False)[0])
     for run, changed in (("A", changed_a), ("B", changed_b)):
         if changed is not None:
-            yield (f"note:          run {run} changes its system prompt at turn {changed[0]} "
-                   f"({short(changed[1])})")
+            yield (f"note:          run {run} changes its system prompt at turn "
+                   f"{shown_turn(changed[0])} ({short(changed[1])})")
     for number in sorted({turn.turn for turn in a} | {turn.turn for turn in b}):
         in_a = next((turn for turn in a if turn.turn == number), None)
         in_b = next((turn for turn in b if turn.turn == number), None)
         if in_a is None or in_b is None:
-            yield f"turn {number}:  only in run {'A' if in_b is None else 'B'}"
+            yield f"turn {shown_turn(number)}:  only in run {'A' if in_b is None else 'B'}"
             continue
         ma, mb = in_a.message_shas, in_b.message_shas
         at = next((i for i, (x, y) in enumerate(zip(ma, mb, strict=False)) if x != y), None)
@@ -240,4 +242,4 @@ def _prefix(a: list[WireTurn], b: list[WireTurn]) -> Iterator[str]:
         else:
             said = (f"diverges at message {min(len(ma), len(mb))}  (A has {len(ma)} messages, "
                     f"B has {len(mb)})")
-        yield f"turn {number}:  {said}"
+        yield f"turn {shown_turn(number)}:  {said}"

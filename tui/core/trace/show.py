@@ -8,7 +8,9 @@ only for a session that ran more than one task. Murmur refuses a trace without `
 here it is shown with `status: not ended`, and a last line cut short (a killed session) is
 named on one line before the sections.
 
-Every line printed goes through the one redaction (`tui.core.text.secrets`).
+Every line printed goes through the one redaction (`tui.core.text.secrets`). A turn is
+numbered from 1, as the screen and headless number it (`shown_turn`); the JSON keeps the
+file's own `turn`, which Murmur counts from 0.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ REASON_LIMIT = 80  # characters of a reopen's or failure's reason
 TASK_ID_LIMIT = 12  # `tsk_` and 8 characters of the id
 HEADER_WIDTH = 49  # Murmur's section rules, `── Name ───…`, 49 characters wide
 _NARROWER = {"Tasks": 1}  # …except the Tasks rule, one shorter
+FIRST_TURN = 1  # what a person reads for a trace line's `turn: 0` (Murmur counts from 0)
+
+
+def shown_turn(turn: int) -> int:
+    """A trace line's `turn` as every text a person reads numbers it: from 1, as the screen,
+    headless and the door's `inference turn <n>` do. The one place `trace show`, `steps` and
+    `diff` turn the file's number into the one printed; the file and `--json` keep Murmur's."""
+    return turn + FIRST_TURN
 
 
 def header(name: str) -> str:
@@ -119,7 +129,8 @@ def _lines(d: TraceDetails) -> Iterator[str]:
     yield header("Redundant calls")
     yield f"count:      {len(d.redundant)}"
     for r in d.redundant:
-        yield f"  turn {r.turn}  {r.tool_name}  {r.resource}  (re-reads turn {r.prior_turn})"
+        yield (f"  turn {shown_turn(r.turn)}  {r.tool_name}  {r.resource}  "
+               f"(re-reads turn {shown_turn(r.prior_turn)})")
     yield ""
     yield from _skill_calls(d)
     yield header("Shell calls")
@@ -135,11 +146,11 @@ def _lines(d: TraceDetails) -> Iterator[str]:
     if c is None:
         yield "fired:      no"
     else:
-        yield (f"fired:      yes  at turn {c.turn}  ({fmt_thousands(c.tokens_before)} → "
-               f"{fmt_thousands(c.tokens_after)} tokens)")
+        yield (f"fired:      yes  at turn {shown_turn(c.turn)}  "
+               f"({fmt_thousands(c.tokens_before)} → {fmt_thousands(c.tokens_after)} tokens)")
     for declined in d.declined:
-        yield (f"declined:   at turn {declined.turn}  ({fmt_thousands(declined.tokens)} tokens)"
-               f"  {declined.reason}")
+        yield (f"declined:   at turn {shown_turn(declined.turn)}  "
+               f"({fmt_thousands(declined.tokens)} tokens)  {declined.reason}")
     yield from _failed_reopens_tasks(d)
 
 
@@ -177,7 +188,8 @@ def _tool_calls(d: TraceDetails) -> Iterator[str]:
                 f"{fmt_input_inline(call.input)}")
         for turn in sorted(set(by_turn) | set(d.decisions)):
             parts = by_turn.get(turn)
-            yield f"  turn {turn}  {'  '.join(parts) if parts else d.decisions[turn]}"
+            said = '  '.join(parts) if parts else d.decisions[turn]
+            yield f"  turn {shown_turn(turn)}  {said}"
     yield ""
 
 
@@ -195,7 +207,7 @@ def _skill_calls(d: TraceDetails) -> Iterator[str]:
             by_turn.setdefault(call.turn, []).append(
                 f"{call.skill_name} {fmt_dur(call.duration_ms)} {mark}")
         for turn in sorted(by_turn):
-            yield f"  turn {turn}  {'  '.join(by_turn[turn])}"
+            yield f"  turn {shown_turn(turn)}  {'  '.join(by_turn[turn])}"
     yield ""
 
 
@@ -204,7 +216,7 @@ def _failed_reopens_tasks(d: TraceDetails) -> Iterator[str]:
         yield ""
         yield header("Failed")
         for f in d.failed:
-            where = f"turn {f.turn}" if f.turn is not None else "task"
+            where = f"turn {shown_turn(f.turn)}" if f.turn is not None else "task"
             yield f"{where}  {f.cause}  “{_cut(f.reason, REASON_LIMIT)}”"
     if d.reopens:
         yield ""

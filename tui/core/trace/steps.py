@@ -5,8 +5,9 @@ A trace whose lines carry `event_id` is a tree: each line hangs under the line i
 names (a turn-level line whose parent is not in the file hangs under its task's `task_start`),
 one indent level per rendered ancestor, in file order within a parent; `session_start` itself is
 not a row. A trace without `event_id` (Murmur v0.2.0) is one row per turn:
-`  <turn> <decision> <tool> <duration>`. `--verbose` adds each tool call's first string input,
-cut at 60 characters.
+`  <turn> <decision> <tool> <duration>`. Turns are numbered from 1, as the screen and
+headless number them (`show.shown_turn`; the file's `turn` counts from 0). `--verbose` adds
+each tool call's first string input, cut at 60 characters.
 
 Rows for the event types Murmur's source shows are in its words. Four the spec names without
 their row (`task_failed`, `task_rejected`, `tool_input_refused`, `artifact_pulled`) are written
@@ -25,7 +26,7 @@ from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
 from tui.core.trace.fields import TraceLine
 from tui.core.trace.reader import TraceLines
-from tui.core.trace.show import fmt_dur, fmt_thousands
+from tui.core.trace.show import fmt_dur, fmt_thousands, shown_turn
 
 KIND_WIDTH = 11  # the column a row's own detail starts in, after its event type
 ID_WIDTH = 12
@@ -90,7 +91,7 @@ def _inference(line: TraceLine, _verbose: bool) -> str:
     capped = "  [truncated at inference.max_tokens]" \
         if line.maybe_text("stop_reason") == "max_tokens" else ""
     tool = line.maybe_text("tool_name")
-    return f"turn {line.count('turn')}  {decision}{f'  {tool}' if tool else ''}{capped}"
+    return f"turn {shown_turn(line.count('turn'))}  {decision}{f'  {tool}' if tool else ''}{capped}"
 
 
 def _tool_call(line: TraceLine, verbose: bool) -> str:
@@ -182,7 +183,7 @@ def _protected(line: TraceLine, _verbose: bool) -> str:
 def _failed(line: TraceLine, _verbose: bool) -> str:
     turn = line.maybe_count("turn")
     reason = (line.maybe_text("reason", "") or "")[:80]
-    at = f"  turn {turn}" if turn is not None else ""
+    at = f"  turn {shown_turn(turn)}" if turn is not None else ""
     return f"{_kind('task_failed')}{line.text('cause')}{at}{f'  {reason}' if reason else ''}"
 
 
@@ -321,7 +322,7 @@ def _flat(records: list[TraceLine], verbose: bool) -> Iterator[str]:
         duration = fmt_dur(durations[turn]) if turn in durations else "—"
         summary = inputs.get(turn, "")
         if summary:
-            yield f"  {turn:<3}{decision:<13}{tool:<{width}}{duration:<5}   {summary}"
+            yield f"  {shown_turn(turn):<3}{decision:<13}{tool:<{width}}{duration:<5}   {summary}"
         else:
-            yield f"  {turn:<3}{decision:<13}{tool:<{width}}{duration}"
+            yield f"  {shown_turn(turn):<3}{decision:<13}{tool:<{width}}{duration}"
     yield ""
