@@ -174,7 +174,7 @@ async def test_the_footer_offers_cancel_only_while_a_task_runs(tmp_path: Path,
         assert app.check_action("cancel_turn", ()) is False
         shown = {binding.action for (_, binding, enabled, _) in app.active_bindings.values()
                  if enabled}
-        assert "cancel_turn" not in shown and "quit_app" in shown
+        assert "cancel_turn" not in shown and "quit" in shown
 
 
 async def test_a_screenshot_goes_where_it_can_and_says_where(

@@ -54,7 +54,7 @@ class SupervisorApp(AppBase[int]):
         Binding("y", "copy_result", "Copy result"),
         Binding("b", "browse", "Browse"),
         Binding("f1", "help", "Help"),
-        Binding("q", "quit_app", "Quit"),
+        Binding("q", "quit", "Quit"),
         # as in Claude Code and Codex: Ctrl+C cancels what runs, a second one quits
         Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),
         Binding("F", "fleet", "Fleet"),  # a session attached from the fleet screen
@@ -292,7 +292,7 @@ class SupervisorApp(AppBase[int]):
         self._quitting = True
         self.prompts.stopped = True
 
-    def action_quit_app(self) -> None:
+    async def action_quit(self) -> None:  # `q`, Ctrl+Q and the palette's Quit alike
         if self.source.elsewhere:  # leaving detaches: the session goes on, its door open
             self.exit(0, return_code=0)
             return

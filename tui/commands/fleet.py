@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tui.commands.exits import error
 from tui.core.errors import AttachError
 
 TOKEN_ENV = "MURMUR_DOOR_TOKEN"  # a door token for `attach URL` (argv is readable by others)
@@ -184,8 +185,19 @@ def attach(args: argparse.Namespace) -> int:
     home = murmur_home()
     session_id, url, record, token = resolve(home, args.target, args.token_file,
                                              args.credential)
+    if not on_a_terminal():  # after resolve: a wrong address is told as such, anywhere
+        return error(NEEDS_TERMINAL.format(command="attach"))
     code, to_fleet = _attach(home, session_id, url, record, token, args.theme)
     return fleet(args) if to_fleet else code
+
+
+NEEDS_TERMINAL = "{command} needs a terminal: its stdin and stdout are not one"
+
+
+def on_a_terminal() -> bool:
+    """A screen drawn into a pipe writes escape codes there and waits for keys that never
+    come: the screen commands refuse, as `browse` does, before anything is drawn."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _attach(home: Path, session_id: str, url: str, record: Any, token: str | None,
@@ -204,8 +216,11 @@ def _attach(home: Path, session_id: str, url: str, record: Any, token: str | Non
 
 def fleet(args: argparse.Namespace) -> int:
     """The fleet screen; Enter attaches to a session and `q` there comes back here."""
-    from tui.app.fleet.app import FleetApp
     from tui.core.fs.paths import murmur_home
+
+    if not on_a_terminal():
+        return error(NEEDS_TERMINAL.format(command="fleet"))
+    from tui.app.fleet.app import FleetApp
 
     home = murmur_home()
     kept: dict[str, Any] = {}

@@ -36,7 +36,9 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         board = QuestionBoard()
         board.door_only = True  # once the --answer values are used, questions wait for the door
         door = Door(capsule, board, *parse_bind(args.serve))
-    responder = HeadlessResponder(args.answer, board=board)
+    # In a terminal the printer's "? … asks:" line is the question; the responder adds "> ".
+    responder = HeadlessResponder(args.answer, board=board,
+                                  question_shown=not args.json and sys.stdout.isatty())
     session = build_session(SessionSpec(
         capsule, options_of(args),
         sinks=(printer, door.sink) if door is not None else (printer,), responder=responder,

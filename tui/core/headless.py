@@ -83,7 +83,11 @@ class HeadlessResponder(Responder):
     of either kind only answers the question; `ask` (asking.responder) waits once for it."""
 
     def __init__(self, answers: Iterable[str], stdin: TextIO | None = None,
-                 err: TextIO | None = None, board: QuestionBoard | None = None) -> None:
+                 err: TextIO | None = None, board: QuestionBoard | None = None,
+                 question_shown: bool = False) -> None:
+        # question_shown: the event printer already puts the question on the person's
+        # terminal, so asking again on stderr would show it twice; only the prompt is written.
+        self._question_shown = question_shown
         self._answers = deque(whole(answer) for answer in answers)
         self.board = board  # open questions, answerable from the door too
         self._stdin = stdin if stdin is not None else sys.stdin
@@ -104,27 +108,36 @@ class HeadlessResponder(Responder):
         if self._answers:
             question.answer(self._answers.popleft())
             return
-        if self._closed:
-            raise NoAnswer(STDIN_CLOSED)
         request = question.request
+        if self._closed:
+            self._no_answer(request.tool_name)
+        asked = "" if self._question_shown else f"? {request.tool_name} asks: {request.prompt}"
         if self.board is not None and self.board.door_only:
-            self._err.write(f"? {request.tool_name} asks: {request.prompt} (waiting for an "
-                            "answer through the door)\n")
+            self._err.write(f"{asked} (waiting for an answer through the door)\n".lstrip())
             self._err.flush()
             return
-        self._err.write(f"? {request.tool_name} asks: {request.prompt}\n> ")
+        self._err.write(f"{asked}\n> " if asked else "> ")
         self._err.flush()
         self._asking = True
         self._next_line().hand_to(lambda line: question.answer(line.rstrip("\n")),
                                   lambda: question.close(STDIN_CLOSED))
 
     def settled(self, question: Question, outcome: str | Unanswered) -> None:
-        if self._asking and self._lines is not None:
+        prompted, self._asking = self._asking, False
+        if prompted and self._lines is not None:
             self._lines.release()
-        self._asking = False
         if isinstance(outcome, Unanswered) and outcome.detail == STDIN_CLOSED:
             self._closed = True
-            raise NoAnswer(STDIN_CLOSED)
+            if prompted:
+                self._err.write("\n")  # the "> " prompt waited on this line
+            self._no_answer(question.request.tool_name)
+
+    def _no_answer(self, tool_name: str) -> None:
+        """The call fails with no answer: said on the line before its "← … error" line, which
+        gives no reason of its own."""
+        self._err.write(f"murmur-tui: {tool_name} got no answer: {STDIN_CLOSED}\n")
+        self._err.flush()
+        raise NoAnswer(STDIN_CLOSED)
 
     def answered_elsewhere(self, question: Question) -> None:
         self._err.write("(answered through the door)\n")

@@ -47,7 +47,7 @@ class BackgroundPane(Vertical):
     BackgroundPane #work-tail { padding: 0 1; }
     """
     BINDINGS = [Binding("x", "stop_work", "Stop work")]
-    COLUMNS = (("work", 14), ("state", 10), ("exit", 5), ("command", 60))
+    COLUMNS = (("work", 14), ("state", 10), ("exit", 7), ("command", 60))
 
     def __init__(self) -> None:
         super().__init__()
@@ -93,8 +93,7 @@ class BackgroundPane(Vertical):
 
     def _put(self, row: _Row) -> None:
         state = row.state if row.reason is None else f"{row.state} ({row.reason})"
-        exit_code = "" if row.exit_code is None else str(row.exit_code)
-        cells = [row.work_id.removeprefix("wrk_")[-12:], state, exit_code,
+        cells = [row.work_id.removeprefix("wrk_")[-12:], state, _ended_by(row),
                  printable(row.command.replace("\n", " "))]
         if row.work_id in self.work:
             self.rows.update(row.work_id, cells, _STYLES[row.state])
@@ -127,6 +126,8 @@ class BackgroundPane(Vertical):
             head += f" · exit {row.exit_code}"
         if row.reason:
             head += f" · {row.reason}"
+        elif row.state == "abandoned" and row.exit_code is None:
+            head += f" · {KILLED}: the session ended while it ran"
         head += f"\n$ {row.command}\n"
         if row.state == "running":
             head += "x stops it\n"
@@ -156,6 +157,21 @@ class BackgroundPane(Vertical):
             self.app.notify(f"Stopping {row.work_id}.", timeout=4)
         else:
             self.app.notify(f"{row.work_id} is not running.", timeout=4)
+
+
+KILLED = "killed"  # work the session's end killed: it has no exit code of its own
+
+
+def _ended_by(row: _Row) -> str:
+    """The exit column: the exit code, or what ended work that has none — never blank for
+    work that ended (a blank read as "not known yet")."""
+    if row.exit_code is not None:
+        return str(row.exit_code)
+    if row.state == "abandoned":
+        return "stopped" if row.reason == "stopped" else KILLED
+    if row.state == "lost":
+        return "unknown"  # the session that ran it was killed outright: nothing survives
+    return ""
 
 
 def _size(path: Path) -> int:
