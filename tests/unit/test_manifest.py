@@ -575,6 +575,11 @@ def test_the_scripted_driver_config_is_checked_at_load() -> None:
         ("artifacts[0].config.chars_per_second", 7)]
     error = refused(MINIMAL.replace("{script: s.yaml}", "~"))
     assert [(p.key, p.line) for p in error.problems] == [("artifacts[0].config.script", 7)]
+    error = refused(MINIMAL.replace("{script: s.yaml}", "{script: s.yaml, skip_played: 1}"))
+    assert [(p.key, p.line) for p in error.problems] == [("artifacts[0].config.skip_played", 7)]
+    known = parse_capsule(FILE, MINIMAL.replace("{script: s.yaml}",
+                                                "{script: s.yaml, skip_played: true}"))
+    assert not known.warnings  # a known key, not a misspelling
 
 
 # -- secrets -------------------------------------------------------------------------------

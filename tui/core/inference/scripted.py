@@ -4,7 +4,10 @@
 is a response object exactly as a driver returns it (spec §4.3: `stop_reason`, `content` blocks,
 optional `usage`, `error`). Responses are played in order, one per driver call. Text and thinking
 blocks stream as deltas of `config.chunk_chars` characters (default 8), paced at
-`config.chars_per_second` (default 0: as fast as possible).
+`config.chars_per_second` (default 0: as fast as possible). With `config.skip_played: true`, when
+the conversation's last assistant message calls tools that a response not yet played calls (by
+id), the script goes on after that response: a session resumed from one that died in that turn
+goes on with the script where the dead session stopped, not from its start.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ CHARS_PER_SECOND = 0.0  # 0: as fast as the screen takes them
 class ScriptedDriver:
     def __init__(self, name: str, responses: list[dict[str, Any]], script_path: Path,
                  chunk_chars: int = CHUNK_CHARS, chars_per_second: float = CHARS_PER_SECOND,
-                 requests_log: Path | None = None) -> None:
+                 requests_log: Path | None = None, skip_played: bool = False) -> None:
         self.name = name
+        self.skip_played = skip_played
         self.script_path = script_path
         self._responses = responses
         # `metadata` (e.g. continuation_id) goes to the result's metadata, not the response
@@ -63,9 +67,12 @@ class ScriptedDriver:
         log = config.get("requests_log")
         if log is not None and (not isinstance(log, str) or not log):
             raise LaunchError(f"{where}.requests_log: expected a file path, got {log!r}")
+        skip = config.get("skip_played", False)
+        if not isinstance(skip, bool):
+            raise LaunchError(f"{where}.skip_played: expected true or false, got {skip!r}")
         path = (capsule_root / script).resolve()
         return cls(name, load_script(path), path, chunk, float(rate),
-                   (capsule_root / log).resolve() if log else None)
+                   (capsule_root / log).resolve() if log else None, skip)
 
     @property
     def remaining(self) -> int:
@@ -75,11 +82,13 @@ class ScriptedDriver:
                  cancel: CancelToken) -> DriverReply:
         with self._lock:
             index = self._next
+            if self.skip_played:
+                index = _after_played(self._responses, index, _last_calls(request))
             if index >= len(self._responses):
                 raise DriverError(
                     f"scripted driver: {self.script_path} holds {len(self._responses)} "
                     f"responses and this is call {index + 1}; the script ran out")
-            self._next += 1
+            self._next = index + 1
             if self.requests_log is not None:  # what the driver was sent, one line a call
                 append_private(self.requests_log, redact(compact_json(request)) + "\n")
         response = self._responses[index]
@@ -102,6 +111,32 @@ class ScriptedDriver:
 
     def close(self) -> None:
         return None
+
+
+def _call_ids(content: Any) -> set[str]:
+    return {str(block.get("id")) for block in content if isinstance(block, dict)
+            and block.get("type") == "tool_call"} if isinstance(content, list) else set()
+
+
+def _last_calls(request: Mapping[str, Any]) -> set[str]:
+    """The ids of the tool calls of the request's last assistant message (none: empty)."""
+    messages = request.get("messages")
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            return _call_ids(message.get("content"))
+    return set()
+
+
+def _after_played(responses: list[dict[str, Any]], index: int, last: set[str]) -> int:
+    """Where the script goes on: after the first response from `index` whose tool calls are
+    all in the conversation's last turn (it was played, by a session this one resumes), else
+    at `index`. A turn without calls (a task's end, a follow-up's start) skips nothing."""
+    if last:
+        for at in range(index, len(responses)):
+            ids = _call_ids(responses[at].get("content"))
+            if ids and ids <= last:
+                return at + 1
+    return index
 
 
 SCRIPT_BYTES = 64 << 20  # a JSON script (a recorded session, say) may be this big

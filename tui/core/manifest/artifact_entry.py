@@ -103,6 +103,7 @@ def _read_builtin_config(item: Section, builtin: BuiltinDriver,
         config.number("chars_per_second", None, check=lambda v: v >= 0,
                       expectation="a number >= 0")
         config.file_path("requests_log", None)
+        config.boolean("skip_played", False)
     config.finish()
     return settings
 
