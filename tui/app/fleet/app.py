@@ -259,7 +259,7 @@ class FleetApp(AppBase[int]):
             elif action == "task":  # what the door answered, never just "sent"
                 task = link.send_task(text)
                 why, how = rejection(task), taken_as(task, session.in_task)
-                self.call_from_thread(self._sent, session, task.id, why, how == "queued")
+                self.call_from_thread(session.sent, task.id, why, how == "queued")
                 if why is not None:  # it will never run: an error, not a note
                     raise MurmurTuiError(f"task {task.id} rejected: {why}. It will not run.")
                 self.call_from_thread(self.notify, f"{session.session_id}: task {task.id} "
@@ -280,11 +280,6 @@ class FleetApp(AppBase[int]):
                                   severity="error", timeout=10)
             return
         self.call_from_thread(self.notify, f"{said} to {session.session_id}.", timeout=4)
-
-    def _sent(self, session: FleetSession, task_id: str, why: str | None, queued: bool
-              ) -> None:
-        session.sent(task_id, why, queued)
-        self._dirty = True
 
     # -- launching ------------------------------------------------------------------------------
     def _launch(self, text: str) -> None:
