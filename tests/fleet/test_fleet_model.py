@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tui.app.fleet.model import FleetSession, age, ordered, totals
+from tui.core.a2a.task import RemoteTask
 from tui.core.events import vocabulary as ev
 
 
@@ -64,3 +65,37 @@ def test_totals_add_tokens_and_tool_calls_across_the_fleet() -> None:
 
 def test_ages_read_at_a_glance() -> None:
     assert [age(s) for s in (4, 75, 7300, 90000)] == ["4 s", "1 min", "2 h", "1 d"]
+
+
+def test_the_doors_answer_to_a_new_task_is_said_as_it_is() -> None:
+    """spec/murmur-newest.md §5.4: a new task is answered SUBMITTED, or REJECTED with
+    `task rejected: capsule is busy`; a rejected task never runs."""
+    from tui.core.a2a.task import parse_task, rejection, taken_as
+
+    def answered(state: str, message: str | None = None) -> RemoteTask:
+        status: dict[str, object] = {"state": state}
+        if message is not None:
+            status["message"] = {"role": "ROLE_AGENT", "parts": [{"text": message}]}
+        return parse_task({"task": {"id": "tsk_1", "contextId": "ctx_1", "status": status}},
+                          "http://127.0.0.1:1")
+
+    busy = answered("TASK_STATE_REJECTED", "task rejected: capsule is busy")
+    assert rejection(busy) == "capsule is busy"
+    assert rejection(answered("TASK_STATE_REJECTED")) == "the door gave no reason"
+    assert rejection(answered("TASK_STATE_SUBMITTED")) is None
+    assert taken_as(answered("TASK_STATE_SUBMITTED"), busy=True) == "queued"
+    assert taken_as(answered("TASK_STATE_SUBMITTED"), busy=False) == "sent"
+    assert taken_as(answered("TASK_STATE_WORKING"), busy=True) == "sent, running"
+    assert taken_as(answered(""), busy=False) == "sent (the door named no state)"
+
+
+def test_a_rows_queued_tasks_leave_its_count_as_they_start_and_its_rejected_ones_stay() -> None:
+    session = FleetSession("ses_a", "http://127.0.0.1:1")
+    session.apply(ev.TaskStarted(task_id="t1", context_id="c1", text="long"), 1.0)
+    session.sent("t2", None, queued=True)
+    session.sent("t3", "capsule is busy", queued=False)
+    session.sent("t4", "capsule is busy", queued=False)
+    assert session.sending == "1 queued · 2 rejected: capsule is busy"
+    session.apply(ev.TaskStarted(task_id="t2", context_id="c1", text="next"), 2.0)
+    assert session.sending == "2 rejected: capsule is busy" and session.queued == []
+    assert [task_id for task_id, _ in session.rejected] == ["t3", "t4"]

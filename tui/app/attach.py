@@ -21,6 +21,7 @@ from pathlib import Path
 from tui.app.fleet.links import Link, LinkState
 from tui.app.models.queue import QueuedTask, TaskQueue
 from tui.app.sources import SourceHost
+from tui.core.a2a.task import rejection, taken_as
 from tui.core.asking.question import Question
 from tui.core.asking.request import InputRequest
 from tui.core.errors import MurmurTuiError
@@ -170,17 +171,26 @@ class RemoteSource:
         return None
 
     def _send_task(self, app: SourceHost, item: QueuedTask) -> None:
+        busy = app.state.in_task  # a task the door takes now waits behind it
         try:
-            task_id = self.link.send_task(item.text)
+            task = self.link.send_task(item.text)
         except MurmurTuiError as exc:
             app.call_from_thread(app.prompts.not_taken, item, f"Not sent: {exc.text}")
             return
-        app.call_from_thread(self._sent, app, item, task_id)
+        why = rejection(task)
+        if why is not None:  # it will never run there: it stays here, marked, not lost
+            item.rejected = why
+            app.call_from_thread(
+                app.prompts.not_taken, item, f"Task {task.id} was rejected: {why}. The prompt "
+                "stays in the queue: press Enter in the prompt to send it again.")
+            return
+        app.call_from_thread(self._sent, app, item, task.id, taken_as(task, busy))
 
-    def _sent(self, app: SourceHost, item: QueuedTask, task_id: str) -> None:
+    def _sent(self, app: SourceHost, item: QueuedTask, task_id: str, how: str) -> None:
         """The door took it: it is the session's now, and leaves this queue."""
+        item.rejected = ""
         app.prompts.taken(item, task_id)
-        app.notify(f"Sent as task {task_id}.", timeout=4)
+        app.notify(f"Task {task_id} {how}.", timeout=4)
 
     def continue_with(self, queue: TaskQueue) -> bool:
         """A remote session's follow-ups are tasks sent through its door: once it has ended,

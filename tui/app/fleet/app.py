@@ -33,6 +33,7 @@ from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession
 from tui.app.fleet.screen import FleetScreen
 from tui.app.gc_policy import GcPolicy
+from tui.core.a2a.task import rejection, taken_as
 from tui.core.errors import MurmurTuiError
 from tui.core.events import vocabulary as ev
 from tui.core.fs.private_files import create_private
@@ -255,8 +256,15 @@ class FleetApp(AppBase[int]):
                     raise MurmurTuiError("the question was already answered")
                 link.answer(question.task_id, text)
                 said = "Answer sent"
-            elif action == "task":
-                said = f"Task sent ({link.send_task(text)})"
+            elif action == "task":  # what the door answered, never just "sent"
+                task = link.send_task(text)
+                why, how = rejection(task), taken_as(task, session.in_task)
+                self.call_from_thread(session.sent, task.id, why, how == "queued")
+                if why is not None:  # it will never run: an error, not a note
+                    raise MurmurTuiError(f"task {task.id} rejected: {why}. It will not run.")
+                self.call_from_thread(self.notify, f"{session.session_id}: task {task.id} "
+                                      f"{how}.", timeout=4)
+                return
             elif action == "cancel":
                 if session.task_id is None or not session.in_task:
                     raise MurmurTuiError("no task is running")

@@ -22,6 +22,7 @@ from tui.core.text.secrets import redact
 
 if TYPE_CHECKING:
     from tui.core.a2a.client import DoorClient
+    from tui.core.a2a.task import RemoteTask
     from tui.core.remote.adapter import RemoteAdapter
     from tui.core.remote.watch import StreamFrame, Watcher, WatchState
 
@@ -171,12 +172,13 @@ class Link:
         with contextlib.suppress(OSError):  # the answer went; a full disk loses only its note
             append_private(self.home / "tui" / ANSWERS, json.dumps(line) + "\n")
 
-    def send_task(self, text: str) -> str:
+    def send_task(self, text: str) -> RemoteTask:
+        """The task as the door answered for it: taken (`submitted`, `working`) or
+        `rejected` with its reason — a rejected task never runs (`rejection`)."""
         waiting = None
         if self.adapter is not None and self.adapter.waiting:
             waiting = next(iter(self.adapter.waiting))
-        task = self._door().send_task(text, waiting=waiting)
-        return task.id
+        return self._door().send_task(text, waiting=waiting)
 
     def cancel(self, task_id: str) -> None:
         self._door().cancel(task_id)

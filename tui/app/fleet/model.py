@@ -50,6 +50,10 @@ class FleetSession:
     tokens_out: int = 0
     tool_calls: int = 0
     delegations: list[str] = field(default_factory=list)  # peers this session asked
+    # tasks sent from this screen: those the door holds and has not started, and those it
+    # rejected (id, why) — a rejected task never runs, so the row keeps saying so
+    queued: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
     since: float = field(default_factory=time.monotonic)  # entered its group then
     _group: Group = "done"
 
@@ -61,6 +65,7 @@ class FleetSession:
                 self.model = event.model or self.model
             case ev.TaskStarted():
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
+                self._unqueue(event.task_id)
             case ev.InputRequested():
                 self.question = RemoteQuestion(event.task_id, event.request_id, event.prompt,
                                          now if now is not None else time.monotonic(),
@@ -79,12 +84,34 @@ class FleetSession:
             case ev.TaskEnded():
                 self.in_task, self.question = False, None
                 self.last_task_status = event.exit_status
+                self._unqueue(event.task_id)  # canceled before it started, say
             case ev.SessionEnded():
                 self.in_task, self.question = False, None
                 self.exit_status = event.exit_status
             case _:
                 return False
         return self.regroup(now)
+
+    def sent(self, task_id: str, rejected: str | None, queued: bool) -> None:
+        """A task sent from this screen, as the door answered: `rejected` (why) or taken;
+        `queued` when it waits behind the running task."""
+        if rejected is not None:
+            self.rejected.append((task_id, rejected))
+        elif queued and task_id != self.task_id:
+            self.queued.append(task_id)
+
+    def _unqueue(self, task_id: str) -> None:
+        if task_id in self.queued:
+            self.queued.remove(task_id)
+
+    @property
+    def sending(self) -> str:
+        """What became of the tasks sent from here, in a few words (`1 queued · 2 rejected:
+        capsule is busy`); empty when none is queued or rejected."""
+        said = [f"{len(self.queued)} queued"] if self.queued else []
+        if self.rejected:
+            said.append(f"{len(self.rejected)} rejected: {self.rejected[-1][1]}")
+        return " · ".join(said)
 
     def regroup(self, now: float | None = None) -> bool:
         group = self.group

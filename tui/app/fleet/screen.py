@@ -117,6 +117,8 @@ class FleetScreen(Screen[None]):
             style = "cyan" if session.group == "working" else (
                 "red" if session.connection == "gone" or session.exit_status not in
                 (None, "ok") else "")
+        if session.sending:
+            what = f"[{session.sending}]  {what}"
         if session.delegations:
             what += f"  → asked {', '.join(session.delegations[-2:])}"
         return Row(session.session_id, [
@@ -143,6 +145,13 @@ class FleetScreen(Screen[None]):
             body = f"asks{again}: {first_line(session.question.prompt, 400)}"
         else:
             body = f"task: {first_line(session.task, 400)}" if session.task else "no task yet"
+        if session.rejected:  # each by id: they never ran, and `GetTask` tells them so
+            shown = session.rejected[-3:]
+            more = f" (+{len(session.rejected) - 3} more)" if len(session.rejected) > 3 else ""
+            body += "\nrejected (never ran): " + ", ".join(
+                f"{task_id} ({why})" for task_id, why in shown) + more
+        if session.queued:
+            body += "\nqueued: " + ", ".join(session.queued)
         self.detail.update(f"{head}\n{body}")
 
     # -- keys ---------------------------------------------------------------------------------

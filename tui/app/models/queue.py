@@ -12,11 +12,13 @@ from tui.core import ids
 @dataclass(eq=False)
 class QueuedTask:
     """A prompt waiting to run: `sent` once it is in the running session's own queue (it
-    starts there and can no longer be edited). `task_id` is the id it runs under."""
+    starts there and can no longer be edited). `task_id` is the id it runs under;
+    `rejected`, why the session refused it when last sent (it waits here again)."""
 
     text: str
     task_id: str = field(default_factory=ids.task_id)
     sent: bool = False
+    rejected: str = ""
 
 
 class TaskQueue:

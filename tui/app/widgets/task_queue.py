@@ -45,7 +45,7 @@ class QueueView(OptionList):
         """Draw `queue`; keeps the highlighted row (or moves it to `highlight`)."""
         keep = self.highlighted if highlight is None else highlight
         self.clear_options()
-        self.add_options([_row(number, item.text, item.sent)
+        self.add_options([_row(number, item.text, item.sent, item.rejected)
                           for number, item in enumerate(queue.items, 1)])
         self.display = bool(queue.items)
         self.border_title = f"Queue ({len(queue.items)}) · e edit · Del remove · " \
@@ -66,13 +66,15 @@ class QueueView(OptionList):
             self.post_message(self.Move(self.highlighted, by))
 
 
-def _row(number: int, text: str, sent: bool) -> Text:
+def _row(number: int, text: str, sent: bool, rejected: str = "") -> Text:
     lines = text.strip().splitlines() or [""]
     first = lines[0][:SHOWN_CHARS]
     more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
     row = Text(f"{number}. ", style="dim")
     if sent:
         row.append("next ", style="bold")
+    elif rejected:  # the session refused it: it waits here, not there
+        row.append(f"rejected ({rejected}) ", style="bold red")
     row.append(first)
     row.append(more, style="dim")
     return row

@@ -75,6 +75,35 @@ def parse_task(value: Any, url: str) -> RemoteTask:
                       message if isinstance(message, str) else None, first_user_text(task))
 
 
+REJECTED = "task rejected: "  # how Murmur's status message opens (`capsule is busy`, …)
+
+
+def rejection(task: RemoteTask) -> str | None:
+    """Why the door rejected the task it just answered for (`capsule is busy`), or None when
+    it took it. A rejected task never runs: whoever sent it must say so."""
+    if task.state != "rejected":
+        return None
+    reason = (task.message or "").strip().removeprefix(REJECTED).strip()
+    return reason or "the door gave no reason"
+
+
+def taken_as(task: RemoteTask, busy: bool) -> str:
+    """What the door's answer says of a task it took, in a few words: `queued` when it waits
+    behind a running task (`submitted` while `busy`), `sent` when it is about to start (a
+    door answers a new task `submitted` at once, before the session starts it), `sent,
+    running` once the door says it works. A state the door did not name is said as such."""
+    state = task.state
+    if state == "submitted":
+        return "queued" if busy else "sent"
+    if state == "working":
+        return "sent, running"
+    if state == "input-required":
+        return "sent, it asks a question"
+    if state in TERMINAL:
+        return f"sent, already {state}"
+    return "sent (the door named no state)" if not state else f"sent ({state})"
+
+
 def first_user_text(task: Mapping[str, Any]) -> str | None:
     """The text of a task's first user message (`history`, either generation's role)."""
     history = task.get("history")
