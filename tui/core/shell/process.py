@@ -50,7 +50,9 @@ _MARK_VALUE = f"{os.getpid()}-{os.urandom(8).hex()}"
 # One per supervisor process, in a session of its own. It keeps the set of running groups the
 # supervisor announces ("+ <pgid>" / "- <pgid>") and, at end of file — the supervisor is gone,
 # however it went — kills every group still in it, then every process marked as this
-# supervisor's command ($1: the mark as it reads in an environment).
+# supervisor's command ($1: the mark as it reads in an environment), three times 0.2 s apart: a
+# process in the middle of an exec shows no environment for that instant, and one being forked
+# shows its parent's.
 _WATCHDOG_SCRIPT = """\
 live=" "
 while read -r op pg; do
@@ -61,9 +63,12 @@ while read -r op pg; do
   esac
 done
 for pg in $live; do kill -9 -"$pg" 2>/dev/null; done
-for f in $(grep -l -a -F -e "$1" /proc/[0-9]*/environ 2>/dev/null); do
-  p=${f#/proc/}; p=${p%/environ}
-  kill -9 -"$p" "$p" 2>/dev/null
+for round in 1 2 3; do
+  for f in $(grep -l -a -F -e "$1" /proc/[0-9]*/environ 2>/dev/null); do
+    p=${f#/proc/}; p=${p%/environ}
+    kill -9 -"$p" "$p" 2>/dev/null
+  done
+  sleep 0.2
 done
 """
 
