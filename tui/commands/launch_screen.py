@@ -7,12 +7,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.commands.exits import EXIT_NOT_OK, error
 from tui.commands.launch import options_of
 from tui.core.loop.build import SessionSpec, build_session
 from tui.core.manifest.model import Capsule
+
+if TYPE_CHECKING:
+    from tui.app.models.status import SessionState
 
 
 def run(capsule: Capsule, args: argparse.Namespace) -> int:
@@ -59,17 +62,26 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         app.cancel.set()
     last = app.session or session
     sys.stdout.write(quit_summary(last.session_id, app.result.exit_status if app.result
-                                  else "canceled", last.paths.accessible, last.record_path)
-                     + "\n")
+                                  else "canceled", last.paths.accessible, last.record_path,
+                                  spent(app.state)) + "\n")
     return code if isinstance(code, int) else EXIT_NOT_OK
 
 
 def quit_summary(session_id: str, exit_status: str, workdir: Path,
-                 record: Path | None) -> str:
-    """The one line `launch` prints once the screen has closed: what the session left."""
+                 record: Path | None, spent: str = "") -> str:
+    """The one line `launch` prints once the screen has closed: what the session left, and
+    what it spent (`spent`: its tokens, and their cost when its models have prices)."""
     from tui.core.text.printable import printable
     from tui.core.text.secrets import redact
 
     kept = f" · record {record}" if record is not None else " · no record"
-    return printable(redact(f"murmur-tui: session {session_id} ended {exit_status} · workdir "
-                            f"{workdir}{kept}"), keep_newlines=False)
+    used = f" · {spent}" if spent else ""
+    return printable(redact(f"murmur-tui: session {session_id} ended {exit_status}{used} · "
+                            f"workdir {workdir}{kept}"), keep_newlines=False)
+
+
+def spent(state: SessionState) -> str:
+    """`1234 in / 56 out tokens · $0.0123` (the cost only when every call had a price)."""
+    cost = state.ledger.session.cost
+    return (f"{state.tokens_in} in / {state.tokens_out} out tokens"
+            + (f" · {cost}" if cost else ""))

@@ -13,9 +13,10 @@ from tui.core.asking.question import Question, Unanswered
 from tui.core.asking.questions import QuestionBoard
 from tui.core.asking.responder import Responder
 from tui.core.asking.stdin_lines import MAX_LINE, Lines, lines_of
+from tui.core.cost import Ledger
 from tui.core.errors import NoAnswer
 from tui.core.events import vocabulary as ev
-from tui.core.events.wording import log_line, warning
+from tui.core.events.wording import Form, log_line, session_ended, task_ended, warning
 from tui.core.text.printable import printable
 from tui.core.text.text_rule import whole
 
@@ -42,6 +43,7 @@ class HumanPrinter:
         self._out = out
         self._err = err
         self._streaming: str | None = None  # "text" or "thinking" while a run of deltas lasts
+        self._ledger = Ledger()  # what the calls cost: on the task's and the session's line
 
     def _line(self, text: str) -> None:
         if self._streaming is not None:
@@ -60,6 +62,7 @@ class HumanPrinter:
         self._out.flush()
 
     def emit(self, event: ev.Event) -> None:
+        self._ledger.apply(event)
         if isinstance(event, ev.TextDelta):
             self._delta("text", event.text)
         elif isinstance(event, ev.ThinkingDelta):
@@ -67,6 +70,10 @@ class HumanPrinter:
         elif isinstance(event, ev.Warning):
             self._err.write(printable(warning(event)) + "\n")
             self._err.flush()
+        elif isinstance(event, ev.TaskEnded):
+            self._line(task_ended(event, Form.LOG, self._ledger.task(event.task_id).cost))
+        elif isinstance(event, ev.SessionEnded):
+            self._line(session_ended(event, self._ledger.session.cost))
         else:
             text = log_line(event)
             if text is not None:

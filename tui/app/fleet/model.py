@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from tui.core.cost import Ledger, Spend
 from tui.core.events import vocabulary as ev
 
 Group = Literal["needs", "working", "done"]
@@ -55,10 +56,12 @@ class FleetSession:
     queued: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
     since: float = field(default_factory=time.monotonic)  # entered its group then
+    ledger: Ledger = field(default_factory=lambda: Ledger(per_session=False))  # its cost
     _group: Group = "done"
 
     def apply(self, event: ev.Event, now: float | None = None) -> bool:
         """Fold one event in; True when the row's group changed (a question arrived, say)."""
+        self.ledger.apply(event)
         match event:
             case ev.SessionStarted():
                 self.capsule, self.version = event.capsule_name, event.capsule_version
@@ -185,3 +188,12 @@ def age(seconds: float) -> str:
     if seconds < 86400:
         return f"{int(seconds // 3600)} h"
     return f"{int(seconds // 86400)} d"
+
+
+def spent(sessions: list[FleetSession]) -> str:
+    """What the fleet's sessions cost in all (`$0.0123`, tui.core.cost); empty when one of
+    them called a model that has no price — then its tokens alone are shown."""
+    total = Spend()
+    for session in sessions:
+        total += session.ledger.session
+    return total.cost

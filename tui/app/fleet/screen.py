@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from tui.app.fleet.model import GROUPS, FleetSession, age, ordered, totals
+from tui.app.fleet.model import GROUPS, FleetSession, age, ordered, spent, totals
 from tui.app.widgets.row_list import Row, RowList
 from tui.core.text.printable import printable
 
@@ -101,11 +101,11 @@ class FleetScreen(Screen[None]):
         if (keep is None or keep.startswith("group:")) and self.numbered:
             self.rows.select_key(self.numbered[0].session_id)  # the one waiting longest
         self._show_detail()
-        t = totals(sessions)
+        t, cost = totals(sessions), spent(sessions)
         self.totals.update(
             f"{t.sessions} session{'s' if t.sessions != 1 else ''} · {t.needs} need you · "
             f"{t.working} working · tokens {t.tokens_in:,} in / {t.tokens_out:,} out · "
-            f"{t.tool_calls:,} tool calls")
+            f"{cost + ' · ' if cost else ''}{t.tool_calls:,} tool calls")
 
     def _row(self, number: int, session: FleetSession, now: float) -> Row:
         if session.question is not None:

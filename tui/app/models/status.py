@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, fields
 
+from tui.core.cost import Ledger
 from tui.core.events import vocabulary as ev
 
 CHARS_PER_TOKEN = 4.0  # what streamed text is estimated at until the turn's count arrives
@@ -38,6 +39,7 @@ class SessionState:
     running_tools: set[str] = field(default_factory=set)
     in_task: bool = False  # a task runs (between its task_start and task_end)
     tasks_ended: int = 0
+    ledger: Ledger = field(default_factory=Ledger)  # what the calls cost (tui.core.cost)
 
     def restart(self) -> None:
         """A follow-up session takes the screen: every number starts again."""
@@ -154,6 +156,7 @@ class SessionState:
             case ev.SessionEnded():
                 self.exit_status = event.exit_status
                 self.ended = time.monotonic()
+        self.ledger.apply(event)  # after a follow-up's restart: it reads the prices anew
 
     @property
     def output_tokens(self) -> str:
@@ -173,6 +176,8 @@ class SessionState:
         if self.max_turns:
             parts.append(f"turn {self.turn}/{self.max_turns}")
         parts.append(f"{_k(self.tokens_in)} in / {self.output_tokens} out")
+        if self.ledger.session.cost:  # a model with no price: its tokens alone
+            parts.append(self.ledger.session.cost)
         context = self.context_text
         if context is not None:
             parts.append(context)

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from tui.core.cost import Ledger
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import (
     Form,
@@ -70,6 +71,7 @@ class TranscriptModel:
         self.result: TaskResultView | None = None
         self._running: dict[str, str] = {}  # a running call's line key -> its start line
         self.window: deque[TurnModel] = deque()  # the turns the widget draws
+        self.ledger = Ledger()  # what each task's calls cost, for its end line
 
     # -- turns --------------------------------------------------------------------------------
     def turn(self, task_id: str, turn: int) -> TurnModel:
@@ -124,6 +126,7 @@ class TranscriptModel:
     # -- events -------------------------------------------------------------------------------
     def take(self, event: ev.Event) -> bool:
         """Take in one event; True when what the transcript shows changed."""
+        self.ledger.apply(event)
         match event:
             case ev.TaskStarted():
                 self.task_text = event.text.strip() or "(no task text)"
@@ -184,8 +187,9 @@ class TranscriptModel:
                 self._say(self._current(event.task_id), f"cancel{event.seq}", event)
             case ev.TaskEnded():
                 ok = event.exit_status == "ok"
-                self.result = TaskResultView(task_ended(event, Form.SCREEN),
-                                             "" if ok else event.result)
+                self.result = TaskResultView(
+                    task_ended(event, Form.SCREEN, self.ledger.task(event.task_id).cost),
+                    "" if ok else event.result)
                 for model in self.window:
                     model.done = True
             case _:

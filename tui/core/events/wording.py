@@ -234,16 +234,27 @@ def reopened(event: ev.TaskReopened, form: Form) -> str:
     return f"↻ task reopened by {event.hook_name} ({event.reopen_number}): {event.reason}"
 
 
-def task_ended(event: ev.TaskEnded, form: Form) -> str:
-    """The task's summary line. The screen shows a failure's reason beneath it on its own."""
+def task_ended(event: ev.TaskEnded, form: Form, cost: str = "") -> str:
+    """The task's summary line, with what it cost when its model has a price (`$0.0123`,
+    tui.core.cost). The screen shows a failure's reason beneath it on its own."""
+    spent = f" · {cost}" if cost else ""
     if form is Form.SCREEN:
         return (f"{mark(event.exit_status == 'ok')} task {event.exit_status} · "
-                f"{count(event.turns, 'turn')} · {count(event.tool_calls, 'tool call')}")
+                f"{count(event.turns, 'turn')} · {count(event.tool_calls, 'tool call')}"
+                f"{spent}")
     summary = (f"task {event.exit_status} · {count(event.turns, 'turn')} · "
-               f"{event.input_tokens} in / {event.output_tokens} out tokens · "
+               f"{event.input_tokens} in / {event.output_tokens} out tokens{spent} · "
                f"{count(event.tool_calls, 'tool call')}")
     # a finished answer was already streamed; a failure's reason was not
     return summary if event.exit_status == "ok" else f"{summary}\n{event.result}"
+
+
+def session_ended(event: ev.SessionEnded, cost: str = "") -> str:
+    """The session's last line: how it ended, how long it ran, its tokens and — when every
+    call's model has a price — what they cost."""
+    spent = f" · {cost}" if cost else ""
+    return (f"session {event.exit_status} · {duration(event.duration_ms)} · "
+            f"{event.total_input_tokens} in / {event.total_output_tokens} out tokens{spent}")
 
 
 def hook_fault(event: ev.HookFault) -> str:
@@ -353,5 +364,5 @@ def log_line(event: ev.Event) -> str | None:
         case ev.TaskEnded():
             return task_ended(event, Form.LOG)
         case ev.SessionEnded():
-            return f"session {event.exit_status} · {duration(event.duration_ms)}"
+            return session_ended(event)
     return None

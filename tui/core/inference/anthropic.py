@@ -176,5 +176,15 @@ class MessageEventAssembler:
         stop = STOPS.get(self.stop or "end_turn", "end_turn")
         out: dict[str, Any] = {"stop_reason": stop, "content": content}
         if self.usage:
-            out["usage"] = self.usage
+            out["usage"] = _with_cache_in_input(self.usage)
         return out
+
+
+def _with_cache_in_input(usage: dict[str, int]) -> dict[str, int]:
+    """Murmur's usage counts the input read from and written to the prompt cache in
+    `input_tokens` (spec §4.3: `cached_tokens` is a part of it, as OpenAI reports it);
+    Anthropic's `input_tokens` is only the rest, so the cache counts are added back."""
+    if "input_tokens" not in usage:
+        return dict(usage)
+    cached = usage.get("cached_tokens", 0) + usage.get("cache_write_tokens", 0)
+    return {**usage, "input_tokens": usage["input_tokens"] + cached}

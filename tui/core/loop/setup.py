@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tui.core.artifacts.resolve import declared_upstream_auth, resolve_skill, resolve_wasm
 from tui.core.cancel import CancelToken
 from tui.core.chat import compact_json
+from tui.core.cost import override as prices
 from tui.core.errors import ComponentLoadError, DriverError, IncompatibleComponent, LaunchError
 from tui.core.events import vocabulary as ev
 from tui.core.fs import murmur_md
@@ -327,13 +328,14 @@ def resumable(capsule: Capsule, resume: Resume) -> str:
 
 def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
                    tools: ToolTable | None = None) -> None:
-    """The manifest's warnings, a tool's declared capability the capsule does not grant and a
-    too-open `$MURMUR_HOME`: events and bootstrap log."""
+    """The manifest's warnings, a tool's declared capability the capsule does not grant, a
+    too-open `$MURMUR_HOME` and a wrong `prices.yaml`: events and bootstrap log."""
     for warning in capsule.warnings:
         report.warn(warning.code or "W-MANIFEST", str(warning))
         report.log(f"warning: {warning}")
     told = [("W-TOOL-CAPABILITY", text) for text in (tools.warnings if tools is not None else ())]
     told += [("W-SEC-028", home_warning)] if home_warning else []
+    told += [("W-PRICES", text) for text in prices.current().warnings]  # tui.core.cost
     for code, text in told:
         report.warn(code, text)
         report.log(f"warning: {text} [{code}]")
