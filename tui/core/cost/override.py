@@ -92,9 +92,6 @@ def _merge(file: Path, data: Any, node: yaml.Node | None) -> PriceTable:
              "expected `models:` holding a price for each model name; the built-in prices "
              "apply")
         return PriceTable(BUILTIN, tuple(warnings))
-    for key in data:
-        if key != "models":
-            warn(node_line(_member(data, node, key)[1]), f"{key!s}: unknown key, left out")
     prices: dict[str, Price | None] = {}
     for name, entry in models.items():
         entry_node = _member(models, models_node, name)[1]
@@ -109,6 +106,9 @@ def _merge(file: Path, data: Any, node: yaml.Node | None) -> PriceTable:
                        warn(at, f"models.{n}: {text}; this model is left out"))
         if price is not None:
             prices[name.strip().lower()] = price
+    for key in data:
+        if key != "models":
+            warn(node_line(_member(data, node, key)[1]), f"{key!s}: unknown key, left out")
     merged = {**BUILTIN, **prices}
     return PriceTable({name: price for name, price in merged.items() if price is not None},
                       tuple(warnings))
