@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -35,7 +36,10 @@ def read_until(fd: int, wanted: bytes, within: float, seen: bytearray) -> bool:
 
 def test_quitting_the_screen_prints_the_sessions_outcome(
         make_capsule: CapsuleFactory, murmur_home: Path) -> None:
-    root = make_capsule([text_response("all done")])
+    # gpt-4.1 ($2 in, $8 out a million) and the provider's usage: 1000·2 + 500·8 µ$
+    root = make_capsule([{**text_response("all done"),
+                          "usage": {"input_tokens": 1000, "output_tokens": 500}}],
+                        model="gpt-4.1")
     controller, terminal = pty.openpty()
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="120", LINES="40")
     app = subprocess.Popen([sys.executable, "-m", "tui", "launch", str(root), "--task", "hi"],
@@ -53,7 +57,8 @@ def test_quitting_the_screen_prints_the_sessions_outcome(
         app.kill()
         os.close(controller)
     line = bytes(seen).split(b"murmur-tui: session ", 1)[1].split(b"\n", 1)[0].decode()
-    assert " ended ok · workdir " in line and " · record " in line
+    assert re.search(r" ended ok · \d+ in / \d+ out tokens · \$0\.0060 · workdir ", line), line
+    assert " · record " in line
     assert str(murmur_home / "conversations" / "test-capsule") in line
 
 
