@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -167,3 +168,14 @@ def test_anthropics_cache_counts_are_added_to_input_as_murmurs_usage_counts_them
                                       "usage": {"output_tokens": 218}})
     assert assembler.response()["usage"] == {"input_tokens": 12043, "output_tokens": 218,
                                              "cached_tokens": 11780, "cache_write_tokens": 200}
+
+
+def test_the_documented_table_is_the_built_in_table() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text()
+    rows = re.findall(r"^\| `([^`]+)` \| \$([\d.]+) \| \$([\d.]+) \| \$([\d.]+) \| "
+                      r"(?:\$([\d.]+)|—) \|", doc, re.M)
+    documented = {name: (Decimal(fresh), Decimal(out), Decimal(cached),
+                         Decimal(write) if write else Decimal(fresh))
+                  for name, fresh, out, cached, write in rows}
+    assert documented == {name: (p.input, p.output, p.cached_input, p.cache_write)
+                          for name, p in BUILTIN.items()}
