@@ -32,7 +32,7 @@ from textual import work
 from tui.app.browser.host import AppBase
 from tui.app.fleet.launching import Launched, resumable, tail
 from tui.app.fleet.links import Link, LinkState
-from tui.app.fleet.model import FleetSession
+from tui.app.fleet.model import FleetSession, RemoteQuestion
 from tui.app.fleet.screen import FleetScreen
 from tui.app.gc_policy import GcPolicy
 from tui.core.a2a.task import rejection, taken_as
@@ -207,14 +207,34 @@ class FleetApp(AppBase[int]):
                     question.key(session.session_id) in self.told_questions:
                 continue
             self.told_questions.add(question.key(session.session_id))
-            self.bell()
-            again = " (asked before the restart)" if question.before_restart else ""
-            self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks{again}: "
-                        f"{question.prompt[:300]}", title="Needs you", timeout=10)
+            self._tell(session, question)
         if self._dirty or now - self._last_draw >= REDRAW_SECONDS:
             self._dirty = False
             self._last_draw = now
             self.fleet.redraw()
+
+    @work(thread=True, group="tell", exit_on_error=False)
+    def _tell(self, session: FleetSession, question: RemoteQuestion) -> None:
+        """A question is told once its door says the task still waits on it: a stream read
+        from its start (a screen opened later) brings questions answered long ago, and its
+        answer may come in the next batch. A door that cannot say: told all the same."""
+        link = self.links.get(session.session_id)
+        if link is not None and question.task_id is not None:
+            try:
+                task = link.task(question.task_id)
+            except MurmurTuiError:
+                task = None
+            if task is not None and task.state != "input-required":
+                return
+        self.call_from_thread(self._ring, session, question)
+
+    def _ring(self, session: FleetSession, question: RemoteQuestion) -> None:
+        if session.question is not question or session.group != "needs":
+            return  # answered, or asked again, meanwhile: the newer question is told
+        self.bell()
+        again = " (asked before the restart)" if question.before_restart else ""
+        self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks{again}: "
+                    f"{question.prompt[:300]}", title="Needs you", timeout=10)
 
     def _linked(self, session: FleetSession, state: LinkState, now: float) -> None:
         """The watcher's word on its door. A stream that dropped has the session's process
