@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.app.conftest import keep_notes
 from tests.conftest import read_jsonl
-from tests.fleet.test_fleet_screen import kill_launched, type_in
+from tests.fleet.test_fleet_screen import confirmed, kill_launched, type_in
 from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tests.waits import wait_until
@@ -86,7 +86,7 @@ async def test_r_on_a_killed_served_session_resumes_it_and_its_question_is_answe
             await type_in(pilot, "main")
             await wait_until(pilot, lambda: later.last_task_status == "ok", within=60)
             assert later.question is None and later.task_id == task["id"]
-            await pilot.press("S")
+            await confirmed(pilot, "S")
             await wait_until(pilot, lambda: later.status.startswith(("ended", "gone")))
         process = app.launched[0].process if app.launched else None
         if process is not None:

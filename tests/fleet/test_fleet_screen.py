@@ -18,6 +18,7 @@ from tests.waits import wait_until
 from tests.wasm.conftest import FIXTURES
 from tui.app.fleet.app import FleetApp
 from tui.app.fleet.model import FleetSession
+from tui.app.screens.confirm import ConfirmScreen
 
 ASK = [call_response("ask", {"q": "which branch?"}), text_response("thanks")]
 
@@ -45,6 +46,13 @@ def kill_launched(app: FleetApp) -> None:
 
 async def type_in(pilot: Pilot[None], text: str) -> None:
     await pilot.press(*text)
+    await pilot.press("enter")
+
+
+async def confirmed(pilot: Pilot[None], key: str) -> None:
+    """`x` or `S`, and Enter on the question it asks first."""
+    await pilot.press(key)
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
     await pilot.press("enter")
 
 
@@ -87,13 +95,13 @@ async def test_three_sessions_answered_tasked_canceled_and_stopped_from_the_flee
         assert row(app, plain).task == "say hello"
         # cancel the second's waiting task
         app.fleet.rows.select_key(second.session_id)
-        await pilot.press("x")
+        await confirmed(pilot, "x")
         canceled = await until_state(second, two["id"], "TASK_STATE_CANCELED")
         assert canceled["status"]["state"] == "TASK_STATE_CANCELED"  # type: ignore[index]
         await wait_until(pilot, lambda: row(app, second).group == "done")
         # stop the plain session: its process ends and its record goes
         app.fleet.rows.select_key(plain.session_id)
-        await pilot.press("S")
+        await confirmed(pilot, "S")
         assert await asyncio.to_thread(plain.process.wait, 30) == 0
         assert not (murmur_home / "running" / f"{plain.session_id}.json").exists()
         await wait_until(pilot, lambda: row(app, plain).group == "done" and
@@ -142,7 +150,7 @@ async def test_a_session_launched_from_the_fleet_asks_and_is_answered_inline(
             await pilot.press("a")
             await type_in(pilot, "main")
             await wait_until(pilot, lambda: session.last_task_status == "ok")
-            await pilot.press("S")
+            await confirmed(pilot, "S")
             process = app.launched[0].process if app.launched else None
             await wait_until(pilot, lambda: session.group == "done" and
                            session.status.startswith(("ended", "gone")))

@@ -226,10 +226,12 @@ def fleet(args: argparse.Namespace) -> int:
     kept: dict[str, Any] = {}
     launched: list[Any] = []
     notice: str | None = None
+    told: set[Any] = set()  # the questions already told of: coming back never tells them again
     while True:
-        app = FleetApp(home, theme=args.theme, kept=kept, launched=launched, notice=notice)
+        app = FleetApp(home, theme=args.theme, kept=kept, launched=launched, notice=notice,
+                       told=told)
         app.run()
-        kept, launched, notice = app.ended(), app.launched, None
+        kept, launched, notice, told = app.ended(), app.launched, None, app.told_questions
         target = app.open_request
         if target is None:
             return 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,8 +30,9 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from tui.app.browser.host import AppBase
+from tui.app.fleet.launching import Launched, resumable, tail
 from tui.app.fleet.links import Link, LinkState
-from tui.app.fleet.model import FleetSession
+from tui.app.fleet.model import FleetSession, RemoteQuestion
 from tui.app.fleet.screen import FleetScreen
 from tui.app.gc_policy import GcPolicy
 from tui.core.a2a.task import rejection, taken_as
@@ -42,7 +44,6 @@ from tui.core.text.printable import printable
 if TYPE_CHECKING:
     from tui.core.running.liveness import Verdict
     from tui.core.running.records import RunningRecord
-    from tui.core.session_index import Entry
 
 DRAIN_SECONDS = 0.05  # events reach the list at most this late (a question: at once)
 REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing else changes
@@ -59,23 +60,16 @@ class AttachTarget:
     url: str
 
 
-@dataclass
-class Launched:
-    process: subprocess.Popen[bytes]
-    capsule: str
-    log: Path
-    started: float
-    resumes: str = ""  # the session that died, which this process resumes
-
-
 class FleetApp(AppBase[int]):
     TITLE = "murmur-tui fleet"
 
     def __init__(self, home: Path, theme: str | None = None, *,
                  kept: dict[str, FleetSession] | None = None,
-                 launched: list[Launched] | None = None, notice: str | None = None) -> None:
+                 launched: list[Launched] | None = None, notice: str | None = None,
+                 told: set[tuple[str, str, str, int]] | None = None) -> None:
         """`kept`: the sessions an earlier fleet screen saw end (they stay under Done);
-        `launched`: the child processes it started; `notice`: why it was left last time."""
+        `launched`: the child processes it started; `notice`: why it was left last time;
+        `told`: the questions it told of (`RemoteQuestion.key`), never told again."""
         super().__init__(home, theme)
         self.sessions: dict[str, FleetSession] = dict(kept or {})
         self.links: dict[str, Link] = {}
@@ -88,6 +82,7 @@ class FleetApp(AppBase[int]):
         self._last_draw = 0.0
         self.gc_policy = GcPolicy(self.call_after_refresh)  # no full collection mid-frame
         self._told: set[str] = set()
+        self.told_questions: set[tuple[str, str, str, int]] = set(told or ())
 
     def on_mount(self) -> None:
         # Fifty watcher threads wake for every frame; the screen's loop waits for the GIL
@@ -150,12 +145,9 @@ class FleetApp(AppBase[int]):
                 why = verdict.reason or verdict.state
                 if known is None:  # a stale record shows as gone, with why (ps --prune)
                     known = self._row(record, door_address(record.url))
-                # a live stream outlives a slow card; a dead process does not
-                lost = known is not None and (known.connection != "live" or
-                                              verdict.state == "gone")
-                if known is not None and lost and known.connection != "gone":
-                    known.connection, known.why_gone = "gone", why
-                    known.regroup()
+                # a live stream outlives a slow card; a dead process does not (for good)
+                if known.connection != "live" or verdict.state == "gone":
+                    known.connect("gone", why, dead=verdict.state == "gone")
                     self._dirty = True
                 continue
             if known is not None and record.session_id in self.links:
@@ -202,28 +194,66 @@ class FleetApp(AppBase[int]):
                 continue
             self.gc_policy.activity()
             if isinstance(item, LinkState):
-                if item.state == "gone" and session.connection != "gone":
-                    session.why_gone = item.why
-                session.connection = item.state
-                session.regroup(now)
-                self._dirty = True
+                self._linked(session, item, now)
                 continue
             for event in item:
-                had_question = session.question is not None
                 if session.apply(event, now) or not isinstance(event, ev.TextDelta):
                     self._dirty = True
-                if session.question is not None and not had_question:
+                if isinstance(event, ev.InputRequested) and session not in asked:
                     asked.append(session)
-        for session in asked:
-            assert session.question is not None
-            self.bell()
-            again = " (asked before the restart)" if session.question.before_restart else ""
-            self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks{again}: "
-                        f"{session.question.prompt[:300]}", title="Needs you", timeout=10)
+        for session in asked:  # once per question, and only while it is still open
+            question = session.question
+            if question is None or session.group != "needs" or \
+                    question.key(session.session_id) in self.told_questions:
+                continue
+            self.told_questions.add(question.key(session.session_id))
+            self._tell(session, question)
         if self._dirty or now - self._last_draw >= REDRAW_SECONDS:
             self._dirty = False
             self._last_draw = now
             self.fleet.redraw()
+
+    @work(thread=True, group="tell", exit_on_error=False)
+    def _tell(self, session: FleetSession, question: RemoteQuestion) -> None:
+        """A question is told once its door says the task still waits on it: a stream read
+        from its start (a screen opened later) brings questions answered long ago, and its
+        answer may come in the next batch. A door that cannot say: told all the same."""
+        link = self.links.get(session.session_id)
+        if link is not None and question.task_id is not None:
+            try:
+                task = link.task(question.task_id)
+            except MurmurTuiError:
+                task = None
+            if task is not None and task.state != "input-required":
+                return
+        self.call_from_thread(self._ring, session, question)
+
+    def _ring(self, session: FleetSession, question: RemoteQuestion) -> None:
+        if session.question is not question or session.group != "needs":
+            return  # answered, or asked again, meanwhile: the newer question is told
+        self.bell()
+        again = " (asked before the restart)" if question.before_restart else ""
+        self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks{again}: "
+                    f"{question.prompt[:300]}", title="Needs you", timeout=10)
+
+    def _linked(self, session: FleetSession, state: LinkState, now: float) -> None:
+        """The watcher's word on its door. A stream that dropped has the session's process
+        checked at once (pid and start time, local and cheap): a process that is gone leaves
+        Needs you and Working now, for good, and its watcher stops retrying."""
+        from tui.core.running.liveness import process_state
+
+        dead = None
+        link = self.links.get(session.session_id)
+        if state.state == "reconnecting" and link is not None and link.record is not None:
+            verdict = process_state(link.record)
+            dead = verdict.reason if verdict is not None and verdict.state == "gone" else None
+        if dead is not None:
+            session.connect("gone", dead, dead=True, now=now)
+            assert link is not None
+            threading.Thread(target=link.close, name="close link", daemon=True).start()
+        else:
+            session.connect(state.state, state.why, now=now)
+        self._dirty = True
 
     # -- keys -----------------------------------------------------------------------------------
     def on_fleet_screen_act(self, act: FleetScreen.Act) -> None:
@@ -265,9 +295,12 @@ class FleetApp(AppBase[int]):
                 self.call_from_thread(self.notify, f"{session.session_id}: task {task.id} "
                                       f"{how}.", timeout=4)
                 return
-            elif action == "cancel":
+            elif action == "cancel":  # the task the person confirmed, and no later one
                 if session.task_id is None or not session.in_task:
                     raise MurmurTuiError("no task is running")
+                if text and text != session.task_id:
+                    raise MurmurTuiError(f"task {text} is not running any more: nothing "
+                                         "was canceled")
                 link.cancel(session.task_id)
                 said = "Cancel sent"
             elif action == "stop":
@@ -293,7 +326,7 @@ class FleetApp(AppBase[int]):
     def _resume(self, session: FleetSession) -> None:
         """`r`: a session whose process died without writing its end goes on in a new served
         session; any other row says why nothing is resumed."""
-        entry = self._resumable(session)
+        entry = resumable(self.home, session, self.sessions.values(), self.launched)
         if isinstance(entry, str):
             self.notify(entry, severity="warning", timeout=10)
             return
@@ -307,42 +340,6 @@ class FleetApp(AppBase[int]):
             return
         self._spawn(loaded.manifest_path, ["--resume", entry.session_id],
                     resumes=entry.session_id)
-
-    def _resumable(self, session: FleetSession) -> Entry | str:
-        """The index entry of the dead session `session` shows, or why it is not one."""
-        from tui.core.errors import LaunchError
-        from tui.core.running.liveness import process_state
-        from tui.core.running.records import read_records
-        from tui.core.session_index import find, index_path
-
-        sid = session.session_id
-        follower = next((s for s in self.sessions.values() if s.resumes == sid), None) or \
-            next((item for item in self.launched if item.resumes == sid), None)
-        if follower is not None:
-            which = follower.session_id if isinstance(follower, FleetSession) \
-                else f"pid {follower.process.pid}"
-            return f"{sid} is already resumed here ({which}): nothing more is resumed."
-        if session.connection != "gone":
-            if session.exit_status is not None:
-                return f"{sid} ended {session.exit_status}: it did not die, so nothing is " \
-                       "resumed (`murmur-tui launch CAPSULE --resume` continues its " \
-                       "conversation in a new session)."
-            return f"{sid} is running: only a session whose process died is resumed."
-        record = next((found.record for found in read_records(self.home)
-                       if found.record is not None and found.record.session_id == sid), None)
-        if record is not None and process_state(record) is None:
-            return f"{sid} cannot be reached, but its process (pid {record.pid}) still " \
-                   "runs: only a session whose process died is resumed."
-        try:
-            entry = find(self.home, sid)
-        except LaunchError:
-            return f"{sid} is not in {index_path(self.home)}: only a murmur-tui session " \
-                   "can be resumed here (a mur session is Murmur's to resume)."
-        if entry.ended_ms is not None:
-            return f"{sid} ended {entry.exit_status or ''}".rstrip() + \
-                ": it wrote its end, so it did not die and nothing is resumed " \
-                "(`murmur-tui launch CAPSULE --resume` continues its conversation)."
-        return entry
 
     def _spawn(self, capsule: Path, extra: list[str], resumes: str = "") -> None:
         """`murmur-tui launch CAPSULE --headless --serve EXTRA…` as a child that outlives this
@@ -371,8 +368,7 @@ class FleetApp(AppBase[int]):
                 continue
             self.launched.remove(item)
             if code != 0:
-                tail = _tail(item.log)
-                self.notify(f"{item.capsule} ended with exit status {code}: {tail}",
+                self.notify(f"{item.capsule} ended with exit status {code}: {tail(item.log)}",
                             severity="error", timeout=15)
 
     # -- leaving ----------------------------------------------------------------------------------
@@ -389,12 +385,3 @@ class FleetApp(AppBase[int]):
         return {key: session for key, session in self.sessions.items()
                 if session.exit_status is not None or session.connection in ("gone", "closed")}
 
-
-def _tail(log: Path) -> str:
-    try:
-        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        return "(no log)"
-    from tui.core.text.printable import printable
-
-    return printable(lines[-1]) if lines else "(no output)"

@@ -180,6 +180,10 @@ class Link:
             waiting = next(iter(self.adapter.waiting))
         return self._door().send_task(text, waiting=waiting)
 
+    def task(self, task_id: str) -> RemoteTask:
+        """The task as its door says it is now (`GetTask`)."""
+        return self._door().get_task(task_id)
+
     def cancel(self, task_id: str) -> None:
         self._door().cancel(task_id)
 

@@ -26,6 +26,12 @@ class RemoteQuestion:
     prompt: str
     asked_at: float
     before_restart: bool = False  # asked again after a restart (the door's status says so)
+    number: int = 1  # the how-manieth question of its task: a question asked again is new
+
+    def key(self, session_id: str) -> tuple[str, str, str, int]:
+        """Which question this is, whatever the number of frames that report it: a replay
+        of the session's stream (a fleet screen opened again) reports the same key."""
+        return session_id, self.task_id or "", self.prompt, self.number
 
 
 @dataclass
@@ -47,6 +53,7 @@ class FleetSession:
     last_task_status: str | None = None
     connection: str = "connecting"  # connecting | live | reconnecting | closed | gone
     why_gone: str = ""
+    dead: bool = False  # its process is gone: it stays gone, whatever its watcher says next
     tokens_in: int = 0
     tokens_out: int = 0
     tool_calls: int = 0
@@ -58,6 +65,7 @@ class FleetSession:
     since: float = field(default_factory=time.monotonic)  # entered its group then
     ledger: Ledger = field(default_factory=lambda: Ledger(per_session=False))  # its cost
     _group: Group = "done"
+    _questions: dict[str, int] = field(default_factory=dict)  # task id → questions asked
 
     def apply(self, event: ev.Event, now: float | None = None) -> bool:
         """Fold one event in; True when the row's group changed (a question arrived, say)."""
@@ -70,9 +78,12 @@ class FleetSession:
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
                 self._unqueue(event.task_id)
             case ev.InputRequested():
+                number = self._questions[event.task_id or ""] = \
+                    self._questions.get(event.task_id or "", 0) + 1
                 self.question = RemoteQuestion(event.task_id, event.request_id, event.prompt,
-                                         now if now is not None else time.monotonic(),
-                                         before_restart=event.before_restart)
+                                               now if now is not None else time.monotonic(),
+                                               before_restart=event.before_restart,
+                                               number=number)
             case ev.InputAnswered():
                 if self.question is not None and self.question.request_id == event.request_id:
                     self.question = None
@@ -115,6 +126,18 @@ class FleetSession:
         if self.rejected:
             said.append(f"{len(self.rejected)} rejected: {self.rejected[-1][1]}")
         return " · ".join(said)
+
+    def connect(self, state: str, why: str = "", *, dead: bool = False,
+                now: float | None = None) -> bool:
+        """The door's connection as the watcher or the records' check found it (`dead`: the
+        process is gone); True when the row's group changed. A session whose process is gone
+        stays gone: a watcher still retrying its door never brings it back."""
+        if self.dead:
+            return False
+        if state == "gone" and (self.connection != "gone" or dead):
+            self.why_gone = why
+        self.connection, self.dead = state, dead
+        return self.regroup(now)
 
     def regroup(self, now: float | None = None) -> bool:
         group = self.group

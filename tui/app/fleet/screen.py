@@ -1,5 +1,6 @@
-"""The fleet screen: one list of every session, grouped Needs you / Working / Done, a line of
-totals, and an input line for an inline answer, a task or a capsule to launch."""
+"""The fleet screen: one list of every session, grouped Needs you / Working / Done, under a
+heading naming its columns, a line of totals, and an input line for an inline answer, a task or
+a capsule to launch. `x` and `S` ask first (tui/app/screens/confirm.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from tui.app.fleet.model import GROUPS, FleetSession, age, ordered, spent, totals
+from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.row_list import Row, RowList
 from tui.core.text.printable import printable
 
@@ -37,11 +39,11 @@ class FleetScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "open", "Open"),
         Binding("a", "ask('answer')", "Answer"),
-        Binding("t", "ask('task')", "Send task"),
+        Binding("t", "ask('task')", "Task", tooltip="Send the session a task"),
         Binding("n", "ask('launch')", "Launch"),
         Binding("r", "resume", "Resume"),
-        Binding("x", "cancel", "Cancel task"),
-        Binding("S", "stop", "Stop session"),
+        Binding("x", "cancel", "Cancel…", tooltip="Cancel the running task (asks first)"),
+        Binding("S", "stop", "Stop…", tooltip="Stop the session (asks first)"),
         Binding("escape", "close_input", "Close", show=False),
         Binding("q", "quit", "Quit"),
         *[Binding(str(n), f"jump({n})", f"Session {n}", show=False) for n in range(1, 10)],
@@ -62,26 +64,34 @@ class FleetScreen(Screen[None]):
         self.sessions = sessions
         self.rows = RowList(self.COLUMNS, MAX_ROWS, id="fleet")
         self.totals = Static("", id="fleet-totals", markup=False)
+        self.heading = Static(self.rows.header(), id="fleet-heading", markup=False)
         self.detail = Static("", id="fleet-detail", markup=False)
         self.hint = Static("", id="fleet-hint", markup=False)
         self.input = Input(id="fleet-input")
         self.asking: Asking | None = None
         self.asked: FleetSession | None = None
         self.numbered: list[FleetSession] = []
+        self.chosen = False  # the person moved the highlight: it stays where they put it
 
     def compose(self) -> ComposeResult:
         yield self.totals
+        yield self.heading
         yield self.rows
         yield self.detail
         yield self.hint
         yield self.input
-        yield Footer()
+        yield Footer(compact=True)  # every key, S and q too, on an 80-column line
 
     def on_mount(self) -> None:
         self.input.display = False
         self.hint.display = False
         self.rows.focus()
+        self.watch(self.rows, "scroll_x", self._scrolled)
         self.redraw()
+
+    def _scrolled(self, scroll_x: float) -> None:
+        """The heading moves with the rows, so each name stays over its column."""
+        self.heading.update(self.rows.header()[int(scroll_x):])
 
     # -- drawing ------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -97,9 +107,11 @@ class FleetScreen(Screen[None]):
                 self.numbered.append(session)
                 rows.append(self._row(len(self.numbered), session, now))
         keep = self.rows.highlighted
+        if self.numbered and (not self.chosen or keep is None or keep.startswith("group:")):
+            # until the person moves it, the highlight is on the first row: the top of Needs
+            # you (the one waiting longest), else the first session
+            keep = self.numbered[0].session_id
         self.rows.replace(rows, keep=keep)
-        if (keep is None or keep.startswith("group:")) and self.numbered:
-            self.rows.select_key(self.numbered[0].session_id)  # the one waiting longest
         self._show_detail()
         t, cost = totals(sessions), spent(sessions)
         self.totals.update(
@@ -111,7 +123,7 @@ class FleetScreen(Screen[None]):
         if session.question is not None:
             again = "(asked before the restart) " if session.question.before_restart else ""
             what = f"? {again}{first_line(session.question.prompt)}"
-            style = "yellow"
+            style = "red" if session.connection == "gone" else "yellow"
         else:
             what = first_line(session.task)
             style = "cyan" if session.group == "working" else (
@@ -128,6 +140,7 @@ class FleetScreen(Screen[None]):
             f"{session.tokens_in + session.tokens_out:,}", what], style)
 
     def on_row_list_highlighted(self, _: RowList.Highlighted) -> None:
+        self.chosen = True  # a key, a click or a number: redraw never posts this
         self._show_detail()
 
     def _show_detail(self) -> None:
@@ -171,14 +184,41 @@ class FleetScreen(Screen[None]):
             self.post_message(self.Act("open", session))
 
     def action_cancel(self) -> None:
+        """`x`: cancel the highlighted session's running task, once the person says yes."""
         session = self.selected()
-        if session is not None:
-            self.post_message(self.Act("cancel", session))
+        if session is None:
+            return
+        task_id = session.task_id
+        if task_id is None or not session.in_task or session.group == "done":
+            self.notify(f"{session.session_id}: no task is running.", timeout=6)
+            return
+        task = f": {first_line(session.task, 120)}" if session.task.strip() else ""
+        self._confirm(f"Cancel the running task of {session.session_id} "
+                      f"({printable(session.capsule) or 'a session'})?\n\ntask {task_id}{task}"
+                      "\n\nThe session goes on.", self.Act("cancel", session, task_id))
 
     def action_stop(self) -> None:
+        """`S`: stop the highlighted session, once the person says yes."""
         session = self.selected()
-        if session is not None:
-            self.post_message(self.Act("stop", session))
+        if session is None:
+            return
+        if session.connection == "gone" or session.exit_status is not None:
+            self.notify(f"{session.session_id} has ended or cannot be reached: there is "
+                        "nothing to stop.", timeout=6)
+            return
+        running = f"Its task {session.task_id} is canceled, the session" \
+            if session.in_task and session.task_id else "The session"
+        self._confirm(f"Stop {session.session_id} ({printable(session.capsule) or 'a session'}"
+                      f")?\n\n{running} ends and its door closes.", self.Act("stop", session))
+
+    def _confirm(self, question: str, act: FleetScreen.Act) -> None:
+        """Ask `question` (Enter or y: yes; Esc or n: no); `act` only on yes."""
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.post_message(act)
+
+        self.app.push_screen(ConfirmScreen(f"{question}\n\nEnter or y: yes · Esc or n: no",
+                                           enter="yes"), answered)
 
     def action_resume(self) -> None:
         if self.input.display:
@@ -192,8 +232,8 @@ class FleetScreen(Screen[None]):
     def action_ask(self, what: Asking) -> None:
         session = self.selected()
         if what == "answer":
-            if session is None or session.question is None:
-                waiting = [s for s in self.numbered if s.question is not None]
+            if session is None or session.question is None or session.group != "needs":
+                waiting = [s for s in self.numbered if s.group == "needs"]
                 if not waiting:
                     self.notify("No session is waiting for an answer.", timeout=4)
                     return

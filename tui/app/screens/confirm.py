@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -13,9 +15,11 @@ class ConfirmScreen(ModalScreen[bool]):
     CSS_PATH = "confirm.tcss"
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, enter: Literal["yes", "no"] = "no") -> None:
+        """`enter`: the answer Enter gives (its button has the focus first)."""
         super().__init__()
         self.question = question
+        self.enter = enter
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -23,6 +27,9 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal():
                 yield Button("No", id="no")
                 yield Button("Yes", id="yes", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one(f"#{self.enter}", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
