@@ -22,6 +22,8 @@ from tui.core.events.wording import (
     LineKind,
     Said,
     latest_line,
+    moved,
+    moved_ended,
     said,
     task_ended,
     tool_started,
@@ -62,6 +64,15 @@ class TaskResultView(NamedTuple):
     body: str  # a failure's reason; empty when the task ended ok
 
 
+@dataclass
+class _Moved:
+    """A shell call whose command moved to the background: its line, until the work ends."""
+
+    model: TurnModel
+    key: str
+    detached: ev.ShellDetached
+
+
 class TranscriptModel:
     def __init__(self) -> None:
         self.turns: deque[TurnModel] = deque(maxlen=MODEL_TURNS)
@@ -69,6 +80,7 @@ class TranscriptModel:
         self.task_text = ""
         self.result: TaskResultView | None = None
         self._running: dict[str, str] = {}  # a running call's line key -> its start line
+        self._moved: dict[str, _Moved] = {}  # running background work's id -> its call's line
         self.window: deque[TurnModel] = deque()  # the turns the widget draws
 
     # -- turns --------------------------------------------------------------------------------
@@ -157,7 +169,19 @@ class TranscriptModel:
             case ev.ToolCallFinished() | ev.ToolCallRestored():
                 key = _call_key(event.call_id, event.tool_name, event.turn)
                 self._running.pop(key, None)
-                self._say(self.turn(event.task_id, event.turn), key, event)
+                model = self.turn(event.task_id, event.turn)
+                if any(m.model is model and m.key == key for m in self._moved.values()):
+                    return False  # its line says where the command went, not "finished"
+                self._say(model, key, event)
+            case ev.ShellDetached():  # the call's line: moved, then its tail, then its end
+                key = _call_key(event.call_id, "", event.turn)
+                self._running.pop(key, None)
+                model = self.turn(event.task_id, event.turn)
+                self._moved[event.work_id] = _Moved(model, key, event)
+                model.say(key, moved(event))
+            case ev.ShellCompleted() | ev.ShellAbandoned() if event.work_id in self._moved:
+                line = self._moved.pop(event.work_id)
+                line.model.say(line.key, moved_ended(line.detached, event))
             case ev.ShellOutput() | ev.ToolProgress():  # the running call's line: its newest
                 key = _call_key(event.call_id, "", event.turn)
                 latest = latest_line(event, 60)
@@ -190,6 +214,15 @@ class TranscriptModel:
                     model.done = True
             case _:
                 return False
+        return True
+
+    def tail(self, work_id: str, latest: str) -> bool:
+        """Running background work's newest output line, shown on its call's line (read from
+        its log by the Background pane); True when the line changed."""
+        line = self._moved.get(work_id)
+        if line is None or not latest.strip():
+            return False
+        line.model.say(line.key, moved(line.detached, latest))
         return True
 
     def _current(self, task_id: str) -> TurnModel:

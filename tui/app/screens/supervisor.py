@@ -220,6 +220,9 @@ class SupervisorScreen(Screen[None]):
                     self.notify(event.text, timeout=5)
         self.after_batch()
 
+    def on_background_pane_newest(self, message: BackgroundPane.Newest) -> None:
+        self.transcript.tail(message.work_id, message.line)
+
     def _label_background(self) -> None:
         running = self.work_pane.running
         self.query_one(TabbedContent).get_tab("tab-background").label = \
