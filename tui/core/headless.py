@@ -42,6 +42,7 @@ class HumanPrinter:
         self._out = out
         self._err = err
         self._streaming: str | None = None  # "text" or "thinking" while a run of deltas lasts
+        self._denied: set[str | None] = set()  # denied calls: their finish line says nothing
 
     def _line(self, text: str) -> None:
         if self._streaming is not None:
@@ -67,7 +68,11 @@ class HumanPrinter:
         elif isinstance(event, ev.Warning):
             self._err.write(printable(warning(event)) + "\n")
             self._err.flush()
+        elif isinstance(event, ev.ToolCallFinished) and event.call_id in self._denied:
+            self._denied.discard(event.call_id)  # "⊘ denied" said it: it never ran, no "0 ms"
         else:
+            if isinstance(event, ev.CallDenied):
+                self._denied.add(event.call_id)
             text = log_line(event)
             if text is not None:
                 self._line(text)

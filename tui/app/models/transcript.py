@@ -21,6 +21,7 @@ from tui.core.events.wording import (
     Form,
     LineKind,
     Said,
+    denied,
     latest_line,
     moved,
     moved_ended,
@@ -81,6 +82,7 @@ class TranscriptModel:
         self.result: TaskResultView | None = None
         self._running: dict[str, str] = {}  # a running call's line key -> its start line
         self._moved: dict[str, _Moved] = {}  # running background work's id -> its call's line
+        self._denied: set[str] = set()  # denied calls' line keys, until their finish comes
         self.window: deque[TurnModel] = deque()  # the turns the widget draws
 
     # -- turns --------------------------------------------------------------------------------
@@ -170,8 +172,10 @@ class TranscriptModel:
                 key = _call_key(event.call_id, event.tool_name, event.turn)
                 self._running.pop(key, None)
                 model = self.turn(event.task_id, event.turn)
-                if any(m.model is model and m.key == key for m in self._moved.values()):
-                    return False  # its line says where the command went, not "finished"
+                if any(m.model is model and m.key == key for m in self._moved.values()) \
+                        or key in self._denied:
+                    self._denied.discard(key)
+                    return False  # its line says where the command went, or that it never ran
                 self._say(model, key, event)
             case ev.ShellDetached():  # the call's line: moved, then its tail, then its end
                 key = _call_key(event.call_id, "", event.turn)
@@ -189,8 +193,14 @@ class TranscriptModel:
                     return False
                 self.turn(event.task_id, event.turn).say(
                     key, Said(LineKind.RUNNING, f"{self._running[key]}  ⋯ {latest}"))
-            case ev.CallDenied():  # its own line, beside the call the denial ended
-                self._say(self.turn(event.task_id, event.turn), f"deny{event.seq}", event)
+            case ev.CallDenied():  # the call's own line says so (no finish: it never ran)
+                key = _call_key(event.call_id, event.tool_name, event.turn)
+                model = self.turn(event.task_id, event.turn)
+                if key in self._running:
+                    self._denied.add(key)
+                    model.say(key, denied(event, self._running.pop(key)))
+                else:
+                    self._say(model, f"deny{event.seq}", event)
             case ev.ShellExecuted() if event.call_id:
                 self._say(self.turn(event.task_id, event.turn),
                           _call_key(event.call_id, "", event.turn), event)

@@ -188,6 +188,13 @@ def call_denied(event: ev.CallDenied, form: Form) -> str:
     return f"⊘ denied {what} {event.target}: {reason}"
 
 
+def denied(event: ev.CallDenied, call: str) -> Said:
+    """A call's transcript line once it was denied (`call`: its start line, `→ tool input`):
+    the reason, and no duration — it never ran."""
+    return Said(LineKind.FAILURE, f"⊘ {call.removeprefix('→ ')} · denied: "
+                                  f"{short(event.reason, 200)}")
+
+
 def delegated(event: ev.Delegated, form: Form) -> str:
     peer = short(event.peer_url, 80)
     return f"⇢ sent a task to {peer}: {event.peer_task_id} ({event.state})"
