@@ -60,6 +60,11 @@ async def test_the_line_says_moved_follows_the_log_and_says_stopped(
         await wait_until(pilot, lambda: f"{moved}  ⋯ second line" in transcript.plain_lines,
                          what=lambda: transcript.plain_lines)
         assert not any(line.startswith("✓ bash") for line in transcript.plain_lines)
+        row = app.supervisor.tools.rows.rows[0].cells
+        assert (row[0], row[1]) == ("bash", "moved")  # the call returned its handle: not "ok"
+        app.supervisor.tools.rows.focus()
+        await wait_until(pilot, lambda: f"status: moved to the background as {work_id} after "
+                         in str(app.supervisor.tools.detail.render()))
 
         await pilot.press("4")
         pane.rows.focus()

@@ -196,6 +196,7 @@ class SupervisorScreen(Screen[None]):
                     self._draw_header()
                 case ev.ShellDetached():
                     self.work_pane.detached(event)
+                    self.tools.moved(event)
                     self._label_background()
                 case ev.ShellCompleted():
                     self.work_pane.completed(event)

@@ -130,11 +130,17 @@ class ToolCallsPane(Vertical):
 
     def denied(self, event: ev.CallDenied) -> None:
         """The call was denied before it ran: its row and detail say so (its finish follows)."""
+        self._mark(event.call_id, "denied", event.reason)
+
+    def moved(self, event: ev.ShellDetached) -> None:
+        """The call's command went on in the background: its row says `moved`, not ok."""
+        self._mark(event.call_id, "moved", event.work_id)
+
+    def _mark(self, call_id: str | None, what: str, value: str) -> None:
         for key in self._live_since:
             entry = self.calls.get(key)
-            if entry is not None and entry["started"].call_id == event.call_id and \
-                    entry["started"].tool_name == event.tool_name:
-                entry["denied"] = event.reason
+            if entry is not None and entry["started"].call_id == call_id:
+                entry[what] = value
                 return
 
     def _tick(self) -> None:
@@ -176,7 +182,8 @@ class ToolCallsPane(Vertical):
             self.rows.update(key, [event.tool_name, "denied", "", _bytes(event.input_bytes), "",
                                    "", ""], "red")
         else:
-            self.rows.update(key, [event.tool_name, event.status,
+            status = "moved" if "moved" in entry else event.status
+            self.rows.update(key, [event.tool_name, status,
                                    short_duration(event.duration_ms), _bytes(event.input_bytes),
                                    _bytes(event.output_bytes), event.state_effect or "",
                                    event.resource_id or ""], "" if event.status == "ok" else "red")
@@ -272,6 +279,9 @@ class ToolCallsPane(Vertical):
             status += f" · {duration(finished.duration_ms)}"
             if "denied" in entry:
                 status = f"denied (not run): {entry['denied']}"
+            elif "moved" in entry:
+                status = (f"moved to the background as {entry['moved']} after "
+                          f"{duration(finished.duration_ms)} (the Background pane follows it)")
             parts += ["", f"status: {status}", "", "output:", output]
             meta = [f"{k}: {v}" for k, v in (("state_effect", finished.state_effect),
                                              ("resource_id", finished.resource_id),
