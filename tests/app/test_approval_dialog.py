@@ -78,8 +78,8 @@ async def test_a_denial_with_a_reason_reaches_the_model_and_the_trace(
     session = start(app, root, murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
         _, call, _ = await decide(pilot, app, "d", *"not now", "enter")
-        assert "binary  /" in call and "bash" in call
-        assert f"argv    bash -c 'touch {marker}'" in call
+        assert "binary  /" in call and "bash (bash -c)" in call
+        assert f"script  touch {marker}" in call
         await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
     assert not marker.exists()

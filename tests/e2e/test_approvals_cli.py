@@ -34,6 +34,7 @@ def test_headless_denies_and_says_so_once(make_capsule: CapsuleFactory,
     assert not marker.exists()  # nothing ran
     assert err.count("nobody can approve in a headless run") == 1
     assert "⊘ denied $" in out
+    assert "← bash" not in out  # a denied call never ran: no "← bash error · 0 ms"
     session = _session_dir(capsule)
     trace = read_jsonl(session / "trace.jsonl")
     denied = [line for line in trace if line["event_type"] == "call_denied"]

@@ -204,6 +204,7 @@ class SupervisorApp(AppBase[int]):
     # -- what the parts ask of the screen -------------------------------------------------------
     def _desk_changed(self) -> None:
         self.state.questions = len(self.desk.questions)
+        self.state.waiting_for_approval(self.desk.waiting_calls())
         self.refresh_bindings()
         self.supervisor.refresh_status()
 

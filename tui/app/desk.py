@@ -147,6 +147,12 @@ class DialogDesk:
         self.attention.notify("approval", f"{pending.request.tool_name} waits for approval")
         self.app.title = f"? approve {pending.request.tool_name} — {TITLE}"
         self.open_approval()
+        self.changed()
+
+    def waiting_calls(self) -> tuple[tuple[str, str], ...]:
+        """The calls waiting for approval, oldest first: (call id or tool, tool)."""
+        return tuple((p.request.call_id or p.request.tool_name, p.request.tool_name)
+                     for p in self.approvals_waiting)
 
     def approval_withdrawn(self, pending: PendingApproval) -> None:
         if pending in self.approvals_waiting:

@@ -44,6 +44,7 @@ class HumanPrinter:
         self._err = err
         self._streaming: str | None = None  # "text" or "thinking" while a run of deltas lasts
         self._ledger = Ledger()  # what the calls cost: on the task's and the session's line
+        self._denied: set[str | None] = set()  # denied calls: their finish line says nothing
 
     def _line(self, text: str) -> None:
         if self._streaming is not None:
@@ -74,7 +75,11 @@ class HumanPrinter:
             self._line(task_ended(event, Form.LOG, self._ledger.task(event.task_id).cost))
         elif isinstance(event, ev.SessionEnded):
             self._line(session_ended(event, self._ledger.session.cost))
+        elif isinstance(event, ev.ToolCallFinished) and event.call_id in self._denied:
+            self._denied.discard(event.call_id)  # "⊘ denied" said it: it never ran, no "0 ms"
         else:
+            if isinstance(event, ev.CallDenied):
+                self._denied.add(event.call_id)
             text = log_line(event)
             if text is not None:
                 self._line(text)

@@ -37,6 +37,8 @@ class SessionState:
     retry_why: str = ""
     failed: bool = False  # a task attempt failed and the session has not ended yet
     running_tools: set[str] = field(default_factory=set)
+    approvals: tuple[tuple[str, str], ...] = ()  # calls waiting for approval: (call, tool)
+    approval_since: float | None = None  # monotonic time the oldest waiting one arrived
     in_task: bool = False  # a task runs (between its task_start and task_end)
     tasks_ended: int = 0
     ledger: Ledger = field(default_factory=Ledger)  # what the calls cost (tui.core.cost)
@@ -54,12 +56,15 @@ class SessionState:
 
     @property
     def kind(self) -> str:
-        """The state in one word (the status bar's style): busy, asking, retrying, faulted,
-        waiting (for the next task), finished or idle."""
+        """The state in one word (the status bar's style): busy, asking, approval (a call
+        waits for the person's approval), retrying, faulted, waiting (for the next task),
+        finished or idle."""
         if self.exit_status is not None:
             return "finished"
         if self.questions:
             return "asking"
+        if self.approvals:
+            return "approval"
         if self.retry_until is not None and self.retry_until > time.monotonic():
             return "retrying"
         if self.failed:
@@ -77,7 +82,20 @@ class SessionState:
             return f"retrying in {wait:.0f} s ({self.retry_why})"
         if kind == "waiting":
             return "waiting for the next task (type it below)"
+        if kind == "approval":
+            tools = ", ".join(dict.fromkeys(tool for _, tool in self.approvals))
+            waited = time.monotonic() - (self.approval_since or time.monotonic())
+            return f"waiting for your approval: {tools} · {_clock(waited)}"
         return kind
+
+    def waiting_for_approval(self, calls: tuple[tuple[str, str], ...]) -> None:
+        """The calls waiting for the person's approval now (none: nothing waits): nothing runs
+        meanwhile, and the status says so with how long it has waited."""
+        if calls and not self.approvals:
+            self.approval_since = time.monotonic()
+        elif not calls:
+            self.approval_since = None
+        self.approvals = calls
 
     @property
     def elapsed(self) -> float:

@@ -22,7 +22,10 @@ from tui.core.events.wording import (
     Form,
     LineKind,
     Said,
+    denied,
     latest_line,
+    moved,
+    moved_ended,
     said,
     task_ended,
     tool_started,
@@ -63,6 +66,15 @@ class TaskResultView(NamedTuple):
     body: str  # a failure's reason; empty when the task ended ok
 
 
+@dataclass
+class _Moved:
+    """A shell call whose command moved to the background: its line, until the work ends."""
+
+    model: TurnModel
+    key: str
+    detached: ev.ShellDetached
+
+
 class TranscriptModel:
     def __init__(self) -> None:
         self.turns: deque[TurnModel] = deque(maxlen=MODEL_TURNS)
@@ -70,6 +82,8 @@ class TranscriptModel:
         self.task_text = ""
         self.result: TaskResultView | None = None
         self._running: dict[str, str] = {}  # a running call's line key -> its start line
+        self._moved: dict[str, _Moved] = {}  # running background work's id -> its call's line
+        self._denied: set[str] = set()  # denied calls' line keys, until their finish comes
         self.window: deque[TurnModel] = deque()  # the turns the widget draws
         self.ledger = Ledger()  # what each task's calls cost, for its end line
 
@@ -160,7 +174,21 @@ class TranscriptModel:
             case ev.ToolCallFinished() | ev.ToolCallRestored():
                 key = _call_key(event.call_id, event.tool_name, event.turn)
                 self._running.pop(key, None)
-                self._say(self.turn(event.task_id, event.turn), key, event)
+                model = self.turn(event.task_id, event.turn)
+                if any(m.model is model and m.key == key for m in self._moved.values()) \
+                        or key in self._denied:
+                    self._denied.discard(key)
+                    return False  # its line says where the command went, or that it never ran
+                self._say(model, key, event)
+            case ev.ShellDetached():  # the call's line: moved, then its tail, then its end
+                key = _call_key(event.call_id, "", event.turn)
+                self._running.pop(key, None)
+                model = self.turn(event.task_id, event.turn)
+                self._moved[event.work_id] = _Moved(model, key, event)
+                model.say(key, moved(event))
+            case ev.ShellCompleted() | ev.ShellAbandoned() if event.work_id in self._moved:
+                line = self._moved.pop(event.work_id)
+                line.model.say(line.key, moved_ended(line.detached, event))
             case ev.ShellOutput() | ev.ToolProgress():  # the running call's line: its newest
                 key = _call_key(event.call_id, "", event.turn)
                 latest = latest_line(event, 60)
@@ -168,8 +196,14 @@ class TranscriptModel:
                     return False
                 self.turn(event.task_id, event.turn).say(
                     key, Said(LineKind.RUNNING, f"{self._running[key]}  ⋯ {latest}"))
-            case ev.CallDenied():  # its own line, beside the call the denial ended
-                self._say(self.turn(event.task_id, event.turn), f"deny{event.seq}", event)
+            case ev.CallDenied():  # the call's own line says so (no finish: it never ran)
+                key = _call_key(event.call_id, event.tool_name, event.turn)
+                model = self.turn(event.task_id, event.turn)
+                if key in self._running:
+                    self._denied.add(key)
+                    model.say(key, denied(event, self._running.pop(key)))
+                else:
+                    self._say(model, f"deny{event.seq}", event)
             case ev.ShellExecuted() if event.call_id:
                 self._say(self.turn(event.task_id, event.turn),
                           _call_key(event.call_id, "", event.turn), event)
@@ -194,6 +228,15 @@ class TranscriptModel:
                     model.done = True
             case _:
                 return False
+        return True
+
+    def tail(self, work_id: str, latest: str) -> bool:
+        """Running background work's newest output line, shown on its call's line (read from
+        its log by the Background pane); True when the line changed."""
+        line = self._moved.get(work_id)
+        if line is None or not latest.strip():
+            return False
+        line.model.say(line.key, moved(line.detached, latest))
         return True
 
     def _current(self, task_id: str) -> TurnModel:

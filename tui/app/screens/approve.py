@@ -1,8 +1,9 @@
 """The approval dialog: a shell command (its resolved binary and argv) or a tool call (the
 tool and its input) waits until the person decides.
 
-`o` once · `p` this command prefix for the session · `a` always for this capsule · `d` deny,
-then a reason and Enter (Esc leaves the reason). Keys pressed in the first half second after
+`o` once · `p` this command prefix for the session · `a` always for this capsule (the
+command's program, or the tool; docs/security.md) · `d` deny, then a reason and Enter (Esc
+leaves the reason). Keys pressed in the first half second after
 it opens are ignored, so type-ahead meant for the main screen cannot decide by accident. The
 dialog cannot be hidden: Esc Esc cancels the running turn (as on the main screen), which
 denies the call.
@@ -23,7 +24,7 @@ from textual.widgets import Input, Static
 
 from tui.app.approver import PendingApproval
 from tui.app.screens.fit import fit_question
-from tui.core.tools.approvals import ApprovalDecision, Choice
+from tui.core.tools.approvals import ApprovalDecision, ApprovalRequest, Choice
 
 ARMING_SECONDS = 0.5
 COMPACT_BELOW = 30  # rows: a shorter terminal gets the dialog's tighter spacing
@@ -55,9 +56,9 @@ class ApproveScreen(ModalScreen[ApprovalDecision | None]):
                 yield Static(f"Run this command? ({request.tool_name})", id="what",
                              markup=False)
                 with VerticalScroll(id="call-scroll"):
-                    yield Static(f"binary  {request.target}\n"
-                                 f"argv    {shlex.join(request.argv)}", id="call", markup=False)
-                scope = f"this prefix for the session: {request.prefix_text}"
+                    yield Static(_shell_call(request), id="call", markup=False)
+                these = "this prefix" if len(request.prefix) == 1 else "these prefixes"
+                scope = f"{these} for the session: {request.prefix_text}"
             else:
                 yield Static(f"Call this tool? {request.tool_name}", id="what", markup=False)
                 with VerticalScroll(id="call-scroll"):
@@ -65,8 +66,9 @@ class ApproveScreen(ModalScreen[ApprovalDecision | None]):
                                                          ensure_ascii=False, indent=2),
                                  id="call", markup=False)
                 scope = f"{request.tool_name} for the session"
-            yield Static(f"o  once\np  {scope}\na  always for this capsule\n"
-                         "d  deny, with a reason", id="choices", markup=False)
+            yield Static(f"o  once\np  {scope}\na  always for this capsule: "
+                         f"{request.program_text}\nd  deny, with a reason", id="choices",
+                         markup=False)
             yield self.reason
             yield Static("o · p · a · d (then a reason and Enter) · Esc Esc cancels the turn "
                          "(denies)", id="hint", markup=False)
@@ -121,3 +123,13 @@ class ApproveScreen(ModalScreen[ApprovalDecision | None]):
 
     def decide(self, decision: ApprovalDecision) -> None:
         self.dismiss(decision)
+
+
+def _shell_call(request: ApprovalRequest) -> str:
+    """The command as it will run: an interpreter's script as written (not re-quoted for a
+    shell), any other binary's arguments as a shell would split them back."""
+    argv = request.argv
+    if len(argv) == 3 and argv[1] == "-c":
+        script = "\n        ".join(argv[2].splitlines())
+        return f"binary  {request.target} ({argv[0]} -c)\nscript  {script}"
+    return f"binary  {request.target}\nargv    {shlex.join(argv)}"

@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 
+from tui.app.models.header import header_line
 from tui.app.models.queue import QueuedTask, TaskQueue
 from tui.app.models.status import SessionState
 from tui.app.widgets.background_pane import BackgroundPane
@@ -74,6 +75,8 @@ class SupervisorScreen(Screen[None]):
         self.queue_view = QueueView(id="queue")
         self.prompt = PromptArea(id="prompt")
         self.header = Static("murmur-tui", id="session-header", markup=False)
+        self.started: ev.SessionStarted | None = None  # the session the header names
+        self.door_closed = False  # a served session ended: its door closed with it
         self.transcript = Transcript(id="transcript")
         self.tools = ToolCallsPane()
         self.shell = ShellPane()
@@ -110,6 +113,8 @@ class SupervisorScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._lay_out(self.app.size.width)
+        # `launch --serve` puts the door's address in the app's subtitle: the header shows it
+        self.watch(self.app, "sub_title", lambda _: self._draw_header(), init=True)
         self.set_interval(1.0, self._tick)
         self.refresh_status()
         self.show_queue()
@@ -122,6 +127,7 @@ class SupervisorScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self._lay_out(event.size.width)
+        self._draw_header(event.size.width)
         self.call_after_refresh(self.refresh_status)  # the bar's width is known after layout
 
     def _lay_out(self, width: int) -> None:
@@ -178,15 +184,19 @@ class SupervisorScreen(Screen[None]):
             await self.transcript.apply(event)
             match event:
                 case ev.SessionStarted():
-                    self.header.update(f"{event.capsule_name} {event.capsule_version}  ·  "
-                                       f"model {event.model}  ·  {event.session_id}")
+                    self.started = event
+                    self._draw_header()
                     if event.trace_path:  # a session here: its tools' contracts
                         contracts = Path(event.trace_path).parent / "tools" / "contracts.json"
                         self.tools.read_contracts(contracts)
                         self.tool_list.read_contracts(contracts)
                     self.work_pane.session(event)
+                case ev.SessionEnded() if self.app.sub_title:
+                    self.door_closed = True
+                    self._draw_header()
                 case ev.ShellDetached():
                     self.work_pane.detached(event)
+                    self.tools.moved(event)
                     self._label_background()
                 case ev.ShellCompleted():
                     self.work_pane.completed(event)
@@ -207,6 +217,8 @@ class SupervisorScreen(Screen[None]):
                     self.tools.live(event.call_id, event.text)
                 case ev.ToolCallFinished():
                     self.tools.finished(event)
+                case ev.CallDenied():
+                    self.tools.denied(event)
                 case ev.ShellExecuted():
                     self.shell.executed(event)
                     self.tools.shell_exited(event)
@@ -219,6 +231,15 @@ class SupervisorScreen(Screen[None]):
                 case ev.Progress():
                     self.notify(event.text, timeout=5)
         self.after_batch()
+
+    def on_background_pane_newest(self, message: BackgroundPane.Newest) -> None:
+        self.transcript.tail(message.work_id, message.line)
+
+    def _draw_header(self, width: int | None = None) -> None:
+        """The session, and the door's address while it is served, fitted to the width."""
+        width = (width or self.size.width or self.app.size.width) - 2  # the padding
+        served = "" if self.door_closed else self.app.sub_title
+        self.header.update(header_line(self.started, served, width if width > 0 else None))
 
     def _label_background(self) -> None:
         running = self.work_pane.running
@@ -247,6 +268,7 @@ class SupervisorScreen(Screen[None]):
 
     def refresh_status(self) -> None:
         state = self.state
+        self.tools.waiting({call for call, _ in state.approvals})
         line = state.line(self.status.size.width - 2 if self.status.size.width else None)
         if line != self._status_line:  # unchanged: no new layout of the bar
             self._status_line = line

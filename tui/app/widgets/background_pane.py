@@ -1,7 +1,9 @@
 """The Background pane: the session's background work (shell commands demoted after
 `lifecycle.shell_grace_secs`, docs/tools.md) — running, done, abandoned, lost — and under the
 list the last lines of the selected work's log, followed while it runs. `x` stops the selected
-running work (recorded `shell_abandoned` with `reason: stopped`).
+running work (recorded `shell_abandoned` with `reason: stopped`). While work runs, the newest
+line of its log goes out as `BackgroundPane.Newest` (the transcript shows it on the call's
+line).
 
 A widget a screen places: its own layout stays in `DEFAULT_CSS`, which that screen can
 override; screens keep theirs in `.tcss` files beside them."""
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Static
 
 from tui.app.widgets.row_list import RowList
@@ -24,6 +27,7 @@ MAX_WORK_ROWS = 500
 TAIL_BYTES = 16 * 1024  # how much of the end of a log the tail reads
 TAIL_LINES = 40
 TAIL_SECONDS = 0.5  # how often the selected log is read again while its work runs
+NEWEST_BYTES = 4096  # how much of the end of a running work's log its newest line is read from
 _STYLES = {"running": "cyan", "done": "green", "abandoned": "yellow", "lost": "red"}
 
 
@@ -47,6 +51,14 @@ class BackgroundPane(Vertical):
     BackgroundPane #work-tail { padding: 0 1; }
     """
     BINDINGS = [Binding("x", "stop_work", "Stop work")]
+
+    class Newest(Message):
+        """Running work's log has a new last line."""
+
+        def __init__(self, work_id: str, line: str) -> None:
+            super().__init__()
+            self.work_id = work_id
+            self.line = line
     COLUMNS = (("work", 14), ("state", 10), ("exit", 7), ("command", 60))
 
     def __init__(self) -> None:
@@ -57,6 +69,7 @@ class BackgroundPane(Vertical):
         self.work: dict[str, _Row] = {}
         self.workdir: Path | None = None
         self._shown: tuple[str, int] | None = None  # (work id, log size) last drawn
+        self._sizes: dict[str, int] = {}  # running work's id -> its log's size last read
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(self.rows.header(), classes="list-header", markup=False)
@@ -65,7 +78,30 @@ class BackgroundPane(Vertical):
             yield self.tail
 
     def on_mount(self) -> None:
-        self.set_interval(TAIL_SECONDS, self.refresh_tail)
+        self.set_interval(TAIL_SECONDS, self._follow)
+
+    def _follow(self) -> None:
+        self.refresh_tail()
+        self.read_newest()
+
+    def read_newest(self) -> None:
+        """Each running work whose log grew: its newest non-blank line, as a `Newest`."""
+        for row in self.work.values():
+            path = self._log(row) if row.state == "running" else None
+            if path is None:
+                self._sizes.pop(row.work_id, None)
+                continue
+            size = _size(path)
+            if size <= 0 or self._sizes.get(row.work_id) == size:
+                continue
+            self._sizes[row.work_id] = size
+            try:
+                lines = [line for line in _read_end(path, NEWEST_BYTES).splitlines()
+                         if line.strip()]
+            except OSError:  # the pane's tail says why, when it is selected
+                continue
+            if lines:
+                self.post_message(self.Newest(row.work_id, printable(lines[-1])))
 
     @property
     def running(self) -> int:
@@ -181,22 +217,24 @@ def _size(path: Path) -> int:
         return -1
 
 
-def _tail(path: Path) -> str:
-    """The last TAIL_LINES lines of the log (its last TAIL_BYTES at most), never followed
-    through a symbolic link."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        return f"The log cannot be read: {exc.strerror or exc}"
+def _read_end(path: Path, most: int) -> str:
+    """The last `most` bytes of the log as text, its first line left out when cut, never
+    followed through a symbolic link. Raises OSError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         size = os.fstat(fd).st_size
-        os.lseek(fd, max(size - TAIL_BYTES, 0), os.SEEK_SET)
-        data = os.read(fd, TAIL_BYTES)
-    except OSError as exc:
-        return f"The log cannot be read: {exc.strerror or exc}"
+        os.lseek(fd, max(size - most, 0), os.SEEK_SET)
+        data = os.read(fd, most)
     finally:
         os.close(fd)
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    if size > TAIL_BYTES and lines:
-        lines = lines[1:]  # the first was cut
+    text = data.decode("utf-8", errors="replace")
+    return text.split("\n", 1)[-1] if size > most else text
+
+
+def _tail(path: Path) -> str:
+    """The last TAIL_LINES lines of the log (its last TAIL_BYTES at most)."""
+    try:
+        lines = _read_end(path, TAIL_BYTES).splitlines()
+    except OSError as exc:
+        return f"The log cannot be read: {exc.strerror or exc}"
     return "\n".join(lines[-TAIL_LINES:]) or "(nothing written yet)"

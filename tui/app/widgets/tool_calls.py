@@ -1,7 +1,9 @@
 """The tool calls pane: one row per call (a bounded number; the full history is in the trace
 and the record), and the highlighted call's input, output and metadata below. A running
 call's row turns a spinner and counts its time (4 times a second, by a timer that runs only
-while a call runs) and shows its newest output or progress line.
+while a call runs) and shows its newest output or progress line. A call waiting for the
+person's approval (`launch --approve`) says `approval` and counts the wait instead (its run's
+clock starts once it is approved); a denied one says `denied`, with no time: it never ran.
 
 A widget a screen places: its own layout stays in `DEFAULT_CSS`, which that screen can
 override; screens keep theirs in `.tcss` files beside them."""
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +70,7 @@ class ToolCallsPane(Vertical):
         self._detail_at = 0.0  # when the detail was last shown (monotonic)
         self._detail_timer: Timer | None = None  # a show put off to keep to DETAIL_SECONDS
         self._live_since: dict[str, float] = {}  # running call key -> when it started (monotonic)
+        self._approval: set[str] = set()  # running call keys waiting for approval
         self._ticks = 0
         self.ticker: Timer | None = None  # only while a call runs
 
@@ -106,6 +110,39 @@ class ToolCallsPane(Vertical):
                 self._draw_running(key, entry)
                 return
 
+    def waiting(self, calls: Collection[str]) -> None:
+        """The calls (id, or tool name) waiting for approval now: their rows say so and count
+        the wait; a row that stops waiting counts its run from then."""
+        now = time.monotonic()
+        for key in list(self._live_since):
+            entry = self.calls.get(key)
+            if entry is None:
+                continue
+            started: ev.ToolCallStarted = entry["started"]
+            waits = (started.call_id or started.tool_name) in calls
+            if waits != (key in self._approval):
+                if waits:
+                    self._approval.add(key)
+                else:
+                    self._approval.discard(key)
+                self._live_since[key] = now
+                self._draw_running(key, entry)
+
+    def denied(self, event: ev.CallDenied) -> None:
+        """The call was denied before it ran: its row and detail say so (its finish follows)."""
+        self._mark(event.call_id, "denied", event.reason)
+
+    def moved(self, event: ev.ShellDetached) -> None:
+        """The call's command went on in the background: its row says `moved`, not ok."""
+        self._mark(event.call_id, "moved", event.work_id)
+
+    def _mark(self, call_id: str | None, what: str, value: str) -> None:
+        for key in self._live_since:
+            entry = self.calls.get(key)
+            if entry is not None and entry["started"].call_id == call_id:
+                entry[what] = value
+                return
+
     def _tick(self) -> None:
         if not self._live_since and self.ticker is not None:
             # nothing ran for a tick: the timer goes (kept meanwhile, so a burst of short
@@ -124,12 +161,15 @@ class ToolCallsPane(Vertical):
     def _draw_running(self, key: str, entry: dict[str, Any]) -> None:
         started: ev.ToolCallStarted = entry["started"]
         elapsed = int((time.monotonic() - self._live_since[key]) * 1000)
-        self.rows.update(key, [started.tool_name, f"{SPINNER[self._ticks % len(SPINNER)]} run",
-                               short_duration(elapsed), "", "", "",
-                               short(entry.get("latest", ""), 24)], "cyan")
+        state = "approval" if key in self._approval else \
+            f"{SPINNER[self._ticks % len(SPINNER)]} run"
+        self.rows.update(key, [started.tool_name, state, short_duration(elapsed), "", "", "",
+                               short(entry.get("latest", ""), 24)],
+                         "yellow" if key in self._approval else "cyan")
 
     def _stop(self, key: str) -> None:
         self._live_since.pop(key, None)
+        self._approval.discard(key)
 
     def finished(self, event: ev.ToolCallFinished) -> None:
         key = _call_id(event)
@@ -138,10 +178,15 @@ class ToolCallsPane(Vertical):
             return
         entry["finished"] = event
         self._stop(key)
-        self.rows.update(key, [event.tool_name, event.status, short_duration(event.duration_ms),
-                               _bytes(event.input_bytes), _bytes(event.output_bytes),
-                               event.state_effect or "", event.resource_id or ""],
-                         "" if event.status == "ok" else "red")
+        if "denied" in entry:  # it never ran: no time, no output of its own
+            self.rows.update(key, [event.tool_name, "denied", "", _bytes(event.input_bytes), "",
+                                   "", ""], "red")
+        else:
+            status = "moved" if "moved" in entry else event.status
+            self.rows.update(key, [event.tool_name, status,
+                                   short_duration(event.duration_ms), _bytes(event.input_bytes),
+                                   _bytes(event.output_bytes), event.state_effect or "",
+                                   event.resource_id or ""], "" if event.status == "ok" else "red")
         self._dirty_detail = True
 
     def shell_exited(self, event: ev.ShellExecuted) -> None:
@@ -231,8 +276,13 @@ class ToolCallsPane(Vertical):
             code = entry.get("exit_code")  # a shell call: its exit code, as its row says
             status = finished.status if code is None else \
                 f"exit {code}" if finished.status == "ok" else f"{finished.status} · exit {code}"
-            parts += ["", f"status: {status} · {duration(finished.duration_ms)}", "",
-                      "output:", output]
+            status += f" · {duration(finished.duration_ms)}"
+            if "denied" in entry:
+                status = f"denied (not run): {entry['denied']}"
+            elif "moved" in entry:
+                status = (f"moved to the background as {entry['moved']} after "
+                          f"{duration(finished.duration_ms)} (the Background pane follows it)")
+            parts += ["", f"status: {status}", "", "output:", output]
             meta = [f"{k}: {v}" for k, v in (("state_effect", finished.state_effect),
                                              ("resource_id", finished.resource_id),
                                              ("full_output_path",

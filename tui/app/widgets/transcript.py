@@ -130,6 +130,12 @@ class Transcript(LinesView):
         if self.model.take(event):
             self._dirty = True
 
+    def tail(self, work_id: str, line: str) -> None:
+        """Running background work's newest output line, on its call's line."""
+        if self.model.tail(work_id, line):
+            self._dirty = True
+            self.flush()
+
     def flush(self) -> None:
         """After a batch of events: re-render once what changed, at most every
         REDRAW_SECONDS (a batch sooner than that is drawn with the next, or by a timer)."""

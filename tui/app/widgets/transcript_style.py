@@ -52,7 +52,7 @@ def palette(variables: Mapping[str, str], dark: bool) -> Palette:
 def entry_line(kind: LineKind, text: str, colours: Palette) -> Text:
     """One transcript entry (it may hold line breaks: an answer keeps them)."""
     match kind:
-        case LineKind.SUCCESS | LineKind.RUNNING if text and text[0] in "✓→✎":
+        case LineKind.SUCCESS | LineKind.RUNNING if text and text[0] in "✓→✎⇢":
             mark = colours.success if kind is LineKind.SUCCESS else colours.running
             return Text.assemble((text[0], mark), (text[1:], DIM))
         case LineKind.RUNNING | LineKind.SUCCESS | LineKind.NOTE:

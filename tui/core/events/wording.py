@@ -128,12 +128,34 @@ def background(event: ev.ShellDetached | ev.ShellCompleted | ev.ShellAbandoned |
                     f"exit {event.exit_code} · {duration(event.duration_ms)} · "
                     f"{event.output_path}")
         case ev.ShellAbandoned():
-            how = "stopped" if event.reason == "stopped" else "abandoned (the session ended)"
-            ended = f" · exit {event.exit_code}" if event.exit_code is not None else \
-                " · killed while running"
-            return f"⊘ background {event.work_id} $ {command} · {how}{ended}"
+            return f"⊘ background {event.work_id} $ {command} · {_abandoned(event)}"
     return (f"⊘ background {event.work_id} $ {command} · lost: session "
             f"{event.lost_session_id} was killed while it ran")
+
+
+def _abandoned(event: ev.ShellAbandoned) -> str:
+    how = "stopped" if event.reason == "stopped" else "abandoned (the session ended)"
+    return how + (f" · exit {event.exit_code}" if event.exit_code is not None
+                  else " · killed while running")
+
+
+def moved(event: ev.ShellDetached, latest: str = "") -> Said:
+    """A shell call's transcript line once its command moved to the background (the call
+    returned at once with the work id): while the work runs, the newest line of its log."""
+    text = (f"⇢ $ {short(event.command, 60)} · still running after "
+            f"{duration(event.grace_ms)}: moved to the background as {event.work_id}")
+    return Said(LineKind.RUNNING, f"{text}  ⋯ {short(latest, 60)}" if latest else text)
+
+
+def moved_ended(detached: ev.ShellDetached, end: ev.ShellCompleted | ev.ShellAbandoned
+                ) -> Said:
+    """That line once the background work ended: how, and (completed) in how long."""
+    head = f"$ {short(detached.command, 60)} · moved to the background as {detached.work_id}"
+    if isinstance(end, ev.ShellCompleted):
+        ok = end.status == "ok"
+        return Said(_outcome(ok), f"{mark(ok)} {head} · exit {end.exit_code} · "
+                                  f"{duration(end.duration_ms)}")
+    return Said(LineKind.FAILURE, f"⊘ {head} · {_abandoned(end)}")
 
 
 def shell_output(event: ev.ShellOutput) -> str:
@@ -164,6 +186,13 @@ def call_denied(event: ev.CallDenied, form: Form) -> str:
     what = "$" if event.kind == "shell" else "tool"
     reason = short(event.reason, 200) if form is Form.SCREEN else event.reason
     return f"⊘ denied {what} {event.target}: {reason}"
+
+
+def denied(event: ev.CallDenied, call: str) -> Said:
+    """A call's transcript line once it was denied (`call`: its start line, `→ tool input`):
+    the reason, and no duration — it never ran."""
+    return Said(LineKind.FAILURE, f"⊘ {call.removeprefix('→ ')} · denied: "
+                                  f"{short(event.reason, 200)}")
 
 
 def delegated(event: ev.Delegated, form: Form) -> str:

@@ -227,7 +227,8 @@ class Dispatcher:
         `call_denied`, no `tool_call` line) and handed to the model as an error result."""
         if self.approvals is None:
             return None
-        request = self.approvals.request(kind, call.name, call.input, self._cancel)
+        request = self.approvals.request(kind, call.name, call.input, self._cancel,
+                                         call.call_id)
         if request is None:
             return None
         decision = self.approvals.check(request)

@@ -4,15 +4,14 @@ Nothing declares a tool read-only before it runs (a WebAssembly tool reports `st
 only with its result), so the rule is by kind: under `shell` or `all` every shell command asks;
 under `tools` or `all` every WebAssembly tool call asks; skills never ask (they only return
 guidance). A call asks unless a rule allows it: one remembered for this session ("this prefix"),
-or one stored for this capsule in `$MURMUR_HOME/tui/approvals.yaml` ("always"). The answer
-comes from an `Approver` (the screen's dialog; headless, nobody: denied).
-How a shell call's prefix is chosen: tui/core/tools/shell_prefix.py.
+or one stored for this capsule in `$MURMUR_HOME/tui/approvals.yaml` ("always": the
+command's program, or the tool). The answer comes from an `Approver` (the screen's dialog;
+headless, nobody: denied). What a shell call's rules are: tui/core/tools/shell_prefix.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-import shlex
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +20,15 @@ from typing import Any, Literal, Protocol
 
 from tui.core.cancel import CancelToken
 from tui.core.errors import ApprovalConfigError, Where
-from tui.core.tools.shell_prefix import matches, resolve, shell_argv, shell_prefix
+from tui.core.tools.shell_prefix import (
+    Rule,
+    allowed,
+    resolve,
+    rules_text,
+    shell_argv,
+    shell_prefix,
+    shell_program,
+)
 
 Mode = Literal["off", "shell", "tools", "all"]
 MODES: tuple[Mode, ...] = ("off", "shell", "tools", "all")
@@ -40,13 +47,24 @@ class ApprovalRequest:
     target: str  # the resolved binary (shell) or the tool's name
     argv: tuple[str, ...]  # shell: what will run; () for a tool
     input: Mapping[str, Any]
-    prefix: tuple[str, ...]  # what "this prefix for the session" remembers
+    prefix: tuple[Rule, ...]  # shell: what "this prefix for the session" remembers
     capsule: str
     cancel: CancelToken | None = None
+    program: tuple[Rule, ...] = ()  # shell: what "always for this capsule" remembers
+    call_id: str | None = None  # the call that waits (the screen marks it waiting)
 
     @property
     def prefix_text(self) -> str:
-        return shlex.join(self.prefix)
+        return rules_text(self.prefix)
+
+    @property
+    def program_text(self) -> str:
+        """What "always" stores, as a person reads it: `git`, `bash -c git, ls`, the tool."""
+        return rules_text(self.program) if self.kind == "shell" else self.tool_name
+
+    def remembers(self, choice: Choice) -> tuple[Rule, ...]:
+        """The shell rules `choice` keeps ("always": the programs; else the prefixes)."""
+        return self.program if choice == "always" else self.prefix
 
 
 @dataclass(frozen=True)
@@ -124,19 +142,23 @@ def _read_yaml(path: Path) -> Any:
 class Rules:
     """Rules for one capsule: shell prefixes and tool names."""
 
-    shell: list[tuple[str, ...]] = field(default_factory=list)
+    shell: list[Rule] = field(default_factory=list)
     tools: set[str] = field(default_factory=set)
 
-    def allows(self, request: ApprovalRequest) -> bool:
+    def allows(self, request: ApprovalRequest, *more: Rules) -> bool:
+        """Whether these rules, with `more` (the session's and the stored together: a script
+        whose commands each one allows), allow the call."""
         if request.kind == "tool":
-            return request.tool_name in self.tools
-        return any(matches(prefix, request.argv) for prefix in self.shell)
+            return any(request.tool_name in rules.tools for rules in (self, *more))
+        return allowed([rule for rules in (self, *more) for rule in rules.shell], request.argv)
 
-    def add(self, request: ApprovalRequest) -> None:
+    def add(self, request: ApprovalRequest, choice: Choice = "always") -> None:
         if request.kind == "tool":
             self.tools.add(request.tool_name)
-        elif request.prefix not in self.shell:
-            self.shell.append(request.prefix)
+            return
+        for rule in request.remembers(choice):
+            if rule not in self.shell:
+                self.shell.append(rule)
 
 
 class ApprovalStore:
@@ -146,7 +168,7 @@ class ApprovalStore:
         capsules:
           - manifest: /path/to/murmur.yaml
             name: my-capsule
-            shell: [[git, status], [bash, -c, ls]]
+            shell: [[git], [bash, -c, npm, run], [bash, -c, ls]]
             tools: [fetch-page]
     """
 
@@ -189,6 +211,7 @@ class ApprovalStore:
         return found
 
     def add(self, request: ApprovalRequest) -> None:
+        """Store what "always" remembers of `request`."""
         import yaml
 
         from tui.core.fs.private_files import write_private
@@ -229,14 +252,15 @@ class Approvals:
         return False  # skills, and names no tool answers (refused anyway)
 
     def request(self, kind: str, tool_name: str, call_input: Mapping[str, Any],
-                cancel: CancelToken | None = None) -> ApprovalRequest | None:
+                cancel: CancelToken | None = None, call_id: str | None = None
+                ) -> ApprovalRequest | None:
         """The request for a call that asks; None when the call does not ask (its kind, or a
         shell input the tool refuses without running anything)."""
         if not self.asks(kind):
             return None
         if kind == "wasm":
-            return ApprovalRequest("tool", tool_name, tool_name, (), call_input, (tool_name,),
-                                   self.capsule, cancel)
+            return ApprovalRequest("tool", tool_name, tool_name, (), call_input, (),
+                                   self.capsule, cancel, call_id=call_id)
         command = call_input.get("command")
         if not isinstance(command, str) or not command.strip():
             return None
@@ -244,7 +268,8 @@ class Approvals:
         if argv is None:
             return None
         return ApprovalRequest("shell", tool_name, resolve(tool_name), argv, call_input,
-                               shell_prefix(argv), self.capsule, cancel)
+                               shell_prefix(argv), self.capsule, cancel,
+                               program=shell_program(argv), call_id=call_id)
 
     def check(self, request: ApprovalRequest) -> ApprovalDecision:
         """Allowed by a rule, or the approver's decision (remembered as it asks)."""
@@ -252,13 +277,13 @@ class Approvals:
             stored = self.store.rules(self.capsule)
         except ApprovalConfigError:  # checked at launch; an edit since then allows nothing
             stored = Rules()
-        if self.session.allows(request) or stored.allows(request):
+        if self.session.allows(request, stored):
             return ApprovalDecision("once")
         decision = self.approver.decide(request)
         if decision.choice == "prefix":
-            self.session.add(request)
+            self.session.add(request, "prefix")
         elif decision.choice == "always":
-            self.session.add(request)
+            self.session.add(request, "always")
             with contextlib.suppress(OSError, ApprovalConfigError):  # allowed, this session
                 self.store.add(request)
         return decision
