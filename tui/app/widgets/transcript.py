@@ -266,6 +266,8 @@ class Transcript(LinesView):
                 shown.add(item.number)
                 rendered = self._block_lines(item, ended)
                 key = (item.number, ended)
+                if not ended and lines and lines[-1].plain:  # a block after an end line
+                    rendered = [Text(""), *rendered]
             lines += rendered
             segments.append(_Segment(key, len(rendered)))
         self._clocks = tuple(clocks)
@@ -292,7 +294,8 @@ class Transcript(LinesView):
                 out += self._to_lines(Text(body))
         else:
             out = []
-        out.append(Text(""))
+        if not ended:
+            out.append(Text(""))
         if len(self._drawn_blocks) > 4 * WINDOW:  # only blocks near the window are kept
             self._drawn_blocks.clear()
         self._drawn_blocks[(block.number, ended)] = (state, out)
