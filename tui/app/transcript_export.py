@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tui.app.models.transcript import TranscriptModel
 
 NAME = "Export the transcript"
-HELP = "Write every task on screen to <session>-transcript.md (Markdown), here"
+HELP = "Every task on screen, as Markdown, to <session>-transcript.md in this directory"
 
 
 def export_path(model: TranscriptModel, folder: Path) -> Path | None:
