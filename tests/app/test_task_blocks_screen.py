@@ -100,5 +100,39 @@ async def test_three_tasks_in_one_session_are_three_blocks(
                             "## Task 2 · queued", "### Turn 1",
                             "## Task 3 · typed", "### Turn 1"]
         assert "> one\n" in text and "> two\n" in text and "Two done.\n" in text
+        # the palette's command writes the same
+        target.unlink()
+        await pilot.press("ctrl+p")
+        await pilot.press(*"export the transcript")
+        await wait_until(pilot, lambda: app.screen is not app.supervisor)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: target.exists())
+        assert target.read_text(encoding="utf-8") == text
         await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
+
+
+async def test_a_prompt_after_the_session_ended_is_a_block_in_the_follow_up_session(
+        murmur_home: Path, make_capsule: CapsuleFactory) -> None:
+    root = make_capsule([text_response("The answer is 42.")])
+    app = SupervisorApp(murmur_home)
+    first = start(app, root)
+    async with app.run_test(size=(200, 40)) as pilot:  # the session ids fit on one line
+        await wait_until(pilot, lambda: app.result is not None)
+        await pilot.press("i")
+        await type_prompt(pilot, "and again")
+        await wait_until(pilot, lambda: app.session is not first and app.result is not None
+                         and app.supervisor.transcript.drawn
+                         and drawn(app)[-1].startswith("✓ task ok"))
+        second = app.session
+        assert second is not None
+        assert drawn(app) == [
+            f"Session {first.session_id} · 1 follow-up session · 2 tasks", "",
+            "▌ Task 1 · given at launch", "first task", "",
+            "turn 1", "The answer is 42.", "",
+            "✓ task ok · 1 turn · 0 tool calls", "",
+            "▌ Task 2 · typed",
+            f"in session {second.session_id}, which goes on from {first.session_id}",
+            "and again", "",
+            "turn 1", "The answer is 42.", "",
+            "✓ task ok · 1 turn · 0 tool calls"]
