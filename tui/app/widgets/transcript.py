@@ -94,6 +94,7 @@ class Transcript(LinesView):
         # each block's drawn header and end, and what they were drawn for
         self._drawn_blocks: dict[tuple[int, bool], tuple[tuple[object, ...], list[Text]]] = {}
         self._clocks: tuple[str, ...] = ()  # the running calls' times at the last redraw
+        self._top: tuple[tuple[object, ...], list[Text]] | None = None  # the session's line
         self._dirty = False
         self._redrawn_at = 0.0  # monotonic time of the last redraw a batch made
         self._late: Timer | None = None  # the redraw put off to keep to REDRAW_SECONDS
@@ -240,8 +241,7 @@ class Transcript(LinesView):
         segments: list[_Segment] = []
         colours = self.colours
         if self.model.session.session_id:
-            top = [*self._to_lines(Text(session_line(self.model), style=colours.title)),
-                   Text("")]
+            top = self._top_lines(colours)
             lines += top
             segments.append(_Segment("session", len(top)))
         older = self.model.hidden_older
@@ -273,6 +273,14 @@ class Transcript(LinesView):
         self._clocks = tuple(clocks)
         self._lines = lines
         self._segments = segments
+
+    def _top_lines(self, colours: Palette) -> list[Text]:
+        """The session's line (drawn again only when it says something else)."""
+        text = session_line(self.model)
+        state = (text, self._width, colours.made_from)
+        if self._top is None or self._top[0] != state:
+            self._top = (state, [*self._to_lines(Text(text, style=colours.title)), Text("")])
+        return self._top[1]
 
     def _block_lines(self, block: TaskBlock, ended: bool) -> list[Text]:
         """A task's header and text, or (`ended`) its end line and a failure's reason."""
