@@ -11,11 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from tests.app.test_transcript_model import make
+from tests.conftest import CapsuleFactory
+from tests.responses import text_response, tool_response
+from tests.unit.test_background import WAIT_FOR_GO, Watch, lifecycle
 from tui.app.models import transcript as tm
 from tui.app.models.transcript import TaskBlock, TranscriptModel, TurnModel
 from tui.app.models.transcript_text import markdown, text_lines, write_markdown
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import LineKind
+from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
+from tui.core.manifest.reader import load_capsule
 
 
 def session(session_id: str = "ses_a", resumed_from: str | None = None) -> ev.SessionStarted:
@@ -269,3 +275,31 @@ def test_a_line_holding_backticks_gets_a_longer_fence() -> None:
                     command="echo ```", exit_code=0, stdout="", stderr="", stdout_bytes=0,
                     stderr_bytes=0, duration_ms=1, truncated=False))
     assert "````text\n✓ $ echo ``` · exit 0 · 1 ms\n````" in markdown(model)
+
+
+def test_a_real_background_completion_is_a_block_naming_its_work(
+        make_capsule: CapsuleFactory, murmur_home: Path) -> None:
+    """A real session: a command demoted to the background, its completion a task of its
+    own — the model fed the session's events names the work on the completion's block."""
+    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("started it"),
+                         text_response("it finished")], extra=lifecycle(1, True))
+    holder: dict[str, Session] = {}
+
+    def on(event: ev.Event) -> None:
+        if isinstance(event, ev.ShellDetached):  # only now may the command end
+            (holder["s"].paths.accessible / "go").write_text("")
+        if isinstance(event, ev.TaskStarted) and event.origin == "completion":
+            holder["s"].inbox.close()  # nothing else will be sent: end after this task
+
+    sink = Watch(on)
+    session = holder["s"] = Session(load_capsule(root), LaunchOptions(task="run it"),
+                                    sinks=[sink])
+    assert session.run().exit_status == "ok"
+    work = sink.of(ev.ShellDetached)[0].work_id
+    model = fed(sink.events)
+    assert [block.header for block in model.blocks] == [
+        "Task 1 · given at launch", f"Task 2 · completion of {work}"]
+    lines = list(text_lines(model))
+    second = lines.index(f"Task 2 · completion of {work}")
+    assert lines[second + 1] == f"Background shell command {work} finished."
+    assert lines[-3:] == ["turn 1", "it finished", "✓ task ok · 1 turn · 0 tool calls"]
