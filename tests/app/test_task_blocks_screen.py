@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import keep_notes
+from tests.app.conftest import keep_notes, recorded, replay
 from tests.app.test_prompt import QUEUE, WAIT_FOR_GO, queue_prompt, start, type_prompt
 from tests.conftest import CapsuleFactory
 from tests.fakes import RecordingDriver
@@ -136,3 +136,28 @@ async def test_a_prompt_after_the_session_ended_is_a_block_in_the_follow_up_sess
             "and again", "",
             "turn 1", "The answer is 42.", "",
             "✓ task ok · 1 turn · 0 tool calls"]
+
+
+async def test_an_export_that_cannot_be_written_says_why(
+        murmur_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    app = SupervisorApp(murmur_home)
+    notes = keep_notes(app)
+    events = recorded()
+    session_id = events[0].session_id
+    target = here / f"{session_id}-transcript.md"
+    target.mkdir()  # something that is not a file holds the name
+    async with app.run_test(size=(140, 40)) as pilot:
+        await replay(pilot, events)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: any(note.startswith("Could not") for note in notes))
+        assert f"Could not write {target}: Is a directory" in notes
+        assert target.is_dir() and list(here.iterdir()) == [target]  # nothing left over
+        target.rmdir()
+        await pilot.press("e")
+        await wait_until(pilot, lambda: target.is_file())
+        assert target.read_text(encoding="utf-8").startswith(
+            f"# Session {session_id} · 1 task\n\nCapsule screen-fixture 1.0.0 · "
+            "model fixture-model\n\n## Task 1 · given at launch\n\n> Look around, carefully.\n")

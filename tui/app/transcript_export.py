@@ -32,7 +32,12 @@ def export_path(model: TranscriptModel, folder: Path) -> Path | None:
 
 def export_transcript(screen: Screen[Any], model: TranscriptModel) -> Path | None:
     """Write the export and say where (or why not) in a toast; the path written."""
-    target = export_path(model, Path.cwd())
+    try:
+        target = export_path(model, Path.cwd())
+    except OSError as exc:  # the directory murmur-tui was started in is gone
+        screen.notify(f"Could not export the transcript: {exc.strerror or exc}",
+                      severity="error", timeout=10)
+        return None
     if target is None:
         screen.notify("Nothing to export yet: no session has started.", timeout=4)
         return None
