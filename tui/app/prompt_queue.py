@@ -51,7 +51,7 @@ class PromptQueue:
             self._holds_it()
             return None
         if typing.strip():
-            self.queue.insert(index, typing)
+            self.queue.insert(index, typing).waited = True  # it waits where the other was
         self.show(index)
         return item
 
