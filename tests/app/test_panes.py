@@ -38,7 +38,9 @@ async def test_recorded_session_fills_every_pane(murmur_home: Path) -> None:
         assert "✗ $ echo oops >&2; exit 3 · exit 3" in lines
         assert "✓ $ seq 1 5000 · exit 0" in lines and "· truncated" in lines
         drawn = "\n".join(transcript.plain_lines)
-        assert "Task: Look around, carefully." in drawn
+        assert drawn.startswith(f"Session {started.session_id} · 1 task\n")
+        assert "▌ Task 1 · given at launch ━━" in drawn
+        assert "\nLook around, carefully." in drawn
         assert "Running two commands." in drawn  # the Markdown, rendered
         assert "Done" in drawn and "• asked a question" in drawn
         # tool calls: one row per call with status, bytes, state effect and resource

@@ -139,7 +139,7 @@ def test_memory_is_bounded_and_counts_what_it_let_go() -> None:
 
 
 def test_the_model_imports_neither_textual_nor_rich() -> None:
-    script = ("import sys, tui.app.models.transcript\n"
+    script = ("import sys, tui.app.models.transcript, tui.app.models.transcript_text\n"
               "print(','.join(sorted(m for m in sys.modules "
               "if m.split('.')[0] in ('textual', 'rich'))))\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

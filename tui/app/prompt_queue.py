@@ -28,13 +28,15 @@ class PromptQueue:
         self.held = False  # a canceled session: the queue waits to be started again
         self.stopped = False  # the app is closing or quitting: nothing more is given
         self._refusal_told = False
+        self._in_task = False  # a task runs: what is typed now waits behind it
 
     # -- the person ---------------------------------------------------------------------------
     def enter(self, text: str) -> None:
         """Enter in the prompt: the text joins the queue and runs as soon as it may. Enter on
         an empty prompt starts a queue that a canceled session left waiting."""
         if text.strip():
-            self.queue.add(text)
+            item = self.queue.add(text)
+            item.waited = self._in_task or self.held or len(self.queue) > 1
         elif not (self.held and self.queue):
             return
         self.held = False
@@ -49,7 +51,7 @@ class PromptQueue:
             self._holds_it()
             return None
         if typing.strip():
-            self.queue.insert(index, typing)
+            self.queue.insert(index, typing).waited = True  # it waits where the other was
         self.show(index)
         return item
 
@@ -76,9 +78,12 @@ class PromptQueue:
             match event:
                 case ev.SessionStarted():
                     self._refusal_told = False
-                case ev.TaskStarted() if event.source == "a2a":
-                    changed = self.queue.started(event.task_id) or changed
+                case ev.TaskStarted():
+                    self._in_task = True
+                    if event.source == "a2a":
+                        changed = self.queue.started(event.task_id) or changed
                 case ev.TaskEnded():
+                    self._in_task = False
                     changed = True
         if changed:
             self.feed()

@@ -216,7 +216,7 @@ class LocalSource:
 
     def submit(self, item: QueuedTask) -> str | None:
         assert self.session is not None
-        return self.session.submit(item.text, task_id=item.task_id)
+        return self.session.submit(item.text, task_id=item.task_id, via=item.via)
 
     def cancel(self) -> None:
         self.token.set()
@@ -264,7 +264,7 @@ class LocalSource:
         except MurmurTuiError as exc:
             app.call_from_thread(self._refused, app, item, str(exc))
             return None
-        session.take_first(item.text, item.task_id)
+        session.take_first(item.text, item.task_id, via=item.via)
         app.call_from_thread(self.attach, session)
         return session.run()
 

@@ -7,18 +7,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tui.core import ids
+from tui.core.events.kinds import TaskVia
 
 
 @dataclass(eq=False)
 class QueuedTask:
     """A prompt waiting to run: `sent` once it is in the running session's own queue (it
     starts there and can no longer be edited). `task_id` is the id it runs under;
-    `rejected`, why the session refused it when last sent (it waits here again)."""
+    `rejected`, why the session refused it when last sent (it waits here again); `waited`,
+    it was typed while a task ran (or the queue was held), so it runs as a queued task, not
+    one typed and run at once (the transcript's block header says which)."""
 
     text: str
     task_id: str = field(default_factory=ids.task_id)
     sent: bool = False
     rejected: str = ""
+    waited: bool = False
+
+    @property
+    def via(self) -> TaskVia:
+        return "queued" if self.waited else "typed"
 
 
 class TaskQueue:

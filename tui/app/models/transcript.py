@@ -1,27 +1,34 @@
-"""What the transcript holds, apart from how it is drawn: the task, each model turn (its
-thinking, its answer, a line per tool call, command and question) and the task's result, plus
-the window of recent turns the widget draws. No Textual or Rich here: the model is built and
-tested from events alone, and `tui.app.widgets.transcript` draws it.
+"""What the transcript holds, apart from how it is drawn: the session, and each task it took
+as a block of its own — a header naming where the task came from, its text as given, its model
+turns (thinking, answer, a line per tool call, command and question) numbered from 1 within
+the task, and the task's own end line — plus the window of recent turns the widget draws. No
+Textual or Rich here: the model is built from events alone, so the same events give the same
+blocks whoever emits them (a session here, or one reached through its door), and
+`tui.app.models.transcript_text` writes it as plain lines and as Markdown.
 
 A long session must not grow without bound: turn data is kept for the last `MODEL_TURNS`
-turns, and while the reader follows the output only the last `WINDOW` turns are in the
-window; `load_older` brings earlier ones back `LOAD_OLDER` at a time. The whole session is in
-the conversation record and the trace.
+turns (and blocks for the last `MODEL_TURNS` tasks), and while the reader follows the output
+only the last `WINDOW` turns are in the window; `load_older` brings earlier ones back
+`LOAD_OLDER` at a time. The whole session is in the conversation record and the trace.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from dataclasses import dataclass
 
+from tui.app.models.transcript_parts import (
+    Running,
+    SessionView,
+    TaskBlock,
+    TaskResultView,
+    TurnModel,
+)
 from tui.core.cost import Ledger
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import (
     Form,
-    LineKind,
-    Said,
     denied,
     latest_line,
     moved,
@@ -31,39 +38,12 @@ from tui.core.events.wording import (
     tool_started,
 )
 
+__all__ = ["LOAD_OLDER", "MODEL_TURNS", "WINDOW", "Running", "SessionView", "TaskBlock",
+           "TaskResultView", "TranscriptModel", "TurnModel"]
+
 WINDOW = 40  # turns whose lines are kept while following the output
-MODEL_TURNS = 2000  # turns whose text is kept in memory
+MODEL_TURNS = 2000  # turns whose text is kept in memory (and task blocks)
 LOAD_OLDER = 10  # turns brought back per step when scrolling to the top
-
-
-@dataclass(eq=False)  # compared (and hashed) by identity: the widget caches per turn
-class TurnModel:
-    key: tuple[str, int]  # (task id, turn index)
-    number: int  # as shown: counted from 1
-    thinking: str = ""
-    text: str = ""
-    lines: dict[str, str] = field(default_factory=dict)  # key -> line, in order
-    kinds: dict[str, LineKind] = field(default_factory=dict)  # key -> what the line is
-    done: bool = False
-    version: int = 0  # bumped on every change: what was drawn of it is stale
-
-    def touch(self) -> None:
-        self.version += 1
-
-    def say(self, key: str, line: Said) -> None:
-        """Add the line under `key`, or replace it (a call's start by its end) in place."""
-        self.lines[key] = line.text
-        self.kinds[key] = line.kind
-        self.touch()
-
-    def entries(self) -> Iterator[tuple[LineKind, str]]:
-        for key, text in self.lines.items():
-            yield self.kinds.get(key, LineKind.NOTE), text
-
-
-class TaskResultView(NamedTuple):
-    title: str
-    body: str  # a failure's reason; empty when the task ended ok
 
 
 @dataclass
@@ -77,20 +57,88 @@ class _Moved:
 
 class TranscriptModel:
     def __init__(self) -> None:
+        self.session = SessionView()
+        self.blocks: deque[TaskBlock] = deque(maxlen=MODEL_TURNS)
         self.turns: deque[TurnModel] = deque(maxlen=MODEL_TURNS)
         self.dropped = 0  # turns no longer in the model (older than MODEL_TURNS)
-        self.task_text = ""
-        self.result: TaskResultView | None = None
-        self._running: dict[str, str] = {}  # a running call's line key -> its start line
+        self.window: deque[TurnModel] = deque()  # the turns the widget draws
+        self._by_task: dict[str, TaskBlock] = {}  # a task id -> its newest block
+        self._session_note = ""  # for the next block: the session it runs in, when new
+        self._first_in_session = True
+        self._resumed_from: str | None = None  # the running session went on from this one
+        self._completions: dict[str, str] = {}  # a completion task id -> its work id
+        self._lost: list[str] = []  # work ids lost, for the next `detached_lost` task
         self._moved: dict[str, _Moved] = {}  # running background work's id -> its call's line
         self._denied: set[str] = set()  # denied calls' line keys, until their finish comes
-        self.window: deque[TurnModel] = deque()  # the turns the widget draws
         self.ledger = Ledger()  # what each task's calls cost, for its end line
+
+    # -- blocks -------------------------------------------------------------------------------
+    @property
+    def block(self) -> TaskBlock | None:
+        """The newest task."""
+        return self.blocks[-1] if self.blocks else None
+
+    @property
+    def task_text(self) -> str:
+        block = self.block
+        return block.text if block is not None else ""
+
+    @property
+    def result(self) -> TaskResultView | None:
+        """The newest task's end, once it ended."""
+        block = self.block
+        return block.result if block is not None else None
+
+    def _new_block(self, task_id: str, text: str = "", origin: str = "") -> TaskBlock:
+        number = self.blocks[-1].number + 1 if self.blocks else 1
+        block = TaskBlock(number, task_id, text, origin, self._session_note)
+        self._session_note = ""
+        if len(self.blocks) == self.blocks.maxlen:
+            gone = self.blocks[0]
+            if self._by_task.get(gone.task_id) is gone:
+                del self._by_task[gone.task_id]
+        self.blocks.append(block)
+        self._by_task[task_id] = block
+        return block
+
+    def _block_of(self, task_id: str) -> TaskBlock:
+        """The task's block; one without a header's origin when the screen joined after the
+        task started."""
+        block = self._by_task.get(task_id)
+        return block if block is not None else self._new_block(task_id)
+
+    def visible(self) -> Iterator[TaskBlock | TurnModel]:
+        """The window laid out: each block's header, the window's turns under it, and a
+        block's end (the block itself again, once it ended) after its turns. The block of the
+        window's first turn is the first shown (earlier blocks are older than the window)."""
+        return self._layout(self.window, bool(self.window))
+
+    def everything(self) -> Iterator[TaskBlock | TurnModel]:
+        """Every block and turn the model keeps, laid out as `visible` lays out the window."""
+        return self._layout(self.turns, self.dropped > 0)
+
+    def _layout(self, turns: deque[TurnModel], cut: bool) -> Iterator[TaskBlock | TurnModel]:
+        """`turns` under their blocks; `cut`: blocks before the first turn's are left out."""
+        under: dict[int, list[TurnModel]] = {}
+        for model in turns:
+            if model.block is not None:
+                under.setdefault(model.block.number, []).append(model)
+        start = turns[0].block if cut and turns else None
+        first = start.number if start is not None else 0
+        blocks = [block for block in self.blocks if block.number >= first]
+        if start is not None and (not blocks or blocks[0] is not start):
+            blocks.insert(0, start)  # its block let go before its turns: still drawn
+        for block in blocks:
+            yield block
+            yield from under.get(block.number, ())
+            if block.result is not None:
+                yield block
 
     # -- turns --------------------------------------------------------------------------------
     def turn(self, task_id: str, turn: int) -> TurnModel:
         """The turn's model, made (and put in the window) when it is new."""
-        key = (task_id, turn)
+        block = self._block_of(task_id)
+        key = (block.number, turn)
         if self.turns and self.turns[-1].key == key:
             return self.turns[-1]
         for model in reversed(self.turns):
@@ -98,16 +146,15 @@ class TranscriptModel:
                 return model
         if len(self.turns) == self.turns.maxlen:
             self.dropped += 1
-        model = TurnModel(key, turn + 1)
+        model = TurnModel(key, turn + 1, block)
+        block.last_turn = max(block.last_turn, turn)
         self.turns.append(model)
         self.window.append(model)
         return model
 
     def current_turn(self, task_id: str) -> int:
-        for model in reversed(self.turns):
-            if model.key[0] == task_id:
-                return model.key[1]
-        return 0
+        block = self._by_task.get(task_id)
+        return block.last_turn if block is not None else 0
 
     @property
     def hidden_older(self) -> int:
@@ -122,6 +169,11 @@ class TranscriptModel:
                 break
             older.append(model)
         return older
+
+    @property
+    def running(self) -> bool:
+        """A call in the window runs (its line's clock ticks)."""
+        return any(model.running for model in self.window)
 
     # -- the window ---------------------------------------------------------------------------
     def trim(self) -> list[TurnModel]:
@@ -142,8 +194,26 @@ class TranscriptModel:
         """Take in one event; True when what the transcript shows changed."""
         self.ledger.apply(event)
         match event:
+            case ev.SessionStarted():
+                self._session(event)
             case ev.TaskStarted():
-                self.task_text = event.text.strip() or "(no task text)"
+                self._task(event)
+            case ev.ShellCompleted() | ev.ShellAbandoned():
+                if isinstance(event, ev.ShellCompleted) and event.completion_task_id:
+                    self._completions[event.completion_task_id] = event.work_id
+                line = self._moved.pop(event.work_id, None)
+                if line is None:
+                    return False
+                line.model.say(line.key, moved_ended(line.detached, event))
+            case ev.ShellDetached():  # the call's line: moved, then its tail, then its end
+                key = _call_key(event.call_id, "", event.turn)
+                model = self.turn(event.task_id, event.turn)
+                model.stop(key)
+                self._moved[event.work_id] = _Moved(model, key, event)
+                model.say(key, moved(event))
+            case ev.ShellLost():
+                self._lost.append(event.work_id)
+                return False
             case ev.TextDelta():
                 model = self.turn(event.task_id, event.turn)
                 model.text += event.text
@@ -168,45 +238,39 @@ class TranscriptModel:
                           _call_key(event.call_id, event.tool_name, event.turn), event)
             case ev.ToolCallStarted():
                 key = _call_key(event.call_id, event.tool_name, event.turn)
-                model = self.turn(event.task_id, event.turn)
-                self._say(model, key, event)
-                self._running[key] = tool_started(event, Form.SCREEN)
+                self.turn(event.task_id, event.turn).run(
+                    key, Running(event.ts_ms, tool_started(event, Form.SCREEN)))
             case ev.ToolCallFinished() | ev.ToolCallRestored():
                 key = _call_key(event.call_id, event.tool_name, event.turn)
-                self._running.pop(key, None)
                 model = self.turn(event.task_id, event.turn)
-                if any(m.model is model and m.key == key for m in self._moved.values()) \
-                        or key in self._denied:
+                model.stop(key)
+                if key in self._denied or any(
+                        line.model is model and line.key == key for line in self._moved.values()):
                     self._denied.discard(key)
                     return False  # its line says where the command went, or that it never ran
                 self._say(model, key, event)
-            case ev.ShellDetached():  # the call's line: moved, then its tail, then its end
-                key = _call_key(event.call_id, "", event.turn)
-                self._running.pop(key, None)
-                model = self.turn(event.task_id, event.turn)
-                self._moved[event.work_id] = _Moved(model, key, event)
-                model.say(key, moved(event))
-            case ev.ShellCompleted() | ev.ShellAbandoned() if event.work_id in self._moved:
-                line = self._moved.pop(event.work_id)
-                line.model.say(line.key, moved_ended(line.detached, event))
             case ev.ShellOutput() | ev.ToolProgress():  # the running call's line: its newest
                 key = _call_key(event.call_id, "", event.turn)
+                model = self.turn(event.task_id, event.turn)
                 latest = latest_line(event, 60)
-                if key not in self._running or not latest:
+                running = model.running.get(key)
+                if running is None or not latest:
                     return False
-                self.turn(event.task_id, event.turn).say(
-                    key, Said(LineKind.RUNNING, f"{self._running[key]}  ⋯ {latest}"))
+                model.run(key, running._replace(latest=latest))
             case ev.CallDenied():  # the call's own line says so (no finish: it never ran)
                 key = _call_key(event.call_id, event.tool_name, event.turn)
                 model = self.turn(event.task_id, event.turn)
-                if key in self._running:
+                running = model.running.pop(key, None)
+                if running is not None:
                     self._denied.add(key)
-                    model.say(key, denied(event, self._running.pop(key)))
+                    model.say(key, denied(event, running.line))
                 else:
                     self._say(model, f"deny{event.seq}", event)
             case ev.ShellExecuted() if event.call_id:
-                self._say(self.turn(event.task_id, event.turn),
-                          _call_key(event.call_id, "", event.turn), event)
+                key = _call_key(event.call_id, "", event.turn)
+                model = self.turn(event.task_id, event.turn)
+                model.stop(key)
+                self._say(model, key, event)
             case ev.InputRequested() if event.task_id:
                 self._say(self._current(event.task_id), f"ask{event.request_id}", event)
             case ev.InputAnswered() if event.task_id:
@@ -220,15 +284,58 @@ class TranscriptModel:
             case ev.TaskCanceled():
                 self._say(self._current(event.task_id), f"cancel{event.seq}", event)
             case ev.TaskEnded():
-                ok = event.exit_status == "ok"
-                self.result = TaskResultView(
-                    task_ended(event, Form.SCREEN, self.ledger.task(event.task_id).cost),
-                    "" if ok else event.result)
-                for model in self.window:
-                    model.done = True
+                self._ended(event)
             case _:
                 return False
         return True
+
+    def _session(self, event: ev.SessionStarted) -> None:
+        session = self.session
+        session.sessions += 1
+        self._first_in_session, self._resumed_from = True, event.resumed_from
+        if not session.session_id:
+            session.session_id, session.resumed_from = event.session_id, event.resumed_from
+            session.capsule = f"{event.capsule_name} {event.capsule_version}".strip()
+            session.model = event.model
+        elif event.session_id != session.session_id:
+            went_on = f", which goes on from {event.resumed_from}" if event.resumed_from else ""
+            self._session_note = f"in session {event.session_id}{went_on}"
+
+    def _task(self, event: ev.TaskStarted) -> None:
+        first, self._first_in_session = self._first_in_session, False
+        self._new_block(event.task_id, event.text.strip() or "(no task text)",
+                        self._origin(event, first))
+
+    def _origin(self, event: ev.TaskStarted, first: bool) -> str:
+        """Where the task came from, in the header's words."""
+        if event.via is not None:
+            return event.via  # typed on this screen's prompt: at once, or queued
+        match event.source:
+            case "a2a":
+                return "from the door"
+            case "detached_shell":
+                work = self._completions.pop(event.task_id, "")
+                return f"completion of {work}" if work else "completion of background work"
+            case "detached_lost":
+                lost, self._lost = self._lost, []
+                return f"background work lost: {', '.join(lost)}" if lost else \
+                    "background work lost"
+        if first and self._resumed_from:
+            return f"resumed from {self._resumed_from}"
+        return "given at launch"
+
+    def _ended(self, event: ev.TaskEnded) -> None:
+        block = self._block_of(event.task_id)
+        ok = event.exit_status == "ok"
+        cost = self.ledger.task(event.task_id).cost
+        block.result = TaskResultView(task_ended(event, Form.SCREEN, cost),
+                                      "" if ok else event.result)
+        block.touch()
+        for model in self.window:  # tasks run one at a time: nothing before it runs on
+            if model.running or not model.done:
+                model.stop()
+                model.done = True
+                model.touch()
 
     def tail(self, work_id: str, latest: str) -> bool:
         """Running background work's newest output line, shown on its call's line (read from

@@ -24,6 +24,7 @@ HELP = """\
 | `x` | in the background pane: stop the highlighted work (`shell_abandoned`, reason stopped) |
 | `p` | narrower than 100 columns: switch between the transcript and the panes |
 | `y` | copy the task's result |
+| `e` | export the transcript: every task, as Markdown, to `<session>-transcript.md` here |
 | `b` | browse every conversation record (Esc comes back) |
 | `Ctrl+C` | cancel the running task; again within 2 s: quit; with text selected: copy it |
 | `Ctrl+P` | the command palette: every action, theme switching |

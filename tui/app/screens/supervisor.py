@@ -20,6 +20,7 @@ from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 from tui.app.models.header import header_line
 from tui.app.models.queue import QueuedTask, TaskQueue
 from tui.app.models.status import SessionState
+from tui.app.transcript_export import TranscriptCommands, export_transcript
 from tui.app.widgets.background_pane import BackgroundPane
 from tui.app.widgets.hook_faults import HookFaultsPane
 from tui.app.widgets.prompt import PromptArea
@@ -62,7 +63,9 @@ class SupervisorScreen(Screen[None]):
         Binding("i", "focus_prompt", "Prompt"),
         Binding("f2", "focus_queue", "Queue"),
         Binding("ctrl+c", "copy_text", "Copy selection", show=False),
+        Binding("e", "export_transcript", "Export transcript", show=False),
     ]
+    COMMANDS = {TranscriptCommands}
 
     class Shown(Message):
         """The screen is the one showing again (the browser or a dialog closed)."""
@@ -335,6 +338,9 @@ class SupervisorScreen(Screen[None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "jump":
             self.action_jump()
+
+    def action_export_transcript(self) -> None:
+        export_transcript(self, self.transcript.model)
 
     def action_copy_text(self) -> None:
         selection = self.get_selected_text()

@@ -1,6 +1,8 @@
-"""The transcript drawn with Textual's line API: the task, each model turn (thinking dimmed,
-the answer as Markdown, one line per tool call and question) and the result. What it holds is
-`tui.app.models.transcript`; this widget only draws it.
+"""The transcript drawn with Textual's line API: the session on top, then each task as a
+block — its header (where it came from) and text, each model turn (thinking dimmed, the answer
+as Markdown, one line per tool call and question; a running call's line counts its seconds)
+and the task's end line. What it holds is `tui.app.models.transcript`; this widget only
+draws it.
 
 A long session must not slow the screen down, so the transcript is a single scrolling widget,
 not a widget per turn: each turn is rendered once to lines (again only while it streams, or
@@ -31,13 +33,21 @@ from tui.app.models.transcript import (
     LOAD_OLDER,
     MODEL_TURNS,
     WINDOW,
+    TaskBlock,
     TaskResultView,
     TranscriptModel,
     TurnModel,
 )
+from tui.app.models.transcript_text import session_line
 from tui.app.widgets.lines_view import LinesView
 from tui.app.widgets.scrolling import resize_content
-from tui.app.widgets.transcript_style import Palette, entry_line, palette, turn_header
+from tui.app.widgets.transcript_style import (
+    Palette,
+    entry_line,
+    palette,
+    task_header,
+    turn_header,
+)
 from tui.core.events import vocabulary as ev
 
 __all__ = ["LOAD_OLDER", "MODEL_TURNS", "WINDOW", "Transcript"]
@@ -47,9 +57,15 @@ THINKING = Style(dim=True, italic=True)
 REDRAW_SECONDS = 0.1  # batches redraw the transcript at most this often (~10 Hz)
 
 
+def now_ms() -> int:
+    """The wall clock in Unix ms, as events are stamped: a running call's age."""
+    return time.time_ns() // 1_000_000
+
+
 @dataclass
 class _Segment:
-    """A run of window lines drawn from one source (the task, a turn, the result)."""
+    """A run of window lines drawn from one source (the session, a task's header or end, a
+    turn)."""
 
     key: object
     count: int
@@ -75,6 +91,10 @@ class Transcript(LinesView):
         self._drawn_turns: WeakKeyDictionary[TurnModel, tuple[tuple[object, ...],
                                                               list[Text]]] = \
             WeakKeyDictionary()
+        # each block's drawn header and end, and what they were drawn for
+        self._drawn_blocks: dict[tuple[int, bool], tuple[tuple[object, ...], list[Text]]] = {}
+        self._clocks: tuple[str, ...] = ()  # the running calls' times at the last redraw
+        self._top: tuple[tuple[object, ...], list[Text]] | None = None  # the session's line
         self._dirty = False
         self._redrawn_at = 0.0  # monotonic time of the last redraw a batch made
         self._late: Timer | None = None  # the redraw put off to keep to REDRAW_SECONDS
@@ -100,6 +120,10 @@ class Transcript(LinesView):
         return self.model.result
 
     @property
+    def blocks(self) -> list[TaskBlock]:
+        return list(self.model.blocks)
+
+    @property
     def window_turns(self) -> list[TurnModel]:
         return list(self.model.window)
 
@@ -120,6 +144,20 @@ class Transcript(LinesView):
             self._follow = False
         elif new_value >= bottom - 1:
             self._follow = True
+
+    def on_mount(self) -> None:
+        self.set_interval(REDRAW_SECONDS, self._tick)
+
+    def _tick(self) -> None:
+        """A running call's line counts its seconds: redrawn when what it shows changed, at
+        the redraw rate at most (and not at all while nothing runs)."""
+        if self.model.running and self._clock_labels(now_ms()) != self._clocks:
+            self._dirty = True
+            self.flush()
+
+    def _clock_labels(self, now: int) -> tuple[str, ...]:
+        return tuple(running.text(now) for model in self.model.window
+                     for running in model.running.values())
 
     # -- events -------------------------------------------------------------------------------
     async def apply(self, event: ev.Event) -> None:
@@ -169,6 +207,7 @@ class Transcript(LinesView):
         if width != self._width:
             self._width = width
             self._drawn_turns.clear()
+            self._drawn_blocks.clear()
         if following:
             for gone in self.model.trim():  # drawn again if scrolled back to
                 self._drawn_turns.pop(gone, None)
@@ -202,9 +241,15 @@ class Transcript(LinesView):
             bar.position = self.scroll_y
 
     def _rebuild(self) -> None:
-        """Lay the window's lines out again, reusing every turn whose render is current."""
+        """Lay the window's lines out again, reusing every turn and block whose render is
+        current."""
         lines: list[Text] = []
         segments: list[_Segment] = []
+        colours = self.colours
+        if self.model.session.session_id:
+            top = self._top_lines(colours)
+            lines += top
+            segments.append(_Segment("session", len(top)))
         older = self.model.hidden_older
         if older:
             kept = older - self.dropped
@@ -214,26 +259,61 @@ class Transcript(LinesView):
                         f"to show them{more}", style=DIM, justify="center")
             lines += [note, Text("")]
             segments.append(_Segment("older", 2))
-        if self.model.task_text:
-            task = self._to_lines(Text.assemble(("Task: ", self.colours.title),
-                                                (self.model.task_text, self.colours.task)))
-            lines += [*task, Text("")]
-            segments.append(_Segment("task", len(task) + 1))
-        for model in self.model.window:
-            rendered = self._turn_lines(model)
+        now = now_ms()
+        clocks: list[str] = []
+        shown: set[int] = set()
+        for item in self.model.visible():
+            if isinstance(item, TurnModel):
+                rendered = self._turn_lines(item, now)
+                clocks += (running.text(now) for running in item.running.values())
+                key: object = item.key
+            else:
+                ended = item.number in shown
+                shown.add(item.number)
+                rendered = self._block_lines(item, ended)
+                key = (item.number, ended)
+                if not ended and lines and lines[-1].plain:  # a block after an end line
+                    rendered = [Text(""), *rendered]
             lines += rendered
-            segments.append(_Segment(model.key, len(rendered)))
-        if self.model.result is not None:
-            title, body = self.model.result
-            colours = self.colours
-            block = [Text(title, style=(colours.success if not body else colours.failure)
-                          + Style(bold=True))]
-            if body:
-                block += self._to_lines(Text(body))
-            lines += block
-            segments.append(_Segment("result", len(block)))
+            segments.append(_Segment(key, len(rendered)))
+        self._clocks = tuple(clocks)
         self._lines = lines
         self._segments = segments
+
+    def _top_lines(self, colours: Palette) -> list[Text]:
+        """The session's line (drawn again only when it says something else)."""
+        text = session_line(self.model)
+        state = (text, self._width, colours.made_from)
+        if self._top is None or self._top[0] != state:
+            self._top = (state, [*self._to_lines(Text(text, style=colours.title)), Text("")])
+        return self._top[1]
+
+    def _block_lines(self, block: TaskBlock, ended: bool) -> list[Text]:
+        """A task's header and text, or (`ended`) its end line and a failure's reason."""
+        colours = self.colours
+        state = (block.version, self._width, colours.made_from)
+        drawn = self._drawn_blocks.get((block.number, ended))
+        if drawn is not None and drawn[0] == state:
+            return drawn[1]
+        if not ended:
+            out = self._to_lines(task_header(block.header, self._width, colours))
+            if block.note:
+                out += self._to_lines(Text(block.note, style=DIM))
+            out += self._to_lines(Text(block.text, style=colours.task))
+        elif block.result is not None:
+            title, body = block.result
+            out = [Text(title, style=(colours.success if not body else colours.failure)
+                        + Style(bold=True))]
+            if body:
+                out += self._to_lines(Text(body))
+        else:
+            out = []
+        if not ended:
+            out.append(Text(""))
+        if len(self._drawn_blocks) > 4 * WINDOW:  # only blocks near the window are kept
+            self._drawn_blocks.clear()
+        self._drawn_blocks[(block.number, ended)] = (state, out)
+        return out
 
     @property
     def colours(self) -> Palette:
@@ -252,11 +332,13 @@ class Transcript(LinesView):
         self._colours = None
         if before is not None and self.is_mounted and before.made_from != self.colours.made_from:
             self._drawn_turns.clear()
+            self._drawn_blocks.clear()
             self.redraw()
 
-    def _turn_lines(self, model: TurnModel) -> list[Text]:
+    def _turn_lines(self, model: TurnModel, now: int) -> list[Text]:
         colours = self.colours
-        state = (model.version, self._width, self.show_thinking, colours.made_from)
+        clocks = tuple(running.text(now) for running in model.running.values())
+        state = (model.version, self._width, self.show_thinking, colours.made_from, clocks)
         drawn = self._drawn_turns.get(model)
         if drawn is not None and drawn[0] == state:
             return drawn[1]
@@ -274,7 +356,7 @@ class Transcript(LinesView):
             out += self._to_lines(Markdown(model.text, code_theme=colours.code_theme,
                                            inline_code_theme=colours.code_theme)
                                   if model.done else Text(model.text))
-        for kind, text in model.entries():
+        for kind, text in model.entries(now if clocks else None):
             out += self._to_lines(entry_line(kind, text, colours))
         out.append(Text(""))
         self._drawn_turns[model] = (state, out)

@@ -1,7 +1,8 @@
-"""How the transcript's lines look, in the theme's colours: a turn's header and rule, a call
-running (its arrow in the accent colour), a call that ended well (its ✓ in the success
-colour, the rest dim) or badly (the whole line in the error colour), a question (warning),
-a note (dim), and code blocks in a code theme that suits a dark or a light background."""
+"""How the transcript's lines look, in the theme's colours: a task's header and heavy rule, a
+turn's header and rule, a call running (its arrow in the accent colour), a call that ended
+well (its ✓ in the success colour, the rest dim) or badly (the whole line in the error
+colour), a question (warning), a note (dim), and code blocks in a code theme that suits a
+dark or a light background."""
 
 from __future__ import annotations
 
@@ -66,3 +67,9 @@ def turn_header(number: int, width: int, colours: Palette) -> Text:
     """`turn 3 ──────…`: the turn's number and a rule to the edge."""
     label = f"turn {number} "
     return Text.assemble((label, colours.title), ("─" * max(0, width - len(label)), colours.rule))
+
+
+def task_header(header: str, width: int, colours: Palette) -> Text:
+    """`▌ Task 2 · typed ━━━…`: a task's block begins — heavier than a turn's rule."""
+    label = f"▌ {header} "
+    return Text.assemble((label, colours.title), ("━" * max(0, width - len(label)), colours.rule))

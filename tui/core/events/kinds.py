@@ -31,6 +31,10 @@ TaskSource: TypeAlias = Literal["task_md", "a2a", "detached_shell", "detached_lo
 # Who a task is for: the person, or murmur-tui itself telling the model a background command
 # finished.
 TaskOrigin: TypeAlias = Literal["user", "completion"]
+# How a task sent to the session from the supervisor's own prompt reached it: typed and run at
+# once, or typed while a task ran and waited in the queue (None on TaskStarted: not typed on
+# this screen — the task file, the door, a completion; `source` tells which).
+TaskVia: TypeAlias = Literal["typed", "queued"]
 # Which kind of tool ran a call (`unknown`: a remote session's call whose tool is not named).
 ToolKind: TypeAlias = Literal["shell", "skill", "wasm", "unknown"]
 # How one call went, as the tool said it (`passed`, `failed`) or the host did (`error`).

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         FailureCause,
         TaskOrigin,
         TaskSource,
+        TaskVia,
         TurnDecision,
     )
 
@@ -50,6 +51,7 @@ class TaskStarted(Event):
     source: TaskSource = "task_md"
     origin: TaskOrigin = "user"
     message_parts_bytes: int = 0
+    via: TaskVia | None = None  # typed on the supervisor's prompt (not in the trace)
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

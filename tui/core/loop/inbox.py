@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tui.core.cancel import CancelToken
-from tui.core.events.kinds import TaskOrigin, TaskSource
+from tui.core.events.kinds import TaskOrigin, TaskSource, TaskVia
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class Pending:
     origin: TaskOrigin = "user"
     task_id: str | None = None  # the id it runs under (the door's); None: one is minted
     context_id: str | None = None  # the sender's context (the door's contextId), else the session's
+    via: TaskVia | None = None  # typed on the supervisor's prompt: at once, or queued
 
 
 class Inbox:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from tui.core import ids
 from tui.core.errors import LaunchError
 from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import TaskVia
 from tui.core.fs.task_file import forget_task, write_task
 from tui.core.loop import task
 from tui.core.loop.inbox import Inbox, Pending
@@ -121,7 +122,7 @@ def _next_task(previous: task.TaskDeps, pending: Pending
         else previous.fresh()
     return deps, task.TaskInput(pending.text, source=pending.source, origin=pending.origin,
                                 task_id=pending.task_id, context_id=pending.context_id,
-                                task_file_written=True, first=False)
+                                task_file_written=True, first=False, via=pending.via)
 
 
 def _forget_task_file(accessible: Path) -> None:
@@ -146,14 +147,14 @@ def inbox_for(settings: Lifecycle, more_tasks: tuple[str, ...]) -> Inbox:
 
 
 def send(settings: Lifecycle, inbox: Inbox, text: str, task_id: str | None = None,
-         context_id: str | None = None) -> str | None:
-    """Queue a task sent to a running session (under `task_id` when its sender named one);
-    the reason it is refused, else None."""
+         context_id: str | None = None, via: TaskVia | None = None) -> str | None:
+    """Queue a task sent to a running session (under `task_id` when its sender named one;
+    `via`: typed on the supervisor's prompt); the reason it is refused, else None."""
     if settings.task_acceptance != "queue":
         return (f"the capsule takes no more tasks (lifecycle.task_acceptance: "
                 f"{settings.task_acceptance})")
     if inbox.closed:
         return "the session takes no more tasks"
-    if not inbox.send(Pending(text, task_id=task_id, context_id=context_id)):
+    if not inbox.send(Pending(text, task_id=task_id, context_id=context_id, via=via)):
         return f"the queue is full (lifecycle.queue_depth: {settings.queue_depth})"
     return None

@@ -2,10 +2,10 @@
 
 `Session` builds the loop's pieces, each with what it needs, in the order each needs the one
 before: construction checks the input (LaunchError) and builds the driver, host, tools, hooks
-and dispatcher; `run()` is plain synchronous code — the TUI runs it in a
-thread worker, headless mode on a worker thread — that writes the workdir, the trace (the
-stream's primary sink), the conversation record and `out/result.txt` for every outcome, and
-stops between turns when `cancel` is set. `finish_now()` ends the files from any thread.
+and dispatcher; `run()` is plain synchronous code — the TUI runs it in a thread worker,
+headless mode on a worker thread — that writes the workdir, the trace (the stream's primary
+sink), the conversation record and `out/result.txt` for every outcome, and stops between
+turns when `cancel` is set. `finish_now()` ends the files from any thread.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ from tui.core.text.segments import check_segment
 from tui.core.trace.writer import TraceWriter
 
 if TYPE_CHECKING:  # loaded only by the sessions that use them
+    from tui.core.events.kinds import TaskVia
     from tui.core.tools.approvals import Approvals
     from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
@@ -104,7 +105,7 @@ class Session:
         self._write_task_file = options.task is not None or options.task_file is not None
         self.cancel = cancel or CancelToken()  # the session's: setting it ends everything
         self.task_cancel = TaskCancel(self.cancel)  # the running task's: CancelTask sets it
-        self._first_ids: tuple[str | None, str | None] = (None, None)
+        self._first_ids: tuple[str | None, str | None, TaskVia | None] = (None, None, None)
         self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
                             if capsule.context.record else None)
         self.report = Report(EventStream(self.session_id, sinks), self.paths.bootstrap_log)
@@ -200,11 +201,10 @@ class Session:
                                       self.paths.logs, self.host, self.attachments,
                                       component_env, tool_stream), report.log))
 
-    def submit(self, text: str, task_id: str | None = None, context_id: str | None = None
-               ) -> str | None:
-        """Send the session a task (it runs after the running one, under `task_id` when the
-        sender named one); the reason it was refused, or None when it was queued."""
-        return lifecycle.send(self.capsule.lifecycle, self.inbox, text, task_id, context_id)
+    def submit(self, text: str, task_id: str | None = None, context_id: str | None = None,
+               via: TaskVia | None = None) -> str | None:
+        """Send the session a task (run after the running one); why it was refused, or None."""
+        return lifecycle.send(self.capsule.lifecycle, self.inbox, text, task_id, context_id, via)
 
     @property
     def waits_for_first(self) -> bool:
@@ -213,12 +213,12 @@ class Session:
         return not self.task_text.strip() and not self.no_task and self._found.turn is None
 
     def take_first(self, text: str, task_id: str | None = None,
-                   context_id: str | None = None) -> None:
+                   context_id: str | None = None, via: TaskVia | None = None) -> None:
         """The session's first task, sent after it was built (before `run`): written to
         `task.md` as a task given at launch is, and run under `task_id` when one is named."""
         self.task_text = text
         self._write_task_file = True
-        self._first_ids = (task_id, context_id)
+        self._first_ids = (task_id, context_id, via)
 
     def close_unstarted(self) -> None:
         """Give back what a session that will never run holds (its components, the context
@@ -323,8 +323,8 @@ class Session:
         task is the one its predecessor died in, under that task's id."""
         turn = self._found.turn
         continued = turn.task_id if turn is not None and not self.task_text.strip() else None
-        task_id, context_id = self._first_ids
-        return task.TaskInput(self.task_text, task_id=task_id or continued,
+        task_id, context_id, via = self._first_ids
+        return task.TaskInput(self.task_text, task_id=task_id or continued, via=via,
                               context_id=context_id, task_file_written=self._write_task_file,
                               resume=self.resume.mode if self.resume else None, rebuild=turn)
 

@@ -16,7 +16,7 @@ from tui.core import ids
 from tui.core.chat import user_message
 from tui.core.errors import GuestFailure, StopOnCancel, StopOnInputTimeout, TraceWriteError
 from tui.core.events import vocabulary as ev
-from tui.core.events.kinds import TaskOrigin, TaskSource
+from tui.core.events.kinds import TaskOrigin, TaskSource, TaskVia
 from tui.core.frozen import Frozen
 from tui.core.fs.task_file import TASK_FILE, write_task
 from tui.core.fs.workdir import SessionPaths
@@ -82,6 +82,7 @@ class TaskInput(Frozen):
     first: bool = True  # the session's first task (a threaded one reloads the record)
     resume: str | None = None  # `--resume` mode (full | compact): the record always reloads
     rebuild: OpenTurn | None = None  # the turn the resumed session died in (rebuild.py)
+    via: TaskVia | None = None  # typed on the supervisor's prompt: at once, or queued
 
 
 def run(deps: TaskDeps, asked: TaskInput) -> TaskOutcome:
@@ -109,7 +110,7 @@ def _run(deps: TaskDeps, asked: TaskInput, task: TaskState) -> TaskOutcome:
     shown = text or (_asked_last(context) if asked.rebuild is not None else "")
     report.emit(ev.TaskStarted(task_id=task.task_id, context_id=context_id, text=shown,
                                source=asked.source, origin=asked.origin,
-                               message_parts_bytes=len(text.encode())))
+                               message_parts_bytes=len(text.encode()), via=asked.via))
     report.position.task_id = task.task_id
     report.position.phase = "turn"
     deps.dispatch.script_task = task

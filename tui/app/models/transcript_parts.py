@@ -1,0 +1,109 @@
+"""The parts of the transcript's model (`tui.app.models.transcript`): the session it shows,
+a task's block, a turn and its lines, a call that runs. No Textual or Rich here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from tui.core.events.wording import LineKind, Said, duration
+
+
+class TaskResultView(NamedTuple):
+    title: str
+    body: str  # a failure's reason; empty when the task ended ok
+
+
+@dataclass
+class SessionView:
+    """What the transcript's top line says: the session (the first one shown; a follow-up
+    session in the same conversation is named on the block it starts)."""
+
+    session_id: str = ""
+    capsule: str = ""
+    model: str = ""
+    resumed_from: str | None = None
+    sessions: int = 0  # sessions seen: more than one when follow-ups went on here
+
+
+@dataclass(eq=False)  # compared (and hashed) by identity: the widget caches per block
+class TaskBlock:
+    """One task: `number` counts the tasks shown, from 1; `origin` says where it came from
+    (`typed`, `queued`, `from the door`, `completion of wrk_…`, …; empty when the screen
+    joined after it started); `note` names the session it runs in when that session is not
+    the one before it (a follow-up, or a resumed one)."""
+
+    number: int
+    task_id: str
+    text: str = ""
+    origin: str = ""
+    note: str = ""
+    result: TaskResultView | None = None
+    last_turn: int = 0  # the task's newest turn index (its questions and notes go there)
+    version: int = 0
+
+    @property
+    def header(self) -> str:
+        return f"Task {self.number} · {self.origin}" if self.origin else f"Task {self.number}"
+
+    def touch(self) -> None:
+        self.version += 1
+
+
+class Running(NamedTuple):
+    """A call that runs: when it started (the event's own stamp, Unix ms; 0: unknown), its
+    start line and the newest line of its live output."""
+
+    started_ms: int
+    line: str
+    latest: str = ""
+
+    def text(self, now_ms: int | None) -> str:
+        clock = f" · {duration(max(0, now_ms - self.started_ms))}" \
+            if now_ms is not None and self.started_ms else ""
+        tail = f"  ⋯ {self.latest}" if self.latest else ""
+        return f"{self.line}{clock}{tail}"
+
+
+@dataclass(eq=False)  # compared (and hashed) by identity: the widget caches per turn
+class TurnModel:
+    key: tuple[int, int]  # (task block number, turn index)
+    number: int  # as shown: counted from 1 within the task
+    block: TaskBlock | None = None
+    thinking: str = ""
+    text: str = ""
+    lines: dict[str, str] = field(default_factory=dict)  # key -> line, in order
+    kinds: dict[str, LineKind] = field(default_factory=dict)  # key -> what the line is
+    running: dict[str, Running] = field(default_factory=dict)  # key -> a call still running
+    done: bool = False
+    version: int = 0  # bumped on every change: what was drawn of it is stale
+
+    def touch(self) -> None:
+        self.version += 1
+
+    def say(self, key: str, line: Said) -> None:
+        """Add the line under `key`, or replace it (a call's start by its end) in place."""
+        self.lines[key] = line.text
+        self.kinds[key] = line.kind
+        self.touch()
+
+    def run(self, key: str, running: Running) -> None:
+        """The call under `key` runs (its line shows how long, ticking) or goes on."""
+        self.running[key] = running
+        self.say(key, Said(LineKind.RUNNING, running.text(None)))
+
+    def stop(self, key: str | None = None) -> None:
+        """The call under `key` (every call: None) no longer runs: its clock stops."""
+        if key is None:
+            self.running.clear()
+        else:
+            self.running.pop(key, None)
+
+    def entries(self, now_ms: int | None = None) -> Iterator[tuple[LineKind, str]]:
+        """Each line and its kind; with `now_ms` (Unix ms) a running call says how long it
+        has run."""
+        for key, text in self.lines.items():
+            running = self.running.get(key) if now_ms is not None else None
+            yield self.kinds.get(key, LineKind.NOTE), \
+                running.text(now_ms) if running is not None else text
