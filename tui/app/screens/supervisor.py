@@ -15,11 +15,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
+from textual.widgets import Button, Static, TabbedContent, TabPane
 
+from tui.app.models.fitting import fit_header
 from tui.app.models.queue import QueuedTask, TaskQueue
 from tui.app.models.status import SessionState
 from tui.app.widgets.background_pane import BackgroundPane
+from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.hook_faults import HookFaultsPane
 from tui.app.widgets.prompt import PromptArea
 from tui.app.widgets.shell_pane import ShellPane
@@ -59,7 +61,7 @@ class SupervisorScreen(Screen[None]):
         Binding("p", "switch_view", "Panes / transcript"),
         Binding("end", "jump", "Latest"),
         Binding("i", "focus_prompt", "Prompt"),
-        Binding("f2", "focus_queue", "Queue"),
+        Binding("f2", "focus_queue", "Queue", key_display="F2"),
         Binding("ctrl+c", "copy_text", "Copy selection", show=False),
     ]
 
@@ -74,6 +76,7 @@ class SupervisorScreen(Screen[None]):
         self.queue_view = QueueView(id="queue")
         self.prompt = PromptArea(id="prompt")
         self.header = Static("murmur-tui", id="session-header", markup=False)
+        self._header: tuple[str, str, str, str] | None = None  # capsule, version, model, id
         self.transcript = Transcript(id="transcript")
         self.tools = ToolCallsPane()
         self.shell = ShellPane()
@@ -106,7 +109,7 @@ class SupervisorScreen(Screen[None]):
                     yield self.tool_list
         yield self.prompt
         yield self.status
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self._lay_out(self.app.size.width)
@@ -123,6 +126,13 @@ class SupervisorScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         self._lay_out(event.size.width)
         self.call_after_refresh(self.refresh_status)  # the bar's width is known after layout
+        self.call_after_refresh(self.fit_header)
+
+    def fit_header(self) -> None:
+        """The header in the width it has: the session id always (docs/screen.md)."""
+        if self._header is not None:
+            width = self.header.size.width or self.app.size.width - 2
+            self.header.update(fit_header(*self._header, width))
 
     def _lay_out(self, width: int) -> None:
         """Side by side, or (narrower than NARROW_BELOW columns) one column at a time."""
@@ -178,8 +188,9 @@ class SupervisorScreen(Screen[None]):
             await self.transcript.apply(event)
             match event:
                 case ev.SessionStarted():
-                    self.header.update(f"{event.capsule_name} {event.capsule_version}  ·  "
-                                       f"model {event.model}  ·  {event.session_id}")
+                    self._header = (event.capsule_name, event.capsule_version, event.model,
+                                    event.session_id)
+                    self.fit_header()
                     if event.trace_path:  # a session here: its tools' contracts
                         contracts = Path(event.trace_path).parent / "tools" / "contracts.json"
                         self.tools.read_contracts(contracts)
@@ -247,7 +258,7 @@ class SupervisorScreen(Screen[None]):
 
     def refresh_status(self) -> None:
         state = self.state
-        line = state.line(self.status.size.width - 2 if self.status.size.width else None)
+        line = state.line(self.status.size.width or None)  # its width inside its padding
         if line != self._status_line:  # unchanged: no new layout of the bar
             self._status_line = line
             self.status.update(line, layout=False)  # one row, the width of the screen

@@ -20,7 +20,6 @@ from collections import deque
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from rich.markdown import Markdown
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -37,7 +36,13 @@ from tui.app.models.transcript import (
 )
 from tui.app.widgets.lines_view import LinesView
 from tui.app.widgets.scrolling import resize_content
-from tui.app.widgets.transcript_style import Palette, entry_line, palette, turn_header
+from tui.app.widgets.transcript_style import (
+    Palette,
+    ThemedMarkdown,
+    entry_line,
+    palette,
+    turn_header,
+)
 from tui.core.events import vocabulary as ev
 
 __all__ = ["LOAD_OLDER", "MODEL_TURNS", "WINDOW", "Transcript"]
@@ -265,8 +270,7 @@ class Transcript(LinesView):
             # while the turn streams its answer is plain text, wrapped again as it grows;
             # once the turn is done it is rendered as Markdown, once (a Markdown render parses
             # the whole answer, which every batch of a long answer would pay again)
-            out += self._to_lines(Markdown(model.text, code_theme=colours.code_theme,
-                                           inline_code_theme=colours.code_theme)
+            out += self._to_lines(ThemedMarkdown(model.text, colours)
                                   if model.done else Text(model.text))
         for kind, text in model.entries():
             out += self._to_lines(entry_line(kind, text, colours))
