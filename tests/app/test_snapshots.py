@@ -4,7 +4,8 @@ What would make them wander is pinned: the event stream is a recorded file (fixe
 paths and times), the clock shows the replayed session's own duration (0:00), the hook-fault
 times are shown in UTC, the answer field's cursor does not blink. Each pane is taken in the
 dark and the light theme, wide and at 80×24 (where the panes take the whole width, `p`); the
-question dialog at 60×20. Update with `--snapshot-update` and look at the SVGs before
+question dialog at 60×20; the session mid-run at 80×24 and 60×20 in each of the three themes
+(its clock standing still). Update with `--snapshot-update` and look at the SVGs before
 committing them.
 """
 
