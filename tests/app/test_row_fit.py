@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.app import App, ComposeResult
 from textual.widgets import TabbedContent
 
 from tests.app.conftest import recorded, replay
 from tests.app.test_small_terminal import screen_rows
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
-from tui.app.widgets.row_list import fit_cell
+from tui.app.widgets.row_list import RowList, fit_cell
 
 
 def test_a_cell_is_padded_or_cut_with_an_ellipsis_in_terminal_cells() -> None:
@@ -52,3 +53,28 @@ async def test_at_80_columns_the_panes_rows_fit_and_no_scrollbar_shows(
         shown = screen_rows(app)[calls.region.y:calls.region.bottom]
         assert [row.split()[:2] for row in shown if row.strip()] == \
             [["ask-user", "ok"], ["bash", "exit"], ["bash", "exit"], ["bash", "exit"]], shown
+
+
+class OneList(App[None]):
+    def compose(self) -> ComposeResult:
+        yield RowList([("name", 10), ("text", 60)], 100, id="list")
+
+    def on_mount(self) -> None:
+        rows = self.query_one(RowList)
+        for n in range(30):
+            rows.add(f"k{n}", [f"row {n}", "a sentence much longer than the list is wide"])
+
+
+async def test_with_a_vertical_scrollbar_the_cut_row_still_shows_its_mark() -> None:
+    app = OneList()
+    async with app.run_test(size=(40, 10)) as pilot:
+        rows = app.query_one(RowList)
+        await wait_until(pilot, lambda: rows.drawn and rows.row_count == 30)
+        assert rows.show_vertical_scrollbar and not rows.show_horizontal_scrollbar
+        inside = rows.scrollable_content_region.width
+        assert inside < 40
+        lines = ["".join(segment.text for segment in strip)
+                 for strip in app.screen._compositor.render_strips()]
+        shown = [line[:inside] for line in lines]
+        assert shown[-1] == "row 29     a sentence much longer than t…"[:inside - 1] + "…"
+        assert all(line.endswith("…") for line in shown)

@@ -253,7 +253,7 @@ class RowList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = y + scroll_y
-        width = self.size.width
+        width = self.scrollable_content_region.width  # inside the vertical scrollbar
         base = self.row_style("")
         if index >= len(self.rows):
             return Strip.blank(width, base)
