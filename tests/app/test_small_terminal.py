@@ -13,10 +13,14 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.app.conftest import answerable, recorded, replay
+from tests.fakes import write_conversation as make
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
+from tui.app.browser.app import BrowserApp
+from tui.app.browser.conversation import ConversationScreen
 from tui.app.widgets.fitted_footer import FittedFooter
 from tui.core.asking.request import InputRequest
+from tui.core.chat import user_message
 
 SHORT_ID = "ses_…2b46826b6"  # the recorded session's id, shortened to its end
 
@@ -108,3 +112,24 @@ async def test_while_a_question_waits_the_footer_keeps_answer(murmur_home: Path)
         await pilot.press(*"yes", "enter")
         thread.join(timeout=10)
         assert answers == ["yes"]
+
+
+async def test_the_browsers_footer_leaves_out_whole_keys_at_60_columns(
+        murmur_home: Path) -> None:
+    make(murmur_home, "r", "c", [user_message("hello")])
+    app = BrowserApp(murmur_home, record="r", context="c")
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, ConversationScreen))
+
+        def footer() -> str:
+            rows = ["".join(segment.text for segment in strip).rstrip()
+                    for strip in app.screen._compositor.render_strips()]
+            return " ".join(rows[-1].split())
+
+        # "n Newer (from a search hit)" does not fit: it is left out, not cut
+        narrow = "esc Back / Search e Export ^q Quit ▏^p palette"
+        await wait_until(pilot, lambda: footer() == narrow)
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: "n Newer (from a search hit)" in footer())
+        assert footer() == \
+            "esc Back / Search e Export n Newer (from a search hit) ^q Quit ▏^p palette"

@@ -13,10 +13,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from tui.app.browser.requests import OpenConversation
+from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import RowList
 from tui.core.record.catalog import Conversation, Hit, scan, search_all
 from tui.core.text.printable import printable
@@ -53,7 +54,7 @@ class SearchScreen(Screen[None]):
         yield self.status
         yield Static(self.hits.header(), classes="list-header", markup=False)
         yield self.hits
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.hits.follow = False  # hits come newest first: the cursor stays on the newest

@@ -1,6 +1,7 @@
-"""The supervisor's footer, fitted to the terminal's width: a key that does not fit is left out
-whole, the least important first, so that what shows is never cut mid-word and Help (F1) and
-Quit (q) always show — every key is in the help screen and the palette (docs/screen.md)."""
+"""The footer of the supervisor and the browser, fitted to the terminal's width: a key that does
+not fit is left out whole, the least important first, so that what shows is never cut mid-word
+and Help (F1), Quit (q) and Back always show — every key is in the help screen and the palette
+(docs/screen.md)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from textual.widgets._footer import FooterKey
 
 # the actions the footer keeps first, most important first; any other comes after them, in
 # the order the bindings give (the palette's key is named by its action, `command_palette`)
-IMPORTANCE = ("help", "quit", "answer", "cancel_turn", "focus_prompt", "command_palette",
-              "switch_view", "copy_result", "browse", "focus_queue", "fleet", "jump")
+IMPORTANCE = ("help", "quit", "back", "back_or_quit", "answer", "cancel_turn", "focus_prompt",
+              "command_palette", "switch_view", "copy_result", "browse", "focus_queue", "fleet",
+              "jump")
 
 
 def _rank(action: str) -> int:
