@@ -4,12 +4,14 @@ What would make them wander is pinned: the event stream is a recorded file (fixe
 paths and times), the clock shows the replayed session's own duration (0:00), the hook-fault
 times are shown in UTC, the answer field's cursor does not blink. Each pane is taken in the
 dark and the light theme, wide and at 80×24 (where the panes take the whole width, `p`); the
-question dialog at 60×20. Update with `--snapshot-update` and look at the SVGs before
+question dialog at 60×20; the session mid-run at 80×24 and 60×20 in each of the three themes
+(its clock standing still). Update with `--snapshot-update` and look at the SVGs before
 committing them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,3 +124,48 @@ def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
 
 def test_help_screen(snap_compare: Any, murmur_home: Path) -> None:
     assert snap_compare(SupervisorApp(murmur_home), terminal_size=(120, 36), press=["f1"])
+
+
+ALL_THEMES = ("murmur-dark", "murmur-light", "murmur-high-contrast")
+SMALL = {"80x24": (80, 24), "60x20": (60, 20)}
+
+
+class StoppedClock:
+    """The status bar's clock, standing still: a session mid-run reads the same elapsed time
+    whenever the picture is taken (the replay's own pace varies with the machine's load)."""
+
+    @staticmethod
+    def monotonic() -> float:
+        return 1000.0
+
+
+@pytest.mark.parametrize("size", list(SMALL))
+@pytest.mark.parametrize("theme", ALL_THEMES)
+def test_mid_session_in_a_small_terminal(snap_compare: Any, murmur_home: Path, theme: str,
+                                         size: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recorded session mid-run — its question answered, two commands' output, a
+    sentence with inline code — in each theme at 80×24 and 60×20: the header keeps the
+    session id, the status line its state, the footer Help and Quit, nothing cut mid-word."""
+    from tui.app.models import status
+    from tui.core.events import vocabulary as ev
+
+    monkeypatch.setattr(status, "time", StoppedClock)
+    events = []
+    for event in recorded():
+        if event.seq > 30:  # after turn 2's commands and their hook faults
+            break
+        if isinstance(event, ev.TextDelta) and event.text == "**two** ":
+            event = dataclasses.replace(event, text="`two` ")  # inline code, in the theme
+        events.append(event)
+
+    async def mid_run(pilot: Pilot[Any]) -> None:
+        await replay(pilot, events)
+        app = pilot.app
+        assert isinstance(app, SupervisorApp)
+        transcript = app.supervisor.transcript
+        await wait_until(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y
+                         and app.state.kind == "busy")
+        await settle(pilot)
+
+    assert snap_compare(SupervisorApp(murmur_home, theme=theme), terminal_size=SMALL[size],
+                        run_before=mid_run)

@@ -11,8 +11,7 @@ from tests.door.test_screen_serve import served_app
 from tests.responses import text_response
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
-from tui.app.models.header import header_line
-from tui.core.events import vocabulary as ev
+from tui.app.models.fitting import fit_header, short_id
 
 
 def header(app: SupervisorApp) -> str:
@@ -28,7 +27,7 @@ async def test_the_served_address_shows_in_the_header_at_80_columns(
     assert app.local is not None and app.local.serving is not None
     address = f"serving {app.local.serving.url}"
     async with app.run_test(size=(80, 24)) as pilot:
-        narrow = f"served 2.0.1 · …{session.session_id[-12:]} · {address}"
+        narrow = f"served 2.0.1  ·  {short_id(session.session_id)}  ·  {address}"
         await wait_until(pilot, lambda: header(app) == narrow, what=lambda: header(app))
         await pilot.resize_terminal(160, 30)
         wide = f"served 2.0.1  ·  model test-model  ·  {session.session_id}  ·  {address}"
@@ -47,21 +46,17 @@ async def test_the_address_goes_when_the_door_closes_with_the_session(
         await wait_until(pilot, lambda: header(app) == ended, what=lambda: header(app))
 
 
-def started(model: str = "claude-sonnet-4-5") -> ev.SessionStarted:
-    return ev.SessionStarted(
-        session_id="ses_0123456789abcdef0123456789abcdef", seq=1, ts_ms=0, capsule_name="coder",
-        capsule_version="1.2.0", model=model, workdir="/w", trace_path="/w/trace.jsonl",
-        context_id="ctx", record_path=None, max_turns=10, tools=())
-
-
 def test_what_gives_way_first_in_a_narrow_header() -> None:
     sid = "ses_0123456789abcdef0123456789abcdef"
     door = "serving http://127.0.0.1:40123"
-    assert header_line(started(), "", 120) == \
-        f"coder 1.2.0  ·  model claude-sonnet-4-5  ·  {sid}"
-    assert header_line(started(), door, 112) == \
-        f"coder 1.2.0 · model claude-sonnet-4-5 · {sid} · {door}"
-    assert header_line(started(), door, 90) == f"coder 1.2.0 · {sid} · {door}"
-    assert header_line(started(), door, 78) == f"coder 1.2.0 · …456789abcdef · {door}"
-    assert header_line(None, door, 78) == f"murmur-tui  ·  {door}"
-    assert header_line(None, "", None) == "murmur-tui"
+
+    def line(width: int | None, served: str = door) -> str:
+        return fit_header("coder", "1.2.0", "claude-sonnet-4-5", sid, width, served)
+
+    assert line(120, "") == f"coder 1.2.0  ·  model claude-sonnet-4-5  ·  {sid}"
+    assert line(112) == f"coder 1.2.0 · model claude-sonnet-4-5 · {sid} · {door}"
+    assert line(90) == f"coder 1.2.0 · model claude-sonnet-4-5 · ses_…789abcdef · {door}"
+    assert line(78) == f"coder 1.2.0  ·  ses_…789abcdef  ·  {door}"
+    assert line(50) == f"ses_…789abcdef  ·  {door}"
+    assert fit_header("murmur-tui", "", "", "", 78, door) == f"murmur-tui  ·  {door}"
+    assert fit_header("murmur-tui", "", "", "", None, "") == "murmur-tui"

@@ -53,7 +53,7 @@ class SupervisorApp(AppBase[int]):
         Binding("a", "answer", "Answer"),
         Binding("y", "copy_result", "Copy result"),
         Binding("b", "browse", "Browse"),
-        Binding("f1", "help", "Help"),
+        Binding("f1", "help", "Help", key_display="F1"),
         Binding("q", "quit", "Quit"),
         # as in Claude Code and Codex: Ctrl+C cancels what runs, a second one quits
         Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),

@@ -10,10 +10,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui.app.browser.message_view import MessageView
 from tui.app.browser.requests import ContinueConversation, OpenExport, OpenSearch
+from tui.app.widgets.fitted_footer import FittedFooter
 from tui.core.record.backward import Located, count_messages
 from tui.core.record.catalog import Conversation
 from tui.core.session_index import ResumeMode
@@ -47,7 +48,7 @@ class ConversationScreen(Screen[None]):
         yield self.header
         yield self.marker
         yield self.view
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.view.load_older()

@@ -16,9 +16,10 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from tui.app.browser.requests import ContinueConversation, OpenConversation, OpenSearch
+from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
 from tui.core.fs.private_files import make_private_dirs
 from tui.core.record.backward import count_messages
@@ -72,7 +73,7 @@ class ConversationsScreen(Screen[None]):
         yield self.status
         yield Static(self.rows.header(), classes="list-header", markup=False)
         yield self.rows
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.rows.follow = False

@@ -1,6 +1,8 @@
-"""Search: in the open conversation, or in every record. Hits stream in as files are read;
-Enter opens the conversation at the hit. A hit in fenced tool output is shown without the
-fence markers, as the conversation view shows it."""
+"""Search: in the open conversation, or in every record. The search runs as the query is
+typed (once typing pauses for LIVE_DELAY; a newer query stops the one before); Enter runs it at
+once and moves to the hits. Hits stream in as files are read; Enter on a hit opens the
+conversation there. A hit in fenced tool output is shown without the fence markers, as the
+conversation view shows it."""
 
 from __future__ import annotations
 
@@ -10,15 +12,18 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.timer import Timer
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from tui.app.browser.requests import OpenConversation
+from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import RowList
 from tui.core.record.catalog import Conversation, Hit, scan, search_all
 from tui.core.text.printable import printable
 
 MAX_HITS = 5000
+LIVE_DELAY = 0.25  # seconds of no typing before the query typed so far is searched
 
 
 class SearchScreen(Screen[None]):
@@ -36,6 +41,8 @@ class SearchScreen(Screen[None]):
         self.hits = RowList(self.COLUMNS, MAX_HITS, id="hits")
         self.found: dict[str, Hit] = {}
         self._query = ""
+        self._typing: Timer | None = None  # the search of what is typed, waiting for a pause
+        self._listed: list[Conversation] | None = None  # every record, as last scanned
 
     def _placeholder(self) -> str:
         if self.within is None:
@@ -47,7 +54,7 @@ class SearchScreen(Screen[None]):
         yield self.status
         yield Static(self.hits.header(), classes="list-header", markup=False)
         yield self.hits
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.hits.follow = False  # hits come newest first: the cursor stays on the newest
@@ -64,41 +71,77 @@ class SearchScreen(Screen[None]):
         if self.query_input.value.strip():
             self._start(self.query_input.value)
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Search what is typed once typing pauses; an emptied field clears the hits."""
+        if self._typing is not None:
+            self._typing.stop()
+            self._typing = None
+        if not event.value.strip():
+            self.workers.cancel_group(self, "search")
+            self._query = ""
+            self._clear()
+            self.status.update("")
+            return
+        if event.value.strip() != self._query:
+            self._typing = self.set_timer(LIVE_DELAY, self._search_typed)
+
+    def _search_typed(self) -> None:
+        self._typing = None
+        query = self.query_input.value.strip()
+        if query and query != self._query:
+            self._start(query, rescan=False)
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        if self._typing is not None:
+            self._typing.stop()
+            self._typing = None
         if event.value.strip():
             self._start(event.value)
             self.hits.focus()
 
-    def _start(self, query: str) -> None:
-        self._query = query.strip()
+    def _clear(self) -> None:
         self.found.clear()
-        self.hits.rows.clear()
-        self.hits.index.clear()
+        self.hits.replace([])
+
+    def _start(self, query: str, rescan: bool = True) -> None:
+        """Search for `query` (what searched before stops). `rescan`: list the records again
+        (Enter does; a query typed reuses the list its first search made)."""
+        if rescan:
+            self._listed = None
+        self._query = query.strip()
+        self._clear()
         self.hits.follow = False
-        self.hits.refresh()
-        self.status.update(f"searching for {query!r}…")
+        self.status.update(f"searching for {query.strip()!r}…")
         self._search(query.strip())
 
     @work(thread=True, exclusive=True, group="search")
     def _search(self, query: str) -> None:
         worker = get_current_worker()
-        conversations = self.within if self.within is not None else scan(self.home)
+        conversations = self.within
+        if conversations is None:
+            conversations = self._listed
+            if conversations is None:
+                conversations = self._listed = scan(self.home)
         batch: list[Hit] = []
         count = 0
-        for hit in search_all(conversations, query):
+        for hit in search_all(conversations, query, lambda: worker.is_cancelled):
             if worker.is_cancelled:
                 return
             batch.append(hit)
             count += 1
             if len(batch) >= 20:
-                self.app.call_from_thread(self._add, batch)
+                self.app.call_from_thread(self._add, batch, query)
                 batch = []
             if count >= MAX_HITS:
                 break
-        self.app.call_from_thread(self._add, batch)
+        if worker.is_cancelled:
+            return
+        self.app.call_from_thread(self._add, batch, query)
         self.app.call_from_thread(self._done, query, count, len(conversations))
 
-    def _add(self, hits: list[Hit]) -> None:
+    def _add(self, hits: list[Hit], query: str) -> None:
+        if query != self._query:  # a search a newer query replaced, ending
+            return
         for hit in hits:
             key = f"{hit.conversation.key}@{hit.located.start}"
             self.found[key] = hit
@@ -110,8 +153,10 @@ class SearchScreen(Screen[None]):
         self.status.update(f"{len(self.found)} matches so far…")
 
     def _done(self, query: str, count: int, files: int) -> None:
+        if query != self._query:
+            return
         cap = f" (the first {MAX_HITS})" if count >= MAX_HITS else ""
-        self.status.update(f"{count} matches for {query!r} in {files} "
+        self.status.update(f"{count} match{'es' if count != 1 else ''} for {query!r} in {files} "
                            f"conversation{'s' if files != 1 else ''}{cap} — Enter opens one")
 
     def on_key(self, event: events.Key) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, fields
 
+from tui.app.models.fitting import fit_parts
 from tui.core.cost import Ledger
 from tui.core.events import vocabulary as ev
 
@@ -186,7 +187,8 @@ class SessionState:
         return "~" + _k(self.tokens_out + max(1, round(self.streamed_chars / CHARS_PER_TOKEN)))
 
     def line(self, width: int | None = None) -> str:
-        """The status bar's text; in `width` columns, closer together when it must be."""
+        """The status bar's text; in `width` columns, closer together, then without its
+        rightmost parts, when it must be (tui/app/models/fitting.py)."""
         parts = [self.status if self.exit_status is None
                  else f"finished {self.exit_status}"]
         if self.questions:
@@ -204,8 +206,7 @@ class SessionState:
             parts.append(f"{self.faults} hook fault{'s' if self.faults > 1 else ''}")
         if self.retries:
             parts.append(f"{self.retries} {'retry' if self.retries == 1 else 'retries'}")
-        wide = "  ·  ".join(parts)
-        return wide if width is None or len(wide) <= width else " · ".join(parts)
+        return fit_parts(parts, width)  # the state always; the rightmost parts go first
 
 
 def _k(count: int) -> str:

@@ -15,13 +15,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
+from textual.widgets import Button, Static, TabbedContent, TabPane
 
-from tui.app.models.header import header_line
+from tui.app.models.fitting import fit_header
 from tui.app.models.queue import QueuedTask, TaskQueue
 from tui.app.models.status import SessionState
 from tui.app.transcript_export import TranscriptCommands, export_transcript
 from tui.app.widgets.background_pane import BackgroundPane
+from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.hook_faults import HookFaultsPane
 from tui.app.widgets.prompt import PromptArea
 from tui.app.widgets.shell_pane import ShellPane
@@ -61,7 +62,7 @@ class SupervisorScreen(Screen[None]):
         Binding("p", "switch_view", "Panes / transcript"),
         Binding("end", "jump", "Latest"),
         Binding("i", "focus_prompt", "Prompt"),
-        Binding("f2", "focus_queue", "Queue"),
+        Binding("f2", "focus_queue", "Queue", key_display="F2"),
         Binding("ctrl+c", "copy_text", "Copy selection", show=False),
         Binding("e", "export_transcript", "Export transcript", show=False),
     ]
@@ -78,7 +79,7 @@ class SupervisorScreen(Screen[None]):
         self.queue_view = QueueView(id="queue")
         self.prompt = PromptArea(id="prompt")
         self.header = Static("murmur-tui", id="session-header", markup=False)
-        self.started: ev.SessionStarted | None = None  # the session the header names
+        self._header: tuple[str, str, str, str] | None = None  # capsule, version, model, id
         self.door_closed = False  # a served session ended: its door closed with it
         self.transcript = Transcript(id="transcript")
         self.tools = ToolCallsPane()
@@ -112,12 +113,12 @@ class SupervisorScreen(Screen[None]):
                     yield self.tool_list
         yield self.prompt
         yield self.status
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self._lay_out(self.app.size.width)
         # `launch --serve` puts the door's address in the app's subtitle: the header shows it
-        self.watch(self.app, "sub_title", lambda _: self._draw_header(), init=True)
+        self.watch(self.app, "sub_title", lambda _: self.fit_header(), init=True)
         self.set_interval(1.0, self._tick)
         self.refresh_status()
         self.show_queue()
@@ -130,8 +131,18 @@ class SupervisorScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self._lay_out(event.size.width)
-        self._draw_header(event.size.width)
         self.call_after_refresh(self.refresh_status)  # the bar's width is known after layout
+        self.call_after_refresh(self.fit_header)
+
+    def fit_header(self) -> None:
+        """The header in the width it has: the session id always, and the door's address while
+        the session is served (docs/screen.md)."""
+        served = "" if self.door_closed else self.app.sub_title
+        width = self.header.size.width or self.app.size.width - 2
+        if self._header is not None:
+            self.header.update(fit_header(*self._header, width, served))
+        else:
+            self.header.update(fit_header("murmur-tui", "", "", "", width, served))
 
     def _lay_out(self, width: int) -> None:
         """Side by side, or (narrower than NARROW_BELOW columns) one column at a time."""
@@ -187,8 +198,9 @@ class SupervisorScreen(Screen[None]):
             await self.transcript.apply(event)
             match event:
                 case ev.SessionStarted():
-                    self.started = event
-                    self._draw_header()
+                    self._header = (event.capsule_name, event.capsule_version, event.model,
+                                    event.session_id)
+                    self.fit_header()
                     if event.trace_path:  # a session here: its tools' contracts
                         contracts = Path(event.trace_path).parent / "tools" / "contracts.json"
                         self.tools.read_contracts(contracts)
@@ -196,7 +208,7 @@ class SupervisorScreen(Screen[None]):
                     self.work_pane.session(event)
                 case ev.SessionEnded() if self.app.sub_title:
                     self.door_closed = True
-                    self._draw_header()
+                    self.fit_header()
                 case ev.ShellDetached():
                     self.work_pane.detached(event)
                     self.tools.moved(event)
@@ -238,11 +250,6 @@ class SupervisorScreen(Screen[None]):
     def on_background_pane_newest(self, message: BackgroundPane.Newest) -> None:
         self.transcript.tail(message.work_id, message.line)
 
-    def _draw_header(self, width: int | None = None) -> None:
-        """The session, and the door's address while it is served, fitted to the width."""
-        width = (width or self.size.width or self.app.size.width) - 2  # the padding
-        served = "" if self.door_closed else self.app.sub_title
-        self.header.update(header_line(self.started, served, width if width > 0 else None))
 
     def _label_background(self) -> None:
         running = self.work_pane.running
@@ -272,7 +279,7 @@ class SupervisorScreen(Screen[None]):
     def refresh_status(self) -> None:
         state = self.state
         self.tools.waiting({call for call, _ in state.approvals})
-        line = state.line(self.status.size.width - 2 if self.status.size.width else None)
+        line = state.line(self.status.size.width or None)  # its width inside its padding
         if line != self._status_line:  # unchanged: no new layout of the bar
             self._status_line = line
             self.status.update(line, layout=False)  # one row, the width of the screen

@@ -58,11 +58,29 @@ SETTLE_SECONDS = 0.1  # added rows are laid out and drawn at most this often (~1
 THEME_COLOURS = {"red": "error", "yellow": "warning", "green": "success", "cyan": "accent"}
 
 
+def fit_cell(cell: str, width: int) -> str:
+    """`cell` in exactly `width` terminal cells (a wide character takes two), on one line and
+    with nothing a terminal would act on: padded, or cut with `…` as its last cell."""
+    if width <= 0:
+        return ""
+    shown = printable(cell[:width + 1] if cell.isascii() else cell[:4 * width + 4],
+                      keep_newlines=False)
+    if cell_len(shown) <= width:
+        return set_cell_size(shown, width)
+    cut = set_cell_size(shown, width - 1)
+    if not shown.startswith(cut):  # a wide character did not fit: no space before the `…`
+        cut = cut.rstrip()
+    return set_cell_size(cut + "…", width)
+
+
 class RowList(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"row-list--cursor", "row-list--hover"}
     DEFAULT_CSS = """
     RowList {
         height: 1fr;
+        /* columns are cut to their widths and a row to the view's, each marked `…`: never a
+           horizontal scrollbar (it read as one more, empty, highlighted row) */
+        overflow-x: hidden;
         background: $surface;
         color: $foreground;
         & > .row-list--cursor {
@@ -235,7 +253,7 @@ class RowList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = y + scroll_y
-        width = self.size.width
+        width = self.scrollable_content_region.width  # inside the vertical scrollbar
         base = self.row_style("")
         if index >= len(self.rows):
             return Strip.blank(width, base)
@@ -247,16 +265,15 @@ class RowList(ScrollView, can_focus=True):
         if kept is not None and kept[0] == state:
             return kept[1]
         # a cell is cut and padded to its column by terminal cells (a wide character takes
-        # two), and holds nothing a terminal would act on
-        text = " ".join(set_cell_size(printable(cell[:w], keep_newlines=False), w)
-                        for cell, (_, w) in zip(cells, self.columns, strict=False))
+        # two), and holds nothing a terminal would act on; the row is cut to the view
+        text = fit_cell(" ".join(fit_cell(cell, w) for cell, (_, w)
+                                 in zip(cells, self.columns, strict=False)).rstrip(), width)
         style = self.row_style(row.style)
         if mark == "cursor":  # the theme's cursor, its colours over the row's own
             style += self.get_component_rich_style("row-list--cursor")
         elif mark == "hover":  # the hover background under the row's own colours
             style += Style(bgcolor=self.get_component_rich_style("row-list--hover").bgcolor)
-        strip = Strip([Segment(text, style)], cell_len(text))
-        strip = strip.crop(scroll_x, scroll_x + width).extend_cell_length(width, style)
+        strip = Strip([Segment(text, style)], cell_len(text)).extend_cell_length(width, style)
         if len(self._strips) > 4 * max(self.size.height, 16):
             self._strips.clear()  # kept for what is on screen, not for every row ever drawn
         self._strips[row.key] = (state, strip)

@@ -22,7 +22,6 @@ from collections import deque
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from rich.markdown import Markdown
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -43,6 +42,7 @@ from tui.app.widgets.lines_view import LinesView
 from tui.app.widgets.scrolling import resize_content
 from tui.app.widgets.transcript_style import (
     Palette,
+    ThemedMarkdown,
     entry_line,
     palette,
     task_header,
@@ -353,8 +353,7 @@ class Transcript(LinesView):
             # while the turn streams its answer is plain text, wrapped again as it grows;
             # once the turn is done it is rendered as Markdown, once (a Markdown render parses
             # the whole answer, which every batch of a long answer would pay again)
-            out += self._to_lines(Markdown(model.text, code_theme=colours.code_theme,
-                                           inline_code_theme=colours.code_theme)
+            out += self._to_lines(ThemedMarkdown(model.text, colours)
                                   if model.done else Text(model.text))
         for kind, text in model.entries(now if clocks else None):
             out += self._to_lines(entry_line(kind, text, colours))

@@ -2,15 +2,19 @@
 turn's header and rule, a call running (its arrow in the accent colour), a call that ended
 well (its ✓ in the success colour, the rest dim) or badly (the whole line in the error
 colour), a question (warning), a note (dim), and code blocks in a code theme that suits a
-dark or a light background."""
+dark or a light background; inline code in the theme's secondary colour on its panel colour
+(Rich's own, cyan on black, was a black block on a light background)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import Markdown
 from rich.style import Style
 from rich.text import Text
+from rich.theme import Theme
 
 from tui.core.events.wording import LineKind
 
@@ -28,6 +32,7 @@ class Palette:
     rule: Style
     task: Style
     code_theme: str
+    code: Style  # inline code
 
 
 def palette(variables: Mapping[str, str], dark: bool) -> Palette:
@@ -38,7 +43,8 @@ def palette(variables: Mapping[str, str], dark: bool) -> Palette:
     primary = colour("primary", "blue")
     return Palette(
         made_from=(dark, *(variables.get(name) for name in
-                           ("primary", "accent", "success", "error", "warning"))),
+                           ("primary", "accent", "success", "error", "warning",
+                            "secondary", "panel", "foreground"))),
         running=Style(color=colour("accent", "cyan")),
         success=Style(color=colour("success", "green")),
         failure=Style(color=colour("error", "red")),
@@ -47,7 +53,26 @@ def palette(variables: Mapping[str, str], dark: bool) -> Palette:
         rule=Style(color=primary, dim=True),
         task=Style(bold=True),
         code_theme="monokai" if dark else "default",
+        code=Style(color=colour("secondary", colour("foreground", "default")),
+                   bgcolor=colour("panel", "default")),
     )
+
+
+class ThemedMarkdown(Markdown):
+    """Markdown whose inline code takes the palette's style (Rich looks `markdown.code` up in
+    the console's theme while it builds the lines: the style is in force just for that)."""
+
+    def __init__(self, text: str, colours: Palette) -> None:
+        super().__init__(text, code_theme=colours.code_theme,
+                         inline_code_theme=colours.code_theme)
+        self._styles = Theme({"markdown.code": colours.code})
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        console.push_theme(self._styles)
+        try:
+            yield from super().__rich_console__(console, options)
+        finally:
+            console.pop_theme()
 
 
 def entry_line(kind: LineKind, text: str, colours: Palette) -> Text:

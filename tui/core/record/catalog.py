@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,15 +122,22 @@ class Hit:
     snippet: str
 
 
-def search_file(conversation: Conversation, query: str) -> Iterator[Hit]:
+STOP_EVERY = 512  # lines between two looks at a search's `stop`
+
+
+def search_file(conversation: Conversation, query: str,
+                stop: Callable[[], bool] | None = None) -> Iterator[Hit]:
     """Messages of one record whose text contains `query` (case-insensitive), oldest first.
     Fenced tool output is searched without its fence: a query for the markers' words does not
-    hit every tool result."""
+    hit every tool result. `stop`: asked every STOP_EVERY lines; True ends the search (a
+    newer query replaced it)."""
     needle = query.lower()
     raw_needle = needle.encode("utf-8")
     position = 0
     with conversation.path.open("rb") as handle:
-        for raw in handle:
+        for count, raw in enumerate(handle):
+            if stop is not None and not count % STOP_EVERY and stop():
+                return
             line = raw.rstrip(b"\n")
             start = position
             position += len(raw)
@@ -159,8 +166,12 @@ def _snippet(text: str, index: int, length: int) -> str:
     return printable(("…" if start else "") + piece, keep_newlines=False)
 
 
-def search_all(conversations: list[Conversation], query: str) -> Iterator[Hit]:
-    """Every record, newest activity first; each record's hits newest first."""
+def search_all(conversations: list[Conversation], query: str,
+               stop: Callable[[], bool] | None = None) -> Iterator[Hit]:
+    """Every record, newest activity first; each record's hits newest first. `stop`: as for
+    `search_file`."""
     for conversation in conversations:
-        hits = list(search_file(conversation, query))
+        hits = list(search_file(conversation, query, stop))
+        if stop is not None and stop():
+            return
         yield from reversed(hits)
