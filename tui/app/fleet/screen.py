@@ -12,10 +12,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from tui.app.fleet.model import GROUPS, FleetSession, age, ordered, spent, totals
 from tui.app.screens.confirm import ConfirmScreen
+from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
 from tui.core.text.printable import printable
 
@@ -80,7 +81,8 @@ class FleetScreen(Screen[None]):
         yield self.detail
         yield self.hint
         yield self.input
-        yield Footer(compact=True)  # every key, S and q too, on an 80-column line
+        # every key, S and q too, on an 80-column line; narrower, the keys that fit, whole
+        yield FittedFooter(compact=True)
 
     def on_mount(self) -> None:
         self.input.display = False
