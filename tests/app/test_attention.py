@@ -128,7 +128,7 @@ async def test_a_task_ending_behind_the_browser_notifies_and_coming_back_restore
     app = SupervisorApp(murmur_home)
     stream = recorded()
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("b")
+        await pilot.press("tab", "b")  # out of the prompt, where b is text
         await wait_until(pilot, lambda: app.screen is not app.supervisor)
         assert app.app_focus and not app.present()
         await replay(pilot, stream)

@@ -27,7 +27,7 @@ async def test_work_the_sessions_end_killed_shows_killed_in_the_exit_column(
         pane = app.supervisor.work_pane
         await wait_until(pilot, lambda: bool(pane.rows.rows)
                          and pane.rows.rows[0].cells[1] == "abandoned", within=60)
-        await pilot.press("4")
+        await pilot.press("tab", "4")  # out of the prompt: the Background pane
         row = pane.rows.rows[0]
         assert row.cells[2] == "killed"
         work_id = next(iter(pane.work))

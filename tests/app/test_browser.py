@@ -211,7 +211,7 @@ async def test_the_supervisor_opens_the_browser(murmur_home: Path) -> None:
     make(murmur_home, "r", "c", [user_message("hello")])
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(140, 30)) as pilot:
-        await pilot.press("b")
+        await pilot.press("tab", "b")  # out of the prompt, where b is text
         await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         assert isinstance(app.screen, ConversationsScreen)
         await pilot.press("escape")

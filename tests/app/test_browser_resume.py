@@ -162,7 +162,7 @@ async def test_r_over_the_supervisor_resumes_in_a_follow_up_session(
     first = start_session(app, root)
     async with app.run_test(size=(200, 40)) as pilot:
         await wait_until(pilot, lambda: app.result is not None)
-        await pilot.press("b")
+        await pilot.press("tab", "b")  # out of the prompt, where b is text
         await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)

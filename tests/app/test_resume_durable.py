@@ -34,7 +34,7 @@ async def test_r_on_a_killed_session_asks_again_and_the_answer_reaches_the_tool(
     (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("b")
+        await pilot.press("tab", "b")  # out of the prompt, where b is text
         await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)

@@ -16,7 +16,7 @@ async def test_a_scrolling_list_grows_with_its_scrollbar_alone(
         murmur_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.press("2")
+        await pilot.press("tab", "2")  # out of the prompt: the Shell pane
         shell = app.supervisor.shell
         for n in range(200):
             shell.add(f"r{n}", [f"line {n}"])

@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
+from tui.app import palette
 from tui.app.approver import ScreenApprover
 from tui.app.attention import Attention, load_settings
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
@@ -54,7 +55,8 @@ class SupervisorApp(AppBase[int]):
         Binding("y", "copy_result", "Copy result"),
         Binding("b", "browse", "Browse"),
         Binding("f1", "help", "Help"),
-        Binding("q", "quit", "Quit"),
+        Binding("q", "quit", "Quit"),  # out of the prompt; Ctrl+Q everywhere
+        Binding("ctrl+q", "quit", "Quit", priority=True),
         # as in Claude Code and Codex: Ctrl+C cancels what runs, a second one quits
         Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),
         Binding("F", "fleet", "Fleet"),  # a session attached from the fleet screen
@@ -376,23 +378,18 @@ class SupervisorApp(AppBase[int]):
         self.run_worker(resume(), group="resume", exclusive=True, exit_on_error=False)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Cancel the running turn", "End the session as canceled",
-                            self._cancel_now)
-        yield SystemCommand("Answer the waiting question", "Reopen the question dialog",
-                            self.action_answer)
-        yield SystemCommand("Copy the result", "Copy the task's result to the clipboard",
-                            self.action_copy_result)
-        yield SystemCommand("Jump to latest", "Follow the newest output",
-                            self.supervisor.action_jump)
-        yield SystemCommand("Help", "Keys and what they do", self.action_help)
-        yield SystemCommand("Browse conversations", "Every conversation record, newest first",
-                            self.action_browse)
-        for name in self.themes.names():
-            yield SystemCommand(f"Theme: {name}", "Switch to this theme",
-                                lambda name=name: setattr(self, "theme", name))
+        return palette.commands(self, super().get_system_commands(screen))
 
-    def _cancel_now(self) -> None:
+    def jump_to_latest(self) -> None:
+        self.supervisor.action_jump()
+
+    def theme_names(self) -> list[str]:
+        return self.themes.names()
+
+    def use_theme(self, name: str) -> None:
+        self.theme = name
+
+    def cancel_now(self) -> None:
         if self.running:
             self.source.cancel()
             self.notify("Canceling the turn…", timeout=4)

@@ -1,18 +1,23 @@
 """`murmur-tui launch` on the supervisor screen (and `browse`'s continuation): the session is
 built (`tui/core/loop/build.py`), attached to the app, served on the door when asked, and the
-one line of what it left is printed once the screen closes."""
+lines of what they left are printed once the screen closes: one for each session the screen
+ran (the first and every follow-up), in the order they ran."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.commands.exits import EXIT_NOT_OK, error
 from tui.commands.launch import options_of
 from tui.core.loop.build import SessionSpec, build_session
 from tui.core.manifest.model import Capsule
+
+if TYPE_CHECKING:
+    from tui.app.app import SupervisorApp
+    from tui.core.loop.session import Session
 
 
 def run(capsule: Capsule, args: argparse.Namespace) -> int:
@@ -57,11 +62,25 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         app.end_serving()
     if app.running:  # the app went away while the session ran: let it finish its files
         app.cancel.set()
-    last = app.session or session
-    sys.stdout.write(quit_summary(last.session_id, app.result.exit_status if app.result
-                                  else "canceled", last.paths.accessible, last.record_path)
-                     + "\n")
+    for line in quit_lines(app, session):
+        sys.stdout.write(line + "\n")
     return code if isinstance(code, int) else EXIT_NOT_OK
+
+
+def quit_lines(app: SupervisorApp, first: Session) -> list[str]:
+    """One line for each session the screen ran — `first`, then every follow-up — in the
+    order they ran; one that did not end ok by itself (the screen closed on it) ended
+    canceled."""
+    local = app.local
+    ran = local.ran if local is not None and local.ran else [first]
+    outcomes = local.outcomes if local is not None else {}
+    lines = []
+    for session in ran:
+        outcome = outcomes.get(session.session_id)
+        lines.append(quit_summary(session.session_id, outcome.exit_status if outcome
+                                  else "canceled", session.paths.accessible,
+                                  session.record_path))
+    return lines
 
 
 def quit_summary(session_id: str, exit_status: str, workdir: Path,
