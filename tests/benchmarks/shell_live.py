@@ -84,7 +84,7 @@ async def watch(live: bool, home: Path, work: Path) -> dict[str, Any]:
     lags: list[float] = []
     rss_before = rss_mb()
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.press("2")  # the Shell pane, where the lines go
+        await pilot.press("tab", "2")  # out of the prompt: the Shell pane, where the lines go
         last = [time.perf_counter()]
 
         def tick() -> None:
