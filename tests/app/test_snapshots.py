@@ -38,6 +38,7 @@ async def replayed(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, SupervisorApp)
     transcript = app.supervisor.transcript
+    app.supervisor.prompt.cursor_blink = False  # the prompt has the focus: a steady cursor
     # drawn, and the transcript at its newest line (it follows the output), however slowly a
     # loaded machine gets there
     await wait_until(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y)
@@ -48,6 +49,8 @@ async def show_pane(pilot: Pilot[Any], key: str) -> None:
     """Press a pane's key and wait until its tab is the one showing and its list drawn."""
     app = pilot.app
     assert isinstance(app, SupervisorApp)
+    if app.supervisor.prompt.has_focus:
+        await pilot.press("tab")  # out of the prompt, where the digits are text
     await pilot.press(key)
     screen = app.supervisor
     tab = {PANES[name]: f"tab-{name}" for name in PANES}[key]
@@ -83,7 +86,8 @@ def test_each_pane(snap_compare: Any, murmur_home: Path, pane: str, theme: str,
     async def shown(pilot: Pilot[Any]) -> None:
         await replayed(pilot)
         if size == "80x24":
-            await pilot.press("p")  # narrow: the panes take the whole width
+            # out of the prompt; narrow: the panes take the whole width
+            await pilot.press("tab", "p")
             app = pilot.app
             assert isinstance(app, SupervisorApp)
             panes = app.supervisor.query_one("#panes")
@@ -121,4 +125,11 @@ def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
 
 
 def test_help_screen(snap_compare: Any, murmur_home: Path) -> None:
-    assert snap_compare(SupervisorApp(murmur_home), terminal_size=(120, 36), press=["f1"])
+    async def helped(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, SupervisorApp)
+        app.supervisor.prompt.cursor_blink = False  # the prompt behind: a steady cursor
+        await pilot.press("f1")
+
+    assert snap_compare(SupervisorApp(murmur_home), terminal_size=(120, 36),
+                        run_before=helped)
