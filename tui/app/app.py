@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
@@ -141,6 +142,11 @@ class SupervisorApp(AppBase[int]):
         self.source.start(self)
         self.run_worker(self.themes.watch(), exit_on_error=False, group="themes",
                         name="theme-watcher")
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and self.screen is self.supervisor:
+            self.supervisor.keys_to_prompt(event)  # before the key goes to the focus
+        await super().on_event(event)
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
         await self._take(message.events)
@@ -378,16 +384,8 @@ class SupervisorApp(AppBase[int]):
         self.run_worker(resume(), group="resume", exclusive=True, exit_on_error=False)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        return palette.commands(self, super().get_system_commands(screen))
-
-    def jump_to_latest(self) -> None:
-        self.supervisor.action_jump()
-
-    def theme_names(self) -> list[str]:
-        return self.themes.names()
-
-    def use_theme(self, name: str) -> None:
-        self.theme = name
+        return palette.commands(self, super().get_system_commands(screen),
+                                self.supervisor.action_jump, self.themes.names())
 
     def cancel_now(self) -> None:
         if self.running:

@@ -23,19 +23,15 @@ class PaletteHost(Protocol):
 
     def action_copy_result(self) -> None: ...
 
-    def jump_to_latest(self) -> None: ...
-
     def action_help(self) -> None: ...
 
     def action_browse(self) -> None: ...
 
-    def theme_names(self) -> list[str]: ...
 
-    def use_theme(self, name: str) -> None: ...
-
-
-def commands(host: PaletteHost, textual: Iterable[SystemCommand]) -> Iterable[SystemCommand]:
-    """`textual`: Textual's own entries; its Quit is ours (same action: `q` and `Ctrl+Q`)."""
+def commands(host: PaletteHost, textual: Iterable[SystemCommand], jump: Callable[[], None],
+             themes: list[str]) -> Iterable[SystemCommand]:
+    """`textual`: Textual's own entries, its Quit made ours (the action `q` and `Ctrl+Q`
+    run); `jump`: to the latest output; `themes`: the themes offered."""
     for command in textual:
         if command.title == "Quit":
             yield SystemCommand("Quit", QUIT_HELP, host.action_quit)
@@ -47,13 +43,13 @@ def commands(host: PaletteHost, textual: Iterable[SystemCommand]) -> Iterable[Sy
                         host.action_answer)
     yield SystemCommand("Copy the result", "Copy the task's result to the clipboard",
                         host.action_copy_result)
-    yield SystemCommand("Jump to latest", "Follow the newest output", host.jump_to_latest)
+    yield SystemCommand("Jump to latest", "Follow the newest output", jump)
     yield SystemCommand("Help", "Keys and what they do", host.action_help)
     yield SystemCommand("Browse conversations", "Every conversation record, newest first",
                         host.action_browse)
-    for name in host.theme_names():
+    for name in themes:
         yield SystemCommand(f"Theme: {name}", "Switch to this theme", _theme(host, name))
 
 
 def _theme(host: PaletteHost, name: str) -> Callable[[], None]:
-    return lambda: host.use_theme(name)
+    return lambda: setattr(host, "theme", name)  # the app's theme (Textual's reactive)

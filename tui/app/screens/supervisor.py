@@ -267,17 +267,16 @@ class SupervisorScreen(Screen[None]):
             self.status.set_classes(cls)
 
     # -- actions ------------------------------------------------------------------------------
-    def on_key(self, event: events.Key) -> None:
+    def keys_to_prompt(self, event: events.Key) -> None:
         """Out of the prompt, a printable key with no action here starts the prompt with it:
         typing is never lost for want of `i`. A key with an action (`q`, `a` while a question
-        waits, `x` in Background…) does that instead."""
-        if not event.is_printable or event.character is None or \
-                isinstance(self.focused, TextArea) or event.key in self.active_bindings:
-            return
-        event.stop()
-        event.prevent_default()
-        self.prompt.focus()
-        self.prompt.insert(event.character)
+        waits, `x` in Background…) does that instead. Called by the app as the key arrives,
+        before it goes to the focused widget: the focus moves at once, so the keys typed
+        after it go to the prompt too, in order."""
+        if event.is_printable and event.character is not None and \
+                not isinstance(self.focused, TextArea) and \
+                event.key not in self.active_bindings:
+            self.set_focus(self.prompt)
 
     def on_prompt_area_left(self, _: PromptArea.Left) -> None:
         self.transcript.focus()
@@ -298,7 +297,7 @@ class SupervisorScreen(Screen[None]):
         self.prompts.move(message.index, message.by)
 
     def action_focus_prompt(self) -> None:
-        self.prompt.focus()
+        self.set_focus(self.prompt)  # at once: the keys that follow are the prompt's
 
     def action_focus_queue(self) -> None:
         if self.queue.items:
