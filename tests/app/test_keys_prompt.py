@@ -22,6 +22,8 @@ from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.palette import QUIT_HELP
 from tui.app.screens.confirm import ConfirmScreen
+from tui.app.screens.supervisor import SupervisorScreen
+from tui.app.widgets.prompt import LETTER_KEYS
 
 
 def _key_name(character: str) -> str:
@@ -178,3 +180,12 @@ async def test_the_palettes_quit_says_what_murmur_tuis_quit_does(murmur_home: Pa
         assert quit_row == f"Quit\n{QUIT_HELP}"
         assert QUIT_HELP == "Quit murmur-tui (asks first while a task runs)"
         assert not any("as soon as possible" in row for row in shown())
+
+
+def test_every_printable_key_of_the_screen_is_text_in_the_prompt() -> None:
+    """A printable key bound on the app or the screen is one the prompt keeps as text and
+    hides from the footer while it has the keys (LETTER_KEYS): none is forgotten."""
+    bound = {key.strip() for binding in (*SupervisorApp.BINDINGS, *SupervisorScreen.BINDINGS)
+             if not isinstance(binding, tuple)
+             for key in binding.key.split(",") if len(key.strip()) == 1}
+    assert bound == set(LETTER_KEYS)

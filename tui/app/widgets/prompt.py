@@ -19,9 +19,9 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 HISTORY = 200  # prompts kept for Up
-# the screen's and the app's printable keys: text here. Bound to nothing on the prompt, they
-# only hide those keys' actions from the footer while the prompt has the keys (the field
-# takes a printable key before any binding is looked at)
+# the screen's and the app's printable keys: text here. Their bindings on the prompt never
+# run (the field takes a printable key before any binding is looked at): they only hide those
+# keys' actions from the footer while the prompt has the keys
 LETTER_KEYS = ("a", "b", "i", "p", "q", "y", "F", "1", "2", "3", "4", "5")
 
 
@@ -58,9 +58,6 @@ class PromptArea(TextArea):
             self.insert("\n")
             return
         await super()._on_key(event)
-
-    def action_typed(self) -> None:
-        """Never reached: the field takes its letters as text."""
 
     def send(self) -> None:
         text = self.text
