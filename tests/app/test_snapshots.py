@@ -34,11 +34,12 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 async def replayed(pilot: Pilot[Any]) -> None:
-    await replay(pilot, recorded())
     app = pilot.app
     assert isinstance(app, SupervisorApp)
+    # the prompt has the focus: its cursor steady (shown) long before the picture is taken
+    app.supervisor.prompt.cursor_blink = False
+    await replay(pilot, recorded())
     transcript = app.supervisor.transcript
-    app.supervisor.prompt.cursor_blink = False  # the prompt has the focus: a steady cursor
     # drawn, and the transcript at its newest line (it follows the output), however slowly a
     # loaded machine gets there
     await wait_until(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y)
