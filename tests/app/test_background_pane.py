@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.app.conftest import leave_prompt
 from tests.capsules import write_capsule
 from tests.fakes import start_session as start
 from tests.responses import text_response, tool_response
@@ -31,7 +32,8 @@ async def test_background_work_is_listed_tailed_live_and_stopped(
         screen = app.supervisor
         pane = screen.work_pane
         await wait_until(pilot, lambda: pane.running == 1, within=60)
-        await pilot.press("tab", "4")  # out of the prompt: the pane, its list in focus
+        await leave_prompt(pilot)  # out of the prompt: the pane, its list in focus
+        await pilot.press("4")
         await wait_until(pilot, lambda: "tick" in str(pane.tail.render()), within=60)
         assert pane.rows.has_focus
         row = pane.rows.rows[0]

@@ -15,7 +15,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import TabbedContent
 from textual.widgets._footer import FooterKey
 
-from tests.app.conftest import key_clock, recorded, replay
+from tests.app.conftest import key_clock, leave_prompt, recorded, replay
 from tests.app.test_control import sleeping_capsule
 from tests.fakes import start_session as start
 from tests.waits import wait_until
@@ -54,8 +54,8 @@ async def test_typing_goes_to_the_prompt_and_letters_act_only_out_of_it(
         await pilot.click(screen.transcript, offset=(5, 2))
         assert prompt.has_focus
         # out of the prompt the letters act, and the footer offers them
-        await pilot.press("escape")
-        await wait_until(pilot, lambda: screen.transcript.has_focus)
+        await leave_prompt(pilot, "escape")
+        assert screen.transcript.has_focus
         await wait_until(pilot, lambda: footer(app) == [
             "p Panes / transcript", "i Prompt", "f2 Queue", "^q Quit", "y Copy result",
             "b Browse", "f1 Help", "^p palette"])
@@ -67,7 +67,8 @@ async def test_typing_goes_to_the_prompt_and_letters_act_only_out_of_it(
             app.post_message(events.Key(_key_name(character), character))
         await wait_until(pilot, lambda: prompt.text == "What is it?")
         assert prompt.has_focus and screen.transcript.show_thinking
-        await pilot.press("escape", "y")
+        await leave_prompt(pilot, "escape")
+        await pilot.press("y")
         await wait_until(pilot, lambda: app.clipboard == app.state.result != "")
         await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
@@ -105,7 +106,7 @@ async def test_a_panes_key_gives_its_list_the_keys(murmur_home: Path,
         await replay(pilot, recorded())
         screen = app.supervisor
         tabs = screen.query_one(TabbedContent)
-        await pilot.press("tab")  # out of the prompt, where the digits are text
+        await leave_prompt(pilot)  # out of the prompt, where the digits are text
         for key, tab, label, widget in (
                 ("4", "tab-background", "Background", screen.work_pane.rows),
                 ("1", "tab-tools", "Calls", screen.tools.rows),
@@ -149,8 +150,8 @@ async def test_the_prompts_border_shows_in_256_colours_dimmer_unfocused(
 
         await wait_until(pilot, lambda: prompt.has_focus and corner()[0] is not None)
         focused, background = corner()
-        await pilot.press("tab")  # the prompt loses the focus
-        await wait_until(pilot, lambda: not prompt.has_focus and corner()[0] != focused)
+        await leave_prompt(pilot)  # the prompt loses the focus
+        await wait_until(pilot, lambda: corner()[0] != focused)
         unfocused, under = corner()
         assert focused is not None and unfocused is not None and background is not None
         assert unfocused != under and unfocused != background  # visible

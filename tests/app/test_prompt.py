@@ -11,7 +11,7 @@ from typing import Any
 from textual import events
 from textual.pilot import Pilot
 
-from tests.app.conftest import key_clock, settle
+from tests.app.conftest import key_clock, leave_prompt, settle
 from tests.conftest import CapsuleFactory, read_jsonl
 from tests.fakes import RecordingDriver
 from tests.responses import text_response, tool_response
@@ -87,7 +87,8 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
         await settle(pilot)
         assert queued(app) == [] and not app.supervisor.queue_view.display
         assert app.state.kind == "waiting" and app.running
-        await pilot.press("escape", "q")  # the prompt lets Esc through; q on the transcript
+        await leave_prompt(pilot, "escape")  # the prompt lets Esc through; q on the transcript
+        await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
     assert app.return_code == 0  # the sleeping session ended as it was, not canceled
     trace = session.paths.trace
@@ -276,7 +277,8 @@ async def test_two_identical_prompts_are_two_tasks_each_matched_by_the_id_it_was
         (session.paths.accessible / "go2").write_text("")
         await wait_until(pilot, lambda: app.state.tasks_ended == 4)
         await wait_until(pilot, lambda: rows() == [] and not app.supervisor.queue_view.display)
-        await pilot.press("escape", "q")
+        await leave_prompt(pilot, "escape")
+        await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
     starts = events_of(session.paths.trace, "task_start")
     assert [line["task_id"] for line in starts[1:]] == [first, second, third]

@@ -19,7 +19,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay, settle
+from tests.app.conftest import leave_prompt, recorded, replay, settle
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 
@@ -51,7 +51,7 @@ async def show_pane(pilot: Pilot[Any], key: str) -> None:
     app = pilot.app
     assert isinstance(app, SupervisorApp)
     if app.supervisor.prompt.has_focus:
-        await pilot.press("tab")  # out of the prompt, where the digits are text
+        await leave_prompt(pilot)  # out of the prompt, where the digits are text
     await pilot.press(key)
     screen = app.supervisor
     tab = {PANES[name]: f"tab-{name}" for name in PANES}[key]
@@ -88,7 +88,8 @@ def test_each_pane(snap_compare: Any, murmur_home: Path, pane: str, theme: str,
         await replayed(pilot)
         if size == "80x24":
             # out of the prompt; narrow: the panes take the whole width
-            await pilot.press("tab", "p")
+            await leave_prompt(pilot)
+            await pilot.press("p")
             app = pilot.app
             assert isinstance(app, SupervisorApp)
             panes = app.supervisor.query_one("#panes")
