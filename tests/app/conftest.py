@@ -40,6 +40,15 @@ async def settle(pilot: Pilot[int], seconds: float = 0.2) -> None:
     await pilot.pause(0.05)
 
 
+async def leave_prompt(pilot: Pilot[int], key: str = "tab") -> None:
+    """Leave the prompt — which has the keys when the screen opens — as a user does (Tab, or
+    Esc), and wait until it has: a key sent right behind would still reach the prompt."""
+    app = pilot.app
+    assert isinstance(app, SupervisorApp)
+    await pilot.press(key)
+    await wait_until(pilot, lambda: not app.supervisor.prompt.has_focus)
+
+
 class KeyClock:
     """The clock an app's key windows (Esc Esc, Ctrl+C twice) are timed on, in a test: it
     stands still until the test moves it, so that a loaded machine never puts more than a

@@ -13,7 +13,7 @@ import pytest
 from textual import events
 from textual.drivers.headless_driver import HeadlessDriver
 
-from tests.app.conftest import answerable, recorded, replay, settle
+from tests.app.conftest import answerable, leave_prompt, recorded, replay, settle
 from tests.app.test_dialog import asking_capsule
 from tests.fakes import start_session as start
 from tests.waits import wait_until
@@ -128,6 +128,7 @@ async def test_a_task_ending_behind_the_browser_notifies_and_coming_back_restore
     app = SupervisorApp(murmur_home)
     stream = recorded()
     async with app.run_test(size=(120, 40)) as pilot:
+        await leave_prompt(pilot)  # out of the prompt, where b is text
         await pilot.press("b")
         await wait_until(pilot, lambda: app.screen is not app.supervisor)
         assert app.app_focus and not app.present()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.app.conftest import leave_prompt
 from tests.app.test_background_pane import TICKS
 from tests.capsules import write_capsule
 from tests.conftest import read_jsonl
@@ -27,6 +28,7 @@ async def test_work_the_sessions_end_killed_shows_killed_in_the_exit_column(
         pane = app.supervisor.work_pane
         await wait_until(pilot, lambda: bool(pane.rows.rows)
                          and pane.rows.rows[0].cells[1] == "abandoned", within=60)
+        await leave_prompt(pilot)  # out of the prompt: the Background pane
         await pilot.press("4")
         row = pane.rows.rows[0]
         assert row.cells[2] == "killed"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.app.conftest import leave_prompt
 from tests.capsules import write_capsule
 from tests.fakes import start_session as start
 from tests.responses import text_response, tool_response
@@ -31,8 +32,10 @@ async def test_background_work_is_listed_tailed_live_and_stopped(
         screen = app.supervisor
         pane = screen.work_pane
         await wait_until(pilot, lambda: pane.running == 1, within=60)
+        await leave_prompt(pilot)  # out of the prompt: the pane, its list in focus
         await pilot.press("4")
         await wait_until(pilot, lambda: "tick" in str(pane.tail.render()), within=60)
+        assert pane.rows.has_focus
         row = pane.rows.rows[0]
         assert row.cells[1] == "running" and "tick" in row.cells[3]
         assert "Background (1 running)" in str(
@@ -45,8 +48,7 @@ async def test_background_work_is_listed_tailed_live_and_stopped(
 
         seen = last_tick()
         await wait_until(pilot, lambda: last_tick() > seen + 2, within=60)  # followed live
-        pane.rows.focus()
-        await pilot.press("x")
+        await pilot.press("x")  # no click needed: 4 gave the list the keys
         await wait_until(pilot, lambda: pane.rows.rows[0].cells[1] == "abandoned (stopped)",
                        within=60)
         assert pane.rows.rows[0].cells[2] == "137" and pane.running == 0

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tests.app.conftest import leave_prompt
 from tests.fakes import write_conversation as make
 from tests.waits import wait_until
 from tui.app.browser.app import BrowserApp
@@ -211,6 +212,7 @@ async def test_the_supervisor_opens_the_browser(murmur_home: Path) -> None:
     make(murmur_home, "r", "c", [user_message("hello")])
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(140, 30)) as pilot:
+        await leave_prompt(pilot)  # out of the prompt, where b is text
         await pilot.press("b")
         await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         assert isinstance(app.screen, ConversationsScreen)

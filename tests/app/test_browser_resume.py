@@ -9,6 +9,7 @@ import argparse
 import shutil
 from pathlib import Path
 
+from tests.app.conftest import leave_prompt
 from tests.conftest import CapsuleFactory
 from tests.fakes import start_session
 from tests.fakes import write_conversation as make
@@ -162,6 +163,7 @@ async def test_r_over_the_supervisor_resumes_in_a_follow_up_session(
     first = start_session(app, root)
     async with app.run_test(size=(200, 40)) as pilot:
         await wait_until(pilot, lambda: app.result is not None)
+        await leave_prompt(pilot)  # out of the prompt, where b is text
         await pilot.press("b")
         await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         screen = app.screen

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import keep_notes, key_clock, settle
+from tests.app.conftest import keep_notes, key_clock, leave_prompt, settle
 from tests.capsules import write_capsule
 from tests.conftest import read_jsonl
 from tests.fakes import start_session as start
@@ -70,6 +70,7 @@ async def test_q_asks_before_quitting_a_running_session(tmp_path: Path,
     session = start(app, sleeping_capsule(tmp_path / "c"))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
+        await leave_prompt(pilot)  # out of the prompt (where q is text)
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert isinstance(app.screen, ConfirmScreen)
@@ -93,7 +94,8 @@ async def test_after_the_session_the_screen_stays_and_q_quits(murmur_home: Path,
         await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.is_running and str(app.supervisor.status.render()).startswith("finished ok")
-        await pilot.press("y")  # copy the result
+        await leave_prompt(pilot)  # out of the prompt: copy the result
+        await pilot.press("y")
         assert app.clipboard == "The answer is 42."
         await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
@@ -104,6 +106,7 @@ async def test_copy_says_copied_only_when_something_was(murmur_home: Path) -> No
     app = SupervisorApp(murmur_home)
     said = keep_notes(app)
     async with app.run_test(size=(120, 40)) as pilot:
+        await leave_prompt(pilot)
         await pilot.press("y")
         await wait_until(pilot, lambda: any("nothing was copied" in note for note in said))
         assert app.clipboard == ""

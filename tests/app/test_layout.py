@@ -11,7 +11,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay
+from tests.app.conftest import leave_prompt, recorded, replay
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.approver import PendingApproval
@@ -52,8 +52,9 @@ async def test_below_100_columns_the_panes_take_turns_and_resize_live(
         screen = app.supervisor
         left, panes = screen.query_one("#left"), screen.query_one("#panes")
         assert screen.narrow and left.region.width == 80 and panes.region.area == 0
-        assert "p" in footer_keys(app)
-        screen.transcript.focus()
+        assert "p" not in footer_keys(app)  # the prompt has the keys: p is text there
+        await leave_prompt(pilot)  # out of the prompt
+        assert screen.transcript.has_focus and "p" in footer_keys(app)
         await pilot.press("p")
         await wait_until(pilot, lambda: panes.region.width == 80 and left.region.area == 0
                          and screen.tools.rows.has_focus)

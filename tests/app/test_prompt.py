@@ -11,7 +11,7 @@ from typing import Any
 from textual import events
 from textual.pilot import Pilot
 
-from tests.app.conftest import key_clock, settle
+from tests.app.conftest import key_clock, leave_prompt, settle
 from tests.conftest import CapsuleFactory, read_jsonl
 from tests.fakes import RecordingDriver
 from tests.responses import text_response, tool_response
@@ -76,7 +76,7 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
     session = start(app, root, driver)
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
-        await pilot.press("i")
+        assert app.supervisor.prompt.has_focus  # the prompt has the keys: no `i` needed
         for text in ("one", "two", "three"):
             await queue_prompt(pilot, text)
         assert queued(app) == ["one", "two", "three"]
@@ -87,7 +87,8 @@ async def test_three_prompts_typed_while_a_task_runs_are_three_tasks_in_order(
         await settle(pilot)
         assert queued(app) == [] and not app.supervisor.queue_view.display
         assert app.state.kind == "waiting" and app.running
-        await pilot.press("escape", "q")  # the prompt lets Esc through; q on the transcript
+        await leave_prompt(pilot, "escape")  # the prompt lets Esc through; q on the transcript
+        await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
     assert app.return_code == 0  # the sleeping session ended as it was, not canceled
     trace = session.paths.trace
@@ -113,7 +114,6 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
     first = start(app, root)  # task_acceptance: single: the queue waits for a follow-up
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
-        await pilot.press("i")
         for text in ("alpha", "beta", "gamma", "delta"):
             await queue_prompt(pilot, text)
         assert queued(app) == ["alpha", "beta", "gamma", "delta"]
@@ -130,13 +130,13 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         await pilot.press("up", "e")  # alpha back into the prompt, to be changed
         assert app.supervisor.prompt.has_focus and app.supervisor.prompt.text == "alpha"
         assert queued(app) == ["beta", "gamma"]
-        await queue_prompt(pilot, "!", shown="alpha!")
-        assert queued(app) == ["beta", "gamma", "alpha!"]
+        await type_prompt(pilot, "!")  # sent again, it keeps its place
+        await wait_until(pilot, lambda: queued(app) == ["beta", "alpha!", "gamma"])
         await pilot.press("escape", "escape")  # cancel the running task
         await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.result is not None and app.result.exit_status == "canceled"
-        assert queued(app) == ["beta", "gamma", "alpha!"]  # Esc never clears the queue
+        assert queued(app) == ["beta", "alpha!", "gamma"]  # Esc never clears the queue
         await pilot.pause()  # a follow-up, were one started, would be on its way by now
         assert app.session is first  # a canceled session's queue waits for you
         await pilot.press("i", "enter")  # Enter on an empty prompt: go on
@@ -149,7 +149,7 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         assert follow_up.paths.result.read_text() == "done"
         third = app.session
         assert third is not None
-        assert queued(app) == ["alpha!"]  # one task per follow-up session, in order
+        assert queued(app) == ["gamma"]  # one task per follow-up session, in order
         assert "beta" in (follow_up.paths.accessible / "task.md").read_text()
         resumed = events_of(follow_up.paths.trace, "session_start")[0]["resumed_from"]
         assert resumed == first.session_id
@@ -161,7 +161,7 @@ async def test_the_queue_is_edited_kept_by_esc_and_started_again_by_enter(
         await wait_until(pilot, lambda: app.result is not None and
                        app.result.session_id == third.session_id and
                        app.result.exit_status == "canceled")
-        assert queued(app) == ["alpha!"]
+        assert queued(app) == ["gamma"]
 
 async def test_a_prompt_after_the_session_ended_goes_on_in_the_same_conversation(
         murmur_home: Path, make_capsule: CapsuleFactory) -> None:
@@ -172,7 +172,6 @@ async def test_a_prompt_after_the_session_ended_goes_on_in_the_same_conversation
         await wait_until(pilot, lambda: app.result is not None)
         await settle(pilot)
         assert app.state.kind == "finished"
-        await pilot.press("i")
         await type_prompt(pilot, "and again")
         await wait_until(pilot, lambda: app.session is not first and app.result is not None)
         await settle(pilot)
@@ -197,7 +196,7 @@ async def test_the_prompt_takes_no_keys_while_a_question_waits(murmur_home: Path
     app = SupervisorApp(murmur_home)
     start(app, APP_CAPSULE, workdir=tmp_path / "workdir")
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.press("i")
+        await pilot.press("i")  # typed in the prompt, which has the keys
         await wait_until(pilot, lambda: app.desk.dialog is not None)
         dialog = app.desk.dialog
         assert isinstance(dialog, AskScreen)
@@ -224,7 +223,6 @@ async def test_a_large_paste_goes_in_whole(murmur_home: Path,
     text = "\n".join(f"line {n} of the pasted text" for n in range(2000))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
-        await pilot.press("i")
         await wait_until(pilot, lambda: app.supervisor.prompt.has_focus)
         app.post_message(events.Paste(text))  # as the terminal delivers a paste
         await wait_until(pilot, lambda: app.supervisor.prompt.text != "")
@@ -256,7 +254,6 @@ async def test_two_identical_prompts_are_two_tasks_each_matched_by_the_id_it_was
 
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: app.supervisor.tools.total == 1)
-        await pilot.press("i")
         for _ in range(3):
             await pilot.press(*"same", "enter")
         await wait_until(pilot, lambda: len(app.prompts.queue.items) == 3)
@@ -268,22 +265,27 @@ async def test_two_identical_prompts_are_two_tasks_each_matched_by_the_id_it_was
         await wait_until(pilot, lambda: app.supervisor.prompt.text == "same")
         await pilot.press("!", "enter")
         await wait_until(pilot, lambda: [item.text for item in app.prompts.queue.items] ==
-                       ["same", "same", "same!"])
-        edited = app.prompts.queue.items[2].task_id
-        assert rows() == [("same", first, True), ("same", third, False),
-                          ("same!", edited, False)]  # the second went, its twin stayed
+                       ["same", "same!", "same"])
+        # the second was changed in its place, under its own id; its twin stayed as it was
+        assert rows() == [("same", first, True), ("same!", second, False),
+                          ("same", third, False)]
         (session.paths.accessible / "go").write_text("")
-        # the first "same" started: it leaves the queue, and its twin is the session's next
-        await wait_until(pilot, lambda: rows() == [("same", third, True),
-                                                 ("same!", edited, False)])
+        # the first "same" started: it leaves the queue, and the edited one is the next
+        await wait_until(pilot, lambda: rows() == [("same!", second, True),
+                                                 ("same", third, False)])
         assert app.state.in_task
         (session.paths.accessible / "go2").write_text("")
         await wait_until(pilot, lambda: app.state.tasks_ended == 4)
         await wait_until(pilot, lambda: rows() == [] and not app.supervisor.queue_view.display)
-        await pilot.press("escape", "q")
+        await leave_prompt(pilot, "escape")
+        await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
     starts = events_of(session.paths.trace, "task_start")
-    assert [line["task_id"] for line in starts[1:]] == [first, third, edited]
+    assert [line["task_id"] for line in starts[1:]] == [first, second, third]
     ends = events_of(session.paths.trace, "task_end")
-    assert [line["task_id"] for line in ends[1:]] == [first, third, edited]
-    assert second not in session.paths.trace.read_text(encoding="utf-8")
+    assert [line["task_id"] for line in ends[1:]] == [first, second, third]
+    # the edited prompt ran second, with its new text: the thread's tasks, in order
+    asked = [block["text"] for message in driver.requests[-1]["messages"]
+             if message["role"] == "user" for block in message["content"]
+             if block.get("type") == "text"]
+    assert asked == ["first task", "same", "same!", "same"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
+from tests.app.conftest import leave_prompt
 from tests.conftest import read_jsonl
 from tests.responses import text_response
 from tests.waits import wait_until
@@ -34,6 +35,7 @@ async def test_r_on_a_killed_session_asks_again_and_the_answer_reaches_the_tool(
     (root / "script.json").write_text(json.dumps([text_response("done")]), encoding="utf-8")
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(120, 40)) as pilot:
+        await leave_prompt(pilot)  # out of the prompt, where b is text
         await pilot.press("b")
         await wait_until(pilot, lambda: isinstance(app.screen, ConversationsScreen))
         screen = app.screen

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.app.conftest import leave_prompt
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.widgets.row_list import RowList
@@ -16,6 +17,7 @@ async def test_a_scrolling_list_grows_with_its_scrollbar_alone(
         murmur_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=(140, 40)) as pilot:
+        await leave_prompt(pilot)  # out of the prompt: the Shell pane
         await pilot.press("2")
         shell = app.supervisor.shell
         for n in range(200):

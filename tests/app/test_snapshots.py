@@ -21,7 +21,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay, settle
+from tests.app.conftest import leave_prompt, recorded, replay, settle
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 
@@ -36,9 +36,11 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 async def replayed(pilot: Pilot[Any]) -> None:
-    await replay(pilot, recorded())
     app = pilot.app
     assert isinstance(app, SupervisorApp)
+    # the prompt has the focus: its cursor steady (shown) long before the picture is taken
+    app.supervisor.prompt.cursor_blink = False
+    await replay(pilot, recorded())
     transcript = app.supervisor.transcript
     # drawn, and the transcript at its newest line (it follows the output), however slowly a
     # loaded machine gets there
@@ -50,6 +52,8 @@ async def show_pane(pilot: Pilot[Any], key: str) -> None:
     """Press a pane's key and wait until its tab is the one showing and its list drawn."""
     app = pilot.app
     assert isinstance(app, SupervisorApp)
+    if app.supervisor.prompt.has_focus:
+        await leave_prompt(pilot)  # out of the prompt, where the digits are text
     await pilot.press(key)
     screen = app.supervisor
     tab = {PANES[name]: f"tab-{name}" for name in PANES}[key]
@@ -85,7 +89,9 @@ def test_each_pane(snap_compare: Any, murmur_home: Path, pane: str, theme: str,
     async def shown(pilot: Pilot[Any]) -> None:
         await replayed(pilot)
         if size == "80x24":
-            await pilot.press("p")  # narrow: the panes take the whole width
+            # out of the prompt; narrow: the panes take the whole width
+            await leave_prompt(pilot)
+            await pilot.press("p")
             app = pilot.app
             assert isinstance(app, SupervisorApp)
             panes = app.supervisor.query_one("#panes")
@@ -123,7 +129,14 @@ def test_the_question_dialog_at_60x20(snap_compare: Any, murmur_home: Path,
 
 
 def test_help_screen(snap_compare: Any, murmur_home: Path) -> None:
-    assert snap_compare(SupervisorApp(murmur_home), terminal_size=(120, 36), press=["f1"])
+    async def helped(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, SupervisorApp)
+        app.supervisor.prompt.cursor_blink = False  # the prompt behind: a steady cursor
+        await pilot.press("f1")
+
+    assert snap_compare(SupervisorApp(murmur_home), terminal_size=(120, 36),
+                        run_before=helped)
 
 
 ALL_THEMES = ("murmur-dark", "murmur-light", "murmur-high-contrast")
@@ -162,6 +175,7 @@ def test_mid_session_in_a_small_terminal(snap_compare: Any, murmur_home: Path, t
         await replay(pilot, events)
         app = pilot.app
         assert isinstance(app, SupervisorApp)
+        app.supervisor.prompt.cursor_blink = False  # the focused prompt: a steady cursor
         transcript = app.supervisor.transcript
         await wait_until(pilot, lambda: app.idle and transcript.scroll_y >= transcript.max_scroll_y
                          and app.state.kind == "busy")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import settle
+from tests.app.conftest import leave_prompt, settle
 from tests.app.test_prompt import start
 from tests.capsules import write_capsule
 from tests.responses import text_response
@@ -49,10 +49,9 @@ async def test_key_5_lists_every_tool_and_shows_one_whole(
         await wait_until(pilot, lambda: app.result is not None, within=60)
         await settle(pilot)
         pane = app.supervisor.tool_list
+        await leave_prompt(pilot)  # out of the prompt: the pane comes forward, in focus
         await pilot.press("5")
-        await wait_until(pilot, lambda: pane.rows.is_on_screen)
-        if not pane.rows.has_focus:  # side by side, 5 shows the pane; the focus stays put
-            pane.rows.focus()
+        await wait_until(pilot, lambda: pane.rows.is_on_screen and pane.rows.has_focus)
         await settle(pilot)
         table = json.loads((Path(app.result.paths.tools) / "contracts.json").read_text())
         rows = visible_rows(app)
@@ -85,6 +84,7 @@ async def test_a_session_without_contracts_says_so(murmur_home: Path, tmp_path: 
     async with app.run_test(size=(80, 24)) as pilot:
         pane = app.supervisor.tool_list
         pane.read_contracts(tmp_path / "tools" / "contracts.json")
+        await leave_prompt(pilot)
         await pilot.press("5")
         await settle(pilot)
         assert pane.rows.row_count == 0

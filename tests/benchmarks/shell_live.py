@@ -29,6 +29,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+from tests.app.conftest import leave_prompt  # noqa: E402
 from tests.capsules import write_capsule  # noqa: E402
 from tests.responses import text_response, tool_response  # noqa: E402
 from tui.app.app import SupervisorApp  # noqa: E402
@@ -84,7 +85,8 @@ async def watch(live: bool, home: Path, work: Path) -> dict[str, Any]:
     lags: list[float] = []
     rss_before = rss_mb()
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.press("2")  # the Shell pane, where the lines go
+        await leave_prompt(pilot)  # out of the prompt: the Shell pane, where the lines go
+        await pilot.press("2")
         last = [time.perf_counter()]
 
         def tick() -> None:

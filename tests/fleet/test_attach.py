@@ -39,7 +39,7 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
         # the card's name, through the bridge
         await wait_until(pilot, lambda: remote.link_state == "live"
                          and app.state.capsule == "asker")
-        await pilot.press("i", *"ask me", "enter")  # the prompt's task goes through the door
+        await pilot.press(*"ask me", "enter")  # the prompt's task goes through the door
         await wait_until(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
         assert "which branch?" in app.desk.questions[0].request.prompt
         await wait_until(pilot, lambda: answerable(app))
@@ -51,7 +51,7 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
         assert [(n["session_id"], n["answer"]) for n in noted] == [(door.session_id, "main")]
         assert (murmur_home / "tui" / "answers.jsonl").stat().st_mode & 0o777 == 0o600
         # a second task; its question is hidden, then Esc Esc cancels the task
-        await pilot.press("i", *"again", "enter")
+        await pilot.press(*"again", "enter")
         await wait_until(pilot, lambda: isinstance(app.desk.dialog, AskScreen))
         await wait_until(pilot, lambda: answerable(app))
         await pilot.press("escape")  # the dialog steps aside
@@ -59,7 +59,7 @@ async def test_the_attached_screen_asks_answers_cancels_and_leaves_the_session_r
         await pilot.press("escape", "escape")
         await wait_until(pilot, lambda: app.state.tasks_ended == 2)
         await wait_until(pilot, lambda: not app.desk.questions)  # the canceled task's went with it
-        await pilot.press("q")
+        await pilot.press("ctrl+q")
     assert door.process.poll() is None  # leaving never cancels: the session still serves
     assert (murmur_home / "running" / f"{door.session_id}.json").exists()
     card = await asyncio.to_thread(door.client.get, "/.well-known/agent-card.json")
@@ -94,7 +94,7 @@ async def test_an_older_door_is_attached_and_answered_in_its_own_shape(
             await wait_until(pilot, lambda: answerable(app))
             await pilot.press(*"staging", "enter")
             await wait_until(pilot, lambda: bool(door.rpc("message/send")))
-            await pilot.press("q")
+            await pilot.press("ctrl+q")
     sent = door.rpc("message/send")[0].body
     assert sent["params"]["message"]["role"] == "user"
     assert sent["params"]["message"]["parts"] == [{"text": "staging"}]
@@ -114,10 +114,10 @@ async def test_an_authenticated_door_is_attached_with_the_token_beside_its_recor
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_until(pilot, lambda: remote.link_state == "live" and
                        app.state.capsule == "test-capsule")
-        await pilot.press("q")
+        await pilot.press("ctrl+q")
     refused = RemoteSource(murmur_home, session_id, url, None, token="not-the-token")
     async with SupervisorApp(murmur_home, source=refused).run_test(size=(120, 30)) as pilot:
         await wait_until(pilot, lambda: refused.link_state == "gone")
         assert "invalid_token" in refused.why_gone or "token" in refused.why_gone
         assert "not-the-token" not in refused.why_gone  # never shown, even refused
-        await pilot.press("q")
+        await pilot.press("ctrl+q")

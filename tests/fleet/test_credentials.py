@@ -86,7 +86,7 @@ async def test_a_watcher_attach_watches_but_session_stop_with_it_is_refused_403(
             await asyncio.to_thread(remote.link.stop)
         assert refused.value.status == 403 and refused.value.reason == "insufficient_scope"
         assert "session/stop" in refused.value.text and token not in refused.value.text
-        await pilot.press("q")
+        await pilot.press("ctrl+q")
     assert door.process.poll() is None  # still serving: the watcher could not stop it
     stopped = door.rpc("session/stop", {}, {"Authorization": f"Bearer {operator}"})
     assert stopped.status_code == 200

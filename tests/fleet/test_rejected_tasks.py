@@ -104,7 +104,7 @@ async def test_the_attached_prompt_keeps_a_rejected_task_and_says_why(
     app.prompts.notify = app.notify  # the queue was handed the app's notify before it was kept
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: remote.link_state == "live" and app.state.in_task)
-        await pilot.press("i", *"from the prompt", "enter")
+        await pilot.press(*"from the prompt", "enter")  # the prompt has the keys
         await wait_until(pilot, lambda: any("rejected" in note for note in said))
         rejected = [note for note in said if "rejected" in note]
         assert len(rejected) == 1 and rejected[0].startswith("Task tsk_")
@@ -125,4 +125,4 @@ async def test_the_attached_prompt_keeps_a_rejected_task_and_says_why(
                                             note.endswith((" sent.", " queued."))
                                             for note in said))
         await wait_until(pilot, lambda: app.state.result == "third done")
-        await pilot.press("q")
+        await pilot.press("ctrl+q")

@@ -15,11 +15,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
+from tui.app import palette
 from tui.app.approver import ScreenApprover
 from tui.app.attention import Attention, load_settings
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
@@ -54,7 +56,8 @@ class SupervisorApp(AppBase[int]):
         Binding("y", "copy_result", "Copy result"),
         Binding("b", "browse", "Browse"),
         Binding("f1", "help", "Help", key_display="F1"),
-        Binding("q", "quit", "Quit"),
+        Binding("q", "quit", "Quit"),  # out of the prompt; Ctrl+Q everywhere
+        Binding("ctrl+q", "quit", "Quit", priority=True),
         # as in Claude Code and Codex: Ctrl+C cancels what runs, a second one quits
         Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),
         Binding("F", "fleet", "Fleet"),  # a session attached from the fleet screen
@@ -139,6 +142,11 @@ class SupervisorApp(AppBase[int]):
         self.source.start(self)
         self.run_worker(self.themes.watch(), exit_on_error=False, group="themes",
                         name="theme-watcher")
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and self.screen is self.supervisor:
+            self.supervisor.keys_to_prompt(event)  # before the key goes to the focus
+        await super().on_event(event)
 
     async def on_events_arrived(self, message: EventsArrived) -> None:
         await self._take(message.events)
@@ -377,23 +385,10 @@ class SupervisorApp(AppBase[int]):
         self.run_worker(resume(), group="resume", exclusive=True, exit_on_error=False)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Cancel the running turn", "End the session as canceled",
-                            self._cancel_now)
-        yield SystemCommand("Answer the waiting question", "Reopen the question dialog",
-                            self.action_answer)
-        yield SystemCommand("Copy the result", "Copy the task's result to the clipboard",
-                            self.action_copy_result)
-        yield SystemCommand("Jump to latest", "Follow the newest output",
-                            self.supervisor.action_jump)
-        yield SystemCommand("Help", "Keys and what they do", self.action_help)
-        yield SystemCommand("Browse conversations", "Every conversation record, newest first",
-                            self.action_browse)
-        for name in self.themes.names():
-            yield SystemCommand(f"Theme: {name}", "Switch to this theme",
-                                lambda name=name: setattr(self, "theme", name))
+        return palette.commands(self, super().get_system_commands(screen),
+                                self.supervisor.action_jump, self.themes.names())
 
-    def _cancel_now(self) -> None:
+    def cancel_now(self) -> None:
         if self.running:
             self.source.cancel()
             self.notify("Canceling the turn…", timeout=4)

@@ -29,29 +29,56 @@ class PromptQueue:
         self.stopped = False  # the app is closing or quitting: nothing more is given
         self._refusal_told = False
         self._in_task = False  # a task runs: what is typed now waits behind it
+        # a prompt taken back to edit, and the two it sat between: sent again, it goes back
+        # there (in front of the second, else behind the first), not to the end
+        self.editing: tuple[QueuedTask, QueuedTask | None, QueuedTask | None] | None = None
 
     # -- the person ---------------------------------------------------------------------------
     def enter(self, text: str) -> None:
         """Enter in the prompt: the text joins the queue and runs as soon as it may. Enter on
-        an empty prompt starts a queue that a canceled session left waiting."""
-        if text.strip():
+        an empty prompt starts a queue that a canceled session left waiting. A prompt taken
+        back from the queue goes back to its place (emptied, it leaves the queue)."""
+        at: int | None = None
+        if self.editing is not None:
+            at = self._put_back(text)
+        elif text.strip():
             item = self.queue.add(text)
             item.waited = self._in_task or self.held or len(self.queue) > 1
         elif not (self.held and self.queue):
             return
         self.held = False
         self.feed()
-        self.show(None)
+        self.show(at)
+
+    def _put_back(self, text: str) -> int | None:
+        assert self.editing is not None
+        item, after, before = self.editing
+        self.editing = None
+        if not text.strip():
+            self.notify("The prompt taken back was emptied: it left the queue.", timeout=4)
+            return None
+        item.text = text
+        item.rejected = ""
+        return self.queue.put_between(item, after, before)
 
     def take(self, index: int, typing: str) -> QueuedTask | None:
         """The prompt at `index` taken back to edit (None: the session holds it already);
-        `typing`, what was in the prompt, is not lost: it takes the queue's place."""
-        item = self.queue.remove(index)
-        if item is None:
+        sent again, it goes back to its place. `typing`, what was in the prompt, is not lost:
+        it joins the queue in that place, just behind it — or, when it was a prompt taken back
+        before, it goes back to that prompt's own place."""
+        if not self.queue.editable(index):
             self._holds_it()
             return None
-        if typing.strip():
-            self.queue.insert(index, typing).waited = True  # it waits where the other was
+        taken = self.queue.items[index]
+        if self.editing is not None:  # emptied meanwhile: it goes back as it was
+            self._put_back(typing if typing.strip() else self.editing[0].text)
+            index = self.queue.items.index(taken)
+        elif typing.strip():
+            self.queue.insert(index + 1, typing).waited = True  # it waits where the other was
+        item = self.queue.remove(index)
+        assert item is taken
+        after, before = self.queue.neighbours(index)
+        self.editing = (item, after, before)
         self.show(index)
         return item
 

@@ -147,12 +147,15 @@ class LocalSource:
         self.serving: Serving | None = None  # `launch --serve`: the session's door
         self._starting = False  # a follow-up session is being built
         self.app: SourceHost | None = None  # the app, once it has started this
+        self.ran: list[Session] = []  # every session attached, first to last (follow-ups too)
+        self.outcomes: dict[str, SessionResult] = {}  # by session id, once each has ended
 
     def attach(self, session: Session, token: CancelToken | None = None) -> None:
         """The session to run (built by the command line, or resumed from the browser with
         a `token` of its own)."""
         self.session = session
         self.result = None
+        self.ran.append(session)
         if token is not None:
             self.token = token
 
@@ -206,6 +209,7 @@ class LocalSource:
             self._starting = False
         elif result is not None:
             self.result = result
+            self.outcomes[result.session_id] = result
 
     def follow(self, batch: list[ev.Event]) -> None:
         if any(isinstance(event, ev.SessionStarted) for event in batch):

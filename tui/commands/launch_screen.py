@@ -1,6 +1,7 @@
 """`murmur-tui launch` on the supervisor screen (and `browse`'s continuation): the session is
 built (`tui/core/loop/build.py`), attached to the app, served on the door when asked, and the
-one line of what it left is printed once the screen closes."""
+lines of what they left are printed once the screen closes: one for each session the screen
+ran (the first and every follow-up), in the order they ran."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from tui.core.loop.build import SessionSpec, build_session
 from tui.core.manifest.model import Capsule
 
 if TYPE_CHECKING:
-    from tui.app.models.status import SessionState
+    from tui.app.app import SupervisorApp
+    from tui.core.loop.session import Session
 
 
 def run(capsule: Capsule, args: argparse.Namespace) -> int:
@@ -60,11 +62,25 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         app.end_serving()
     if app.running:  # the app went away while the session ran: let it finish its files
         app.cancel.set()
-    last = app.session or session
-    sys.stdout.write(quit_summary(last.session_id, app.result.exit_status if app.result
-                                  else "canceled", last.paths.accessible, last.record_path,
-                                  spent(app.state)) + "\n")
+    for line in quit_lines(app, session):
+        sys.stdout.write(line + "\n")
     return code if isinstance(code, int) else EXIT_NOT_OK
+
+
+def quit_lines(app: SupervisorApp, first: Session) -> list[str]:
+    """One line for each session the screen ran — `first`, then every follow-up — in the
+    order they ran; one that did not end ok by itself (the screen closed on it) ended
+    canceled."""
+    local = app.local
+    ran = local.ran if local is not None and local.ran else [first]
+    outcomes = local.outcomes if local is not None else {}
+    lines = []
+    for session in ran:
+        outcome = outcomes.get(session.session_id)
+        lines.append(quit_summary(session.session_id, outcome.exit_status if outcome
+                                  else "canceled", session.paths.accessible,
+                                  session.record_path, app.state.spent(session.session_id)))
+    return lines
 
 
 def quit_summary(session_id: str, exit_status: str, workdir: Path,
@@ -78,10 +94,3 @@ def quit_summary(session_id: str, exit_status: str, workdir: Path,
     used = f" · {spent}" if spent else ""
     return printable(redact(f"murmur-tui: session {session_id} ended {exit_status}{used} · "
                             f"workdir {workdir}{kept}"), keep_newlines=False)
-
-
-def spent(state: SessionState) -> str:
-    """`1234 in / 56 out tokens · $0.0123` (the cost only when every call had a price)."""
-    cost = state.ledger.session.cost
-    return (f"{state.tokens_in} in / {state.tokens_out} out tokens"
-            + (f" · {cost}" if cost else ""))

@@ -79,6 +79,24 @@ class TaskQueue:
         item.sent = False
         self.items.insert(0, item)
 
+    def neighbours(self, index: int) -> tuple[QueuedTask | None, QueuedTask | None]:
+        """The items before and at `index` (what an item taken from there sat between)."""
+        before = self.items[index - 1] if 0 < index <= len(self.items) else None
+        return before, self.items[index] if 0 <= index < len(self.items) else None
+
+    def put_between(self, item: QueuedTask, after: QueuedTask | None,
+                    before: QueuedTask | None) -> int:
+        """Put `item` back where it was: in front of `before` while that still waits, else
+        behind `after`, else at the head of what can still be edited. Its index."""
+        if before is not None and before in self.items and not before.sent:
+            index = self.items.index(before)
+        elif after is not None and after in self.items:
+            index = self.items.index(after) + 1
+        else:
+            index = len(self.sent)
+        self.items.insert(index, item)
+        return index
+
     def editable(self, index: int) -> bool:
         return 0 <= index < len(self.items) and not self.items[index].sent
 

@@ -43,12 +43,29 @@ class SessionState:
     in_task: bool = False  # a task runs (between its task_start and task_end)
     tasks_ended: int = 0
     ledger: Ledger = field(default_factory=Ledger)  # what the calls cost (tui.core.cost)
+    # what each earlier session on this screen spent (`spent`), by id: kept across follow-ups
+    spent_by_session: dict[str, str] = field(default_factory=dict)
 
     def restart(self) -> None:
-        """A follow-up session takes the screen: every number starts again."""
+        """A follow-up session takes the screen: every number starts again (what the ones
+        before spent is kept, for the lines printed at quit)."""
+        kept = dict(self.spent_by_session)
+        if self.session_id:
+            kept[self.session_id] = self.spent()
         fresh = SessionState()
         for item in fields(self):
             setattr(self, item.name, getattr(fresh, item.name))
+        self.spent_by_session = kept
+
+    def spent(self, session_id: str | None = None) -> str:
+        """`1234 in / 56 out tokens · $0.0123` for the session on screen, or for an earlier one
+        this screen ran (`session_id`; "" when it spent nothing known); the cost only when
+        every call had a price."""
+        if session_id is not None and session_id != self.session_id:
+            return self.spent_by_session.get(session_id, "")
+        cost = self.ledger.session.cost
+        return (f"{self.tokens_in} in / {self.tokens_out} out tokens"
+                + (f" · {cost}" if cost else ""))
 
     @property
     def sleeping(self) -> bool:

@@ -11,16 +11,22 @@ from textual.widgets import Markdown
 HELP = """\
 # murmur-tui
 
+The prompt has the keys: type, and it goes there. The letter keys below act **out of the
+prompt** — after `Esc`, `Tab`, `F2` or a click on a pane; there a key with no action starts
+the prompt with it. From the prompt: `Esc` `Esc`, `Ctrl+C`, `Ctrl+Q`, `F1`, `F2`, `Ctrl+P`.
+(Letters that acted while the prompt is empty would turn the first letter of a prompt into a
+command; `Alt` keys do not reach every terminal.)
+
 | key | what it does |
 |---|---|
-| `i` | type in the prompt: what the session does next |
+| `i` | back to the prompt: what the session does next |
 | `F2` | the queue of prompts waiting to run |
 | `Esc` `Esc` | cancel the running turn (the session ends *canceled*; its files stay complete) |
 | `a` | answer the waiting question (reopens the dialog you hid with `Esc`) |
 | `End` | jump to the latest output and follow it again |
 | `t` | in the transcript: show or hide the model's thinking |
 | `Tab` / `Shift+Tab` | move between the transcript and the panes |
-| `1` `2` `3` `4` `5` | show the tool calls, shell, hook faults, background work or tools pane |
+| `1` … `5` | bring the calls, shell, hook faults, background or tools pane forward, in focus |
 | `x` | in the background pane: stop the highlighted work (`shell_abandoned`, reason stopped) |
 | `p` | narrower than 100 columns: switch between the transcript and the panes |
 | `y` | copy the task's result |
@@ -29,7 +35,7 @@ HELP = """\
 | `Ctrl+C` | cancel the running task; again within 2 s: quit; with text selected: copy it |
 | `Ctrl+P` | the command palette: every action, theme switching |
 | `F1` | this help |
-| `q` | quit (asks first while a session runs) |
+| `Ctrl+Q` / `q` | quit (asks first while a session runs) |
 
 In the prompt: `Enter` sends, `Shift+Enter` (or `Ctrl+J`) adds a line, `Up` on the first
 line brings back earlier prompts (`Down` goes forward again), `Esc` leaves the prompt (the text
@@ -38,9 +44,9 @@ waits in the queue below the transcript and runs after it, in order; once the se
 ended, a prompt starts a follow-up session in the same conversation. After a canceled session
 the queue waits: `Enter` on an empty prompt starts it again.
 
-In the queue (`F2`): `e` takes the selected prompt back into the prompt to change it, `Delete`
-removes it, `Ctrl+Up` / `Ctrl+Down` move it. The one marked *next* is already the session's.
-`Esc` never clears the queue.
+In the queue (`F2`): `e` takes the selected prompt back into the prompt to change it (sent
+again, it keeps its place), `Delete` removes it, `Ctrl+Up` / `Ctrl+Down` move it. The one
+marked *next* is already the session's. `Esc` never clears the queue.
 
 In the question dialog: `Enter` sends, `Shift+Enter` (or `Ctrl+J`) adds a line, `Esc`
 hides the dialog without dropping the question.

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Static, TabbedContent, TabPane
+from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 
 from tui.app.models.fitting import fit_header
 from tui.app.models.queue import QueuedTask, TaskQueue
@@ -53,6 +53,7 @@ NARROW_BELOW = 100  # columns: below this the transcript and the panes take turn
 
 class SupervisorScreen(Screen[None]):
     CSS_PATH = "supervisor.tcss"
+    AUTO_FOCUS = "#prompt"  # the prompt has the keys (docs/screen.md, "Keys and the prompt")
     BINDINGS = [
         Binding("1", "show_pane('tab-tools')", "Tools", show=False),
         Binding("2", "show_pane('tab-shell')", "Shell", show=False),
@@ -184,6 +185,13 @@ class SupervisorScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self.post_message(self.Shown())
+        self.call_after_refresh(self._after_dialog)
+
+    def _after_dialog(self) -> None:
+        """A question dialog hidden (Esc) over an empty prompt: the keys leave the prompt,
+        so that `a` brings the question back at once (typing still goes to the prompt)."""
+        if self.state.questions and self.prompt.has_focus and not self.prompt.text:
+            self.transcript.focus()
 
     def _tick(self) -> None:
         self.refresh_status()
@@ -291,6 +299,17 @@ class SupervisorScreen(Screen[None]):
             self.status.set_classes(cls)
 
     # -- actions ------------------------------------------------------------------------------
+    def keys_to_prompt(self, event: events.Key) -> None:
+        """Out of the prompt, a printable key with no action here starts the prompt with it:
+        typing is never lost for want of `i`. A key with an action (`q`, `a` while a question
+        waits, `x` in Background…) does that instead. Called by the app as the key arrives,
+        before it goes to the focused widget: the focus moves at once, so the keys typed
+        after it go to the prompt too, in order."""
+        if event.is_printable and event.character is not None and \
+                not isinstance(self.focused, TextArea) and \
+                event.key not in self.active_bindings:
+            self.set_focus(self.prompt)
+
     def on_prompt_area_left(self, _: PromptArea.Left) -> None:
         self.transcript.focus()
 
@@ -310,7 +329,7 @@ class SupervisorScreen(Screen[None]):
         self.prompts.move(message.index, message.by)
 
     def action_focus_prompt(self) -> None:
-        self.prompt.focus()
+        self.set_focus(self.prompt)  # at once: the keys that follow are the prompt's
 
     def action_focus_queue(self) -> None:
         if self.queue.items:
@@ -319,15 +338,19 @@ class SupervisorScreen(Screen[None]):
             self.notify("No prompt is waiting in the queue.", timeout=3)
 
     def action_show_pane(self, pane: str) -> None:
+        """`1`–`5`: the pane comes forward and its list takes the keys (`x` in Background,
+        the arrows in Calls), in the narrow layout too."""
         tabs = self.query_one(TabbedContent)
         focused = self.app.focused
         tabs.active = pane
         if focused is not None and tabs in focused.ancestors:
-            # the focus was in the pane now hidden: it goes to the one shown (left where it
-            # was, the hidden widget hands it on, and a tab taking it back comes forward)
+            # at once: left in the pane now hidden, the focus would be handed on, and a tab
+            # taking it back comes forward
             self._focus_pane()
-        if self.narrow and not self.showing_panes:
-            self._show_view(True)
+        elif self.narrow and not self.showing_panes:
+            self._show_view(True)  # focuses the pane once it shows
+        else:
+            self.call_after_refresh(self._focus_pane)
 
     def action_jump(self) -> None:
         if self.narrow and self.showing_panes:

@@ -5,18 +5,29 @@ terminals that do not report Shift+Enter — starts a new line, and Up on the fi
 back earlier prompts (Down on the last line goes forward again, to what you were typing).
 Pasted text goes in whole, newlines and all. Esc leaves the prompt (what you typed stays) and
 counts as the first Esc of Esc Esc.
+
+In the prompt every printable key is text: the screen's single-letter keys (`q`, `a`, `y`, `b`,
+`p`, `i`, `1`–`5`) act only out of it, and the footer does not offer them while you type
+(docs/screen.md, "Keys and the prompt").
 """
 
 from __future__ import annotations
 
 from textual import events
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
 HISTORY = 200  # prompts kept for Up
+# the screen's and the app's printable keys: text here. Their bindings on the prompt never
+# run (the field takes a printable key before any binding is looked at): they only hide those
+# keys' actions from the footer while the prompt has the keys
+LETTER_KEYS = ("a", "b", "e", "i", "p", "q", "y", "F", "1", "2", "3", "4", "5")
 
 
 class PromptArea(TextArea):
+    BINDINGS = [Binding(key, "typed", show=False) for key in LETTER_KEYS]
+
     class Sent(Message):
         """A prompt was sent (Enter)."""
 

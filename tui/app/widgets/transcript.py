@@ -73,6 +73,7 @@ class _Segment:
 
 class Transcript(LinesView):
     DEFAULT_CSS = "Transcript { padding: 0 1; }"
+    FOCUS_ON_CLICK = False  # a click (a selection) leaves the keys in the prompt
     BINDINGS = [
         Binding("t", "toggle_thinking", "Thinking", show=False),
         Binding("up", "scroll_up", show=False),
