@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui.core.events import vocabulary as ev
 from tui.core.events.kinds import ToolKind
+from tui.core.remote.told import ToldEvents, told
 
 if TYPE_CHECKING:
     from tui.core.a2a.client import Card
@@ -73,6 +74,8 @@ class RemoteAdapter:
         self._started_at = time.monotonic()
         self.ended = False
         self.last_status: ExitStatus = "ok"
+        self.told = ToldEvents(stream)
+        self.door_tells: bool | None = None  # the door tells its events (murmur-tui's)
 
     def started(self) -> ev.SessionStarted:
         card = self.card
@@ -91,6 +94,12 @@ class RemoteAdapter:
 
     def frame(self, frame: StreamFrame) -> None:
         body = frame.body
+        items = told(body)
+        if items is not None:
+            self._told(frame, items)
+            return
+        if frame.event in ("status", "artifact") and self.door_tells is None:
+            self.door_tells = False
         try:
             if frame.event == "connection-ack" and body is not None:
                 mode = body.get("conversation_mode")
@@ -117,9 +126,52 @@ class RemoteAdapter:
                 self.skipped += 1
         except (TypeError, ValueError, AttributeError, KeyError):  # a frame shaped wrongly
             self.skipped += 1
-        if self.fill is not None and frame.event in ("artifact", "gap", "status",
-                                                     "capsule-closed"):
+        if self.fill is not None and self.door_tells is False and frame.event in (
+                "artifact", "gap", "status", "capsule-closed"):
             self.fill.fill()
+
+    def _told(self, frame: StreamFrame, items: list[Any]) -> None:
+        """A frame of murmur-tui's door: the session's own events, then a text frame's text
+        (what the door did not repeat)."""
+        self.door_tells = True
+        body = frame.body or {}
+        artifact = body.get("artifact")
+        output = artifact.get("content") if isinstance(artifact, dict) else None
+        for event in self.told.tell(items, output if isinstance(output, str) else ""):
+            self._note(event)
+        if frame.event in ("text", "thinking") and frame.task_id is not None:
+            self._text(frame.task_id, frame.event, body)
+        elif frame.event == "capsule-closed":
+            self._closed()
+
+    def _note(self, event: ev.Event) -> None:
+        """What a told event changes in what this adapter knows of the session."""
+        task_id = getattr(event, "task_id", None) or ""
+        task = self.tasks.get(task_id)
+        match event:
+            case ev.TaskStarted():
+                self.tasks[task_id] = _Task(event.context_id, time.monotonic())
+            case ev.TurnStarted() if task is not None:
+                task.turn, task.chunks = event.turn, 0
+                task.turns = max(task.turns, event.turn + 1)
+                self._turns += 1
+            case ev.ToolCallFinished():
+                self._tool_calls += 1
+            case ev.ShellExecuted():
+                self._shell_calls += 1
+            case ev.InputRequested():
+                self.waiting[task_id] = event.prompt
+            case ev.InputAnswered():
+                self.waiting.pop(task_id, None)
+            case ev.TaskReopened() if task is not None:
+                task.ended = False
+            case ev.TaskEnded():
+                self.waiting.pop(task_id, None)
+                self.last_status = event.exit_status
+                if task is not None:
+                    task.ended = True
+            case ev.SessionEnded():
+                self.ended = True
 
     # -- frames ---------------------------------------------------------------------------
     def _task(self, task_id: str, body: dict[str, Any], text: str = "") -> _Task:
@@ -131,7 +183,7 @@ class RemoteAdapter:
                                             source="a2a"))
         elif context and not task.context_id:
             task.context_id = context
-        if task.ended:  # frames after a final status: an on-task-end hook reopened it
+        if task.ended and not self.door_tells:  # frames after a final status: a reopen
             task.ended = False
             task.attempts += 1
             self.stream.emit(ev.TaskReopened(task_id=task_id, hook_name="", reason="",
