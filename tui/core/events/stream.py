@@ -110,3 +110,14 @@ class EventStream:
             if failure is not None:
                 raise failure
         return event
+
+
+def monotonic_at(ts_ms: int) -> float:
+    """The `time.monotonic()` reading of the moment an event's stamp `ts_ms` names: a clock
+    that counts from when the session says something began (an attached session's start,
+    a call that was already running), not from when this screen heard of it. A stamp not set
+    (0) or ahead of this machine's clock is now."""
+    now = time.monotonic()
+    if ts_ms <= 0:
+        return now
+    return now - max(0, time.time_ns() // 1_000_000 - ts_ms) / 1000
