@@ -134,7 +134,7 @@ async def measure(app: SupervisorApp, start: Callable[[], None], done: Callable[
         lags.clear()
         last[0] = began = time.perf_counter()
         start()
-        while not (done() and app.idle):
+        while not (done() and app.idle):  # noqa: ASYNC110 - fed from another thread
             await asyncio.sleep(0.005)
         full = time.perf_counter() - began
         await pilot.pause(0.05)
