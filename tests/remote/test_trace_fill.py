@@ -26,7 +26,8 @@ def test_shell_hook_faults_and_compaction_come_once_each(tmp_path: Path) -> None
                      + "{not json\n"
                      + line("compaction", "e3", task_id="t", turn=1, tokens_before=900,
                             tokens_after=300)
-                     + '{"event_type":"hook_dispatch_error","event_id":"e4","session_id":"ses_x","hook_na')
+                     + '{"event_type":"hook_dispatch_error","event_id":"e4",'
+                     '"session_id":"ses_x","hook_na')
     sink = Collect()
     fill = TraceFill.for_workdir(str(tmp_path), EventStream("ses_x", [sink]), "ses_x")
     assert fill is not None
