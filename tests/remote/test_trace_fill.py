@@ -81,7 +81,7 @@ def test_with_a_trace_a_call_has_its_input_command_and_times_from_it(tmp_path: P
     assert [(e.binary, e.command) for e in sink.of(ev.ShellExecuted)] == [
         ("echo", "echo hello"), ("bash", "echo hello")]
     finished = sink.of(ev.ToolCallFinished)
-    assert [(e.input_bytes, e.ts_ms) for e in finished][0] == (25, 50_000)
+    assert (finished[0].input_bytes, finished[0].ts_ms) == (25, 50_000)
 
 
 def test_a_trace_swapped_for_a_fifo_or_a_link_is_not_read_and_a_deep_line_is_one_bad_line(
