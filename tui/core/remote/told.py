@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 SEEN_LIMIT = 4096  # events remembered by seq (the door replays at most 512 frames)
 _TUPLES: dict[type[ev.Event], frozenset[str]] = {}
+_NAMES: dict[type[ev.Event], frozenset[str]] = {}
 
 
 def told(body: dict[str, Any] | None) -> list[Any] | None:
@@ -44,9 +45,15 @@ def rebuild(data: Any, output: str = "") -> ev.Event | None:
         return None
     if data.get("event") == "ToolCallFinished" and "output" not in data:
         data = {**data, "output": output}
+    cls = ev.Event.registry.get(str(data.get("event")))
+    if cls is None:
+        return None
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = frozenset(item.name for item in fields(cls))
     try:
-        event = ev.event_from_dict(data)
-        for name in _tuple_fields(type(event)):
+        event = cls(**{key: value for key, value in data.items() if key in names})
+        for name in _tuple_fields(cls):
             value = getattr(event, name)
             if isinstance(value, list):
                 object.__setattr__(event, name, tuple(value))
