@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tui.core.events import vocabulary as ev
 from tui.core.remote import from_trace
 from tui.core.remote.calls import call_events
 from tui.core.remote.told import ToldEvents, told
+from tui.core.remote.told_mode import Task as _Task
+from tui.core.remote.told_mode import ToldMode
 
 if TYPE_CHECKING:
     from tui.core.a2a.client import Card
@@ -39,18 +40,10 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass
-class _Task:
-    context_id: str
-    started: int  # Unix ms: the session's own time when the trace tells it
-    turn: int = 0
-    turns: int = 0
-    chunks: int = 0  # text chunks in the current turn
-    tool_calls: int = 0
-    shell_calls: int = 0
-    ended: bool = False
-    attempts: int = 0
-    tools: dict[str, str] = field(default_factory=dict)  # call id → tool name
+# frames that mean something else from each door (a murmur-tui door's text frame between told
+# events, or a Murmur door's turn), held until a status, artifact or told frame says which
+UNDECIDED = frozenset({"text", "thinking", "tool-call-started", "tool-call-progress"})
+UNDECIDED_LIMIT = 1024
 
 
 def _str(body: dict[str, Any], key: str) -> str | None:
@@ -62,7 +55,7 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-class RemoteAdapter:
+class RemoteAdapter(ToldMode):
     """Turns frames (`frame`) into events emitted on `stream`. Not thread-safe: feed it from
     the watcher's thread only."""
 
@@ -89,6 +82,8 @@ class RemoteAdapter:
         self.last_status: ExitStatus = "ok"
         self.told = ToldEvents(stream)
         self.door_tells: bool | None = None  # the door tells its events (murmur-tui's)
+        self.unplaced = 0  # text frames older than the first turn the replay holds whole
+        self._undecided: list[StreamFrame] = []
 
     def started(self) -> ev.SessionStarted:
         card = self.card
@@ -120,10 +115,20 @@ class RemoteAdapter:
         body = frame.body
         items = told(body)
         if items is not None:
+            if self.door_tells is None:
+                self._decided(True)
             self._told(frame, items)
             return
-        if frame.event in ("status", "artifact") and self.door_tells is None:
-            self.door_tells = False
+        if self.door_tells is None:
+            if frame.event in UNDECIDED and len(self._undecided) < UNDECIDED_LIMIT:
+                self._undecided.append(frame)  # whose door it is decides what it is
+                return
+            if frame.event not in ("connection-ack", "gap", "lagged"):
+                self._decided(False)
+        elif self.door_tells and frame.event in ("text", "thinking") and \
+                frame.task_id is not None and body is not None:
+            self._told_text(frame.task_id, frame.event, body)
+            return
         if self.fill is not None and self.door_tells is False and frame.event in (
                 "artifact", "gap", "status", "capsule-closed", "text"):
             self.fill.fill()  # before the frame: its trace lines are written before it
@@ -154,50 +159,15 @@ class RemoteAdapter:
         except (TypeError, ValueError, AttributeError, KeyError):  # a frame shaped wrongly
             self.skipped += 1
 
-    def _told(self, frame: StreamFrame, items: list[Any]) -> None:
-        """A frame of murmur-tui's door: the session's own events, then a text frame's text
-        (what the door did not repeat)."""
-        self.door_tells = True
-        body = frame.body or {}
-        artifact = body.get("artifact")
-        output = artifact.get("content") if isinstance(artifact, dict) else None
-        for event in self.told.tell(items, output if isinstance(output, str) else ""):
-            self._note(event)
-        if frame.event in ("text", "thinking") and frame.task_id is not None:
-            self._text(frame.task_id, frame.event, body)
-        elif frame.event == "capsule-closed":
-            self._closed()
-
-    def _note(self, event: ev.Event) -> None:
-        """What a told event changes in what this adapter knows of the session."""
-        task_id = getattr(event, "task_id", None) or ""
-        task = self.tasks.get(task_id)
-        match event:
-            case ev.TaskStarted():
-                self.tasks[task_id] = _Task(event.context_id, event.ts_ms)
-            case ev.TurnStarted() if task is not None:
-                task.turn, task.chunks = event.turn, 0
-                task.turns = max(task.turns, event.turn + 1)
-                self._turns += 1
-            case ev.ToolCallFinished():
-                self._tool_calls += 1
-            case ev.ShellExecuted():
-                self._shell_calls += 1
-            case ev.InputRequested():
-                self.waiting[task_id] = event.prompt
-            case ev.InputAnswered():
-                self.waiting.pop(task_id, None)
-            case ev.TaskReopened() if task is not None:
-                task.ended = False
-            case ev.TaskEnded():
-                self.waiting.pop(task_id, None)
-                self.last_status = event.exit_status
-                if task is not None:
-                    task.ended = True
-            case ev.SessionEnded():
-                self.ended = True
-
     # -- frames ---------------------------------------------------------------------------
+    def _decided(self, tells: bool) -> None:
+        """The door is murmur-tui's (its frames tell events) or Murmur's: the frames held
+        until it was known are taken now, in their order."""
+        self.door_tells = tells
+        held, self._undecided = self._undecided, []
+        for frame in held:
+            self.frame(frame)
+
     def _task(self, task_id: str, body: dict[str, Any], text: str = "") -> _Task:
         task = self.tasks.get(task_id)
         context = _str(body, "context_id") or ""

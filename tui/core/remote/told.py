@@ -10,6 +10,7 @@ not one murmur-tui knows (a newer door's), or is shaped wrongly, is skipped and 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -71,8 +72,10 @@ class ToldEvents:
         self._order: deque[int] = deque()
         self.skipped = 0
 
-    def tell(self, items: list[Any], output: str = "") -> list[ev.Event]:
-        """The events emitted (new ones), in the order told."""
+    def tell(self, items: list[Any], output: str = "",
+             before: Callable[[ev.Event], None] | None = None) -> list[ev.Event]:
+        """The events emitted (new ones), in the order told; `before(event)` is called
+        before each is emitted."""
         out: list[ev.Event] = []
         for item in items:
             event = rebuild(item, output)
@@ -84,6 +87,8 @@ class ToldEvents:
                 if seq in self.seen:
                     continue
                 self._remember(seq)
+            if before is not None:
+                before(event)
             out.append(self.stream.emit(event, at=at if isinstance(at, int) and at > 0
                                         else None))
         return out
