@@ -52,11 +52,12 @@ class Local:
 class Remote:
     """What the remote adapter rebuilds, as the attached screen receives it."""
 
-    def __init__(self, home: Path, door: Served) -> None:
+    def __init__(self, home: Path, door: Served, text: bool = True) -> None:
+        """`text=False`: the fleet's row, which skips the model's text frames."""
         self.events: list[ev.Event] = []
         self.states: list[str] = []
         self.link = Link(home, door.session_id, door.url, record_of(home, door.session_id),
-                         self._deliver)
+                         self._deliver, text=text)
         self.link.start()
 
     def _deliver(self, _: str, item: list[ev.Event] | LinkState) -> None:
@@ -103,15 +104,24 @@ def run_and_compare(home: Path, door: Served, tasks: list[str]) -> tuple[
         list[dict[str, Any]], list[ev.Event]]:
     local = Local(door)
     remote = Remote(home, door)
-    block_until(lambda: "live" in remote.states, what="the attach never went live")
+    row = Remote(home, door, text=False)  # the fleet's row of the same session
+    block_until(lambda: "live" in remote.states and "live" in row.states,
+                what="the attach never went live")
     for text in tasks:
         door.send(text)
     block_until(lambda: local.kinds().count("TaskEnded") == len(tasks),
                 what=lambda: f"the tasks never ended: {local.kinds()}")
     door.rpc("session/stop")
-    block_until(lambda: "SessionEnded" in local.kinds() and "SessionEnded" in remote.kinds(),
+    block_until(lambda: "SessionEnded" in local.kinds() and "SessionEnded" in remote.kinds()
+                and "SessionEnded" in row.kinds(),
                 what=lambda: f"no end: {local.kinds()[-3:]} / {remote.kinds()[-3:]}")
     remote.link.close()
+    row.link.close()
+    # the fleet's row skips the text frames but not the usage a turn's last one tells
+    assert [(e.input_tokens, e.output_tokens) for e in row.events
+            if isinstance(e, ev.TurnCompleted)] == [
+        (e["input_tokens"], e["output_tokens"]) for e in local.events
+        if e["event"] == "TurnCompleted"]
     door.process.wait(60)
     mine = as_dicts(remote.events)
     assert comparable(mine) == comparable(local.events)
