@@ -109,3 +109,34 @@ def test_a_trace_swapped_for_a_fifo_or_a_link_is_not_read_and_a_deep_line_is_one
                              tokens_after=3).encode())
     assert fill.fill() == 1 and fill.problem is None
     assert fill.bad_lines == 1 and sink.of(ev.Compacted)[0].tokens_after == 3
+
+
+def test_lines_from_before_the_attach_are_claimed_by_replayed_frames_never_told_at_the_end(
+        tmp_path: Path) -> None:
+    """A late screen: the trace already holds the session's past. A frame the door still
+    replays takes its lines; the rest is not dumped at the end, out of its place."""
+    from tests.remote.test_adapter import CARD, SHELL, T1, feed
+    from tui.core.remote.adapter import RemoteAdapter
+
+    trace = tmp_path / "trace.jsonl"
+    old_call = {"event_type": "tool_call", "event_id": "e1", "session_id": "ses_x",
+                "timestamp": 10, "turn": 0, "task_id": T1, "tool_name": "bash",
+                "tool_call_id": "c_old", "input": {"command": "true"}, "input_bytes": 20}
+    trace.write_text(json.dumps(old_call) + "\n"
+                     + json.dumps({**old_call, "event_id": "e2", "tool_call_id": "c1",
+                                   "input": {"command": "echo hello"}}) + "\n"
+                     + line("inference", "e3", task_id=T1, turn=0, input_tokens=5))
+    sink = Collect()
+    stream = EventStream("ses_x", [sink])
+    target = RemoteAdapter(stream, CARD, fill=TraceFill(trace, stream, "ses_x"))
+    target.started()
+    feed(target, "artifact", {"id": T1, "artifact": {  # still in the door's replay
+        "tool_name": "bash", "content": SHELL, "fence_source": "tool:bash",
+        "tool_call_id": "c1", "is_error": False, "duration_ms": 12, "exit_code": 3,
+        "truncated": False}})
+    assert sink.of(ev.ToolCallStarted)[0].input == {"command": "echo hello"}
+    with trace.open("a") as handle:  # written after the attach, claimed by no frame
+        handle.write(line("inference", "e4", task_id=T1, turn=1, input_tokens=7))
+    feed(target, "capsule-closed", {}, None)
+    assert [e.input_tokens for e in sink.of(ev.TurnCompleted)] == [7]
+    assert len(sink.of(ev.ToolCallStarted)) == 1  # c_old's line stayed in the past

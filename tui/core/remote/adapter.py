@@ -90,6 +90,7 @@ class RemoteAdapter(ToldMode):
         line = None
         if self.fill is not None:
             self.fill.fill()
+            self.fill.before_attach()
             line = self.fill.find("session_start")
         model, max_turns, tools = self.model, 0, tuple[str, ...]()
         if line is not None:
@@ -129,9 +130,9 @@ class RemoteAdapter(ToldMode):
                 frame.task_id is not None and body is not None:
             self._told_text(frame.task_id, frame.event, body)
             return
-        if self.fill is not None and self.door_tells is False and frame.event in (
-                "artifact", "gap", "status", "capsule-closed", "text"):
-            self.fill.fill()  # before the frame: its trace lines are written before it
+        if frame.event in ("artifact", "gap", "status", "capsule-closed") or (
+                frame.event == "text" and body is not None and body.get("final") is True):
+            self._read_trace()  # a Murmur door's (a text frame: only a turn's last)
         try:
             if frame.event == "connection-ack" and body is not None:
                 mode = body.get("conversation_mode")
@@ -160,6 +161,11 @@ class RemoteAdapter(ToldMode):
             self.skipped += 1
 
     # -- frames ---------------------------------------------------------------------------
+    def _read_trace(self) -> None:
+        """Before a frame: its trace lines are written before it."""
+        if self.fill is not None and self.door_tells is False:
+            self.fill.fill()
+
     def _decided(self, tells: bool) -> None:
         """The door is murmur-tui's (its frames tell events) or Murmur's: the frames held
         until it was known are taken now, in their order."""

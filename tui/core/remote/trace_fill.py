@@ -106,6 +106,7 @@ class TraceFill:
         self.offset = 0
         self.seen: set[str] = set()
         self.held: list[dict[str, Any]] = []  # lines kept for their frame, in the trace's order
+        self._past = 0  # the first held lines, from before the attach (never flushed)
         self.bad_lines = 0
         self.problem: str | None = None  # why the trace was last not read
 
@@ -127,6 +128,7 @@ class TraceFill:
         for at, line in enumerate(self.held):
             if line.get("event_type") == kind and all(line.get(key) == value
                                                       for key, value in match.items()):
+                self._past -= at < self._past
                 return self.held.pop(at)
         return None
 
@@ -138,9 +140,17 @@ class TraceFill:
                 return line
         return None
 
+    def before_attach(self) -> None:
+        """The lines read so far were written before the screen attached: a replayed frame
+        may still claim one, but what none claims is not told at the end (it happened
+        before the screen's first frame, and would come out of its place)."""
+        self._past = len(self.held)
+
     def flush(self) -> int:
-        """Emit, in the trace's order, every held line no frame claimed; how many."""
-        lines, self.held = self.held, []
+        """Emit, in the trace's order, every held line no frame claimed (but those from
+        before the attach); how many."""
+        lines, self.held = self.held[self._past:], []
+        self._past = 0
         emitted = 0
         for line in lines:
             event = line_event(line)
