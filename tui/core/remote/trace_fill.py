@@ -92,6 +92,7 @@ def line_event(line: dict[str, Any]) -> ev.Event | None:
     return None
 
 
+HELD_LIMIT = 20_000  # lines kept for a frame; the oldest go first
 HELD = frozenset({"inference", "shell", "tool_call", "task_failed", "task_reopened",
                   "task_end", "task_start", "session_start"})
 
@@ -196,6 +197,9 @@ class TraceFill:
             self.seen.add(key)
             if event is None:
                 self.held.append(line)
+                if len(self.held) > HELD_LIMIT:  # the oldest no frame will claim now
+                    self._past -= self._past > 0
+                    del self.held[0]
                 continue
             self.stream.emit(event, at=_int(line.get("timestamp")) or None)
             emitted += 1
