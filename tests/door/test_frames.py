@@ -73,9 +73,11 @@ def test_each_event_kind_becomes_murmurs_frame_in_order() -> None:
     stream.emit(ended("ok", "done"))
     drained = subscriber.drain()
     frames = [frame for frame in drained if frame.id is not None]
-    # murmur-tui's own unnumbered `tui` frame tells a call's start at once (told.py)
+    # murmur-tui's own unnumbered `tui` frame tells at once each event that has no frame
+    # of its own (told.py)
     assert [(frame.event, frame.data["tui"]["events"][0]["event"]) for frame in drained
-            if frame.id is None] == [("tui", "ToolCallStarted")]
+            if frame.id is None] == [("tui", "TaskStarted"), ("tui", "ToolCallStarted"),
+                                     ("tui", "ShellExecuted")]
     got = [(frame.id, frame.event, {k: v for k, v in frame.data.items() if k != "tui"})
            for frame in frames]
     # a task's start writes no frame of its own: its first is its first turn's `working`
@@ -174,9 +176,9 @@ def test_only_a_call_the_driver_announced_has_call_frames() -> None:
                                    kind="shell", input={}))
     stream.emit(ev.ToolCallComposing(task_id=T, turn=0, call_id="", tool_name="bash",
                                      input_bytes=0))
-    # murmur-tui's own unnumbered `tui` frames tell each start; Murmur's frames none
+    # murmur-tui's own unnumbered `tui` frames tell each event at once; Murmur's frames none
     assert [(frame.id, frame.event) for frame in subscriber.drain()] == [
-        (None, "tui"), (None, "tui")]
+        (None, "tui"), (None, "tui"), (None, "tui")]
 
 
 def test_session_end_closes_every_stream_with_capsule_closed() -> None:

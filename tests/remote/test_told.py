@@ -110,7 +110,9 @@ def test_a_live_call_start_and_its_replay_show_once() -> None:
                                     input={"command": "ls"}, input_bytes=17, output="a\n",
                                     output_bytes=2))
     frames = live.drain()
-    assert [f.event for f in frames if f.id is None] == ["tui", "tui"]  # start, output: live
+    # told at once (no frame of their own): the task's start, the call's, its output
+    assert [f.data["tui"]["events"][0]["event"] for f in frames if f.id is None] == [
+        "TaskStarted", "ToolCallStarted", "ShellOutput"]
     _, sink = attach(frames)
     kinds = [type(e).__name__ for e in sink.events]
     assert kinds == ["SessionStarted", "TaskStarted", "TurnStarted", "ToolCallStarted",

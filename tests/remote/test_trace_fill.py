@@ -55,6 +55,8 @@ def test_with_a_trace_a_call_has_its_input_command_and_times_from_it(tmp_path: P
 
     trace = tmp_path / "trace.jsonl"
     trace.write_text(line("session_start", "e0", model="m-1", max_turns=7)
+                     + line("compaction", "e1", task_id=T1, turn=0, tokens_before=9,
+                            tokens_after=3)
                      + line("shell", "e2", task_id=T1, turn=0, binary="echo",
                             command="echo hello", exit_code=3, stdout_bytes=6, stderr_bytes=5,
                             duration_ms=12)
@@ -67,6 +69,7 @@ def test_with_a_trace_a_call_has_its_input_command_and_times_from_it(tmp_path: P
     stream = EventStream("ses_x", [sink])
     target = RemoteAdapter(stream, CARD, fill=TraceFill(trace, stream, "ses_x"))
     assert (target.started().model, sink.events[0].max_turns) == ("m-1", 7)
+    assert not sink.of(ev.Compacted)  # murmur-tui's door would tell it: not yet known
     artifact = {"id": T1, "artifact": {
         "tool_name": "bash", "content": SHELL, "fence_source": "tool:bash",
         "tool_call_id": "c1", "is_error": False, "duration_ms": 12, "exit_code": 3,
@@ -74,6 +77,7 @@ def test_with_a_trace_a_call_has_its_input_command_and_times_from_it(tmp_path: P
     feed(target, "artifact", artifact)
     artifact["artifact"]["tool_call_id"] = "c2"  # a call the trace has no line for
     feed(target, "artifact", artifact, 2)
+    assert [e.tokens_after for e in sink.of(ev.Compacted)] == [3]  # Murmur's door: told
     started = sink.of(ev.ToolCallStarted)
     assert [(e.input, e.input_known) for e in started] == [
         ({"command": "echo hello"}, True), ({}, False)]

@@ -211,8 +211,11 @@ class FrameSink:
         with self._lock:
             if self.on_event is not None:
                 self.on_event(event)  # the task table first: a frame's reader may GetTask it
-            self._told.keep(event)
+            told = self._told.keep(event)
             self._frame(event)
+            if told is not None and self._told.waiting(told):  # no frame of its own: at once
+                self.broadcast.live("tui", {"id": getattr(event, "task_id", None) or "",
+                                            "tui": {"events": [told]}})
 
     def final(self, task_id: str, state: str, message: str, context_id: str | None,
               record: Callable[[], None] | None = None) -> bool:
@@ -252,7 +255,7 @@ class FrameSink:
             publish("text", {"id": (event.task_id or ""), "text": "", "final": True})
         elif isinstance(event, ev.ToolCallComposing):
             self._composing(event)
-        elif isinstance(event, (ev.ToolCallStarted, ev.ShellOutput)):
+        elif isinstance(event, ev.ShellOutput):
             self._live(event)
         elif isinstance(event, ev.ShellExecuted):
             self._shell_exit[event.call_id] = event.exit_code
@@ -294,11 +297,10 @@ class FrameSink:
                 "id": task_id, "tool_call_id": event.call_id,
                 "input_bytes": event.input_bytes})
 
-    def _live(self, event: ev.ToolCallStarted | ev.ShellOutput) -> None:
-        """A call about to run, and the lines a command writes while it runs, told at once
-        to the connections watching now: a `tui` frame, unnumbered and not replayed
-        (told.py). Murmur's frames stay as they were: its clients ignore a frame type they
-        do not know, and the call's start is told again with the next numbered frame."""
+    def _live(self, event: ev.ShellOutput) -> None:
+        """The lines a command writes while it runs, told at once to the connections
+        watching now: a `tui` frame, unnumbered and not replayed (told.py). Murmur's frames
+        stay as they were: its clients ignore a frame type they do not know."""
         self.broadcast.live("tui", {"id": event.task_id, "tui": {"events": [as_json(event)]}})
 
     def _ended_frame(self, event: ev.TaskEnded) -> None:

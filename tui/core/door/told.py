@@ -10,11 +10,13 @@ the frame's own event last (a text or thinking frame's delta is not repeated: it
 frame's text, after the events listed). Murmur's clients ignore a key they do not know
 (streaming-protocol.md "Unknown frames"); every key Murmur writes is written as before.
 
-Two events are told at once as well, in an unnumbered frame of murmur-tui's own type `tui`
-(`{"id": <task>, "tui": {"events": [event]}}`) sent only to the connections open then and
-never replayed: a call about to run (`ToolCallStarted`, told again with the next numbered
-frame, so a later watcher has it) and the lines a command writes while it runs
-(`ShellOutput`: a live tail, which the call's result then holds whole). A frame type a client
+An event that has no frame of its own (a task's start, a call about to run, a command's
+result, a hook's fault, a compaction, a delegation, background work ending) is told at once
+as well, in an unnumbered frame of murmur-tui's own type `tui` (`{"id": <task>, "tui":
+{"events": [event]}}`) sent only to the connections open then and never replayed — and again
+with the next numbered frame, so a later watcher has it (a watcher that had it live knows it
+by its `seq`). The lines a command writes while it runs (`ShellOutput`) are told live only:
+a live tail, which the call's result then holds whole. A frame type a client
 does not know is ignored (same section), so Murmur's numbered frames and their ids are
 exactly what they were.
 docs/fleet.md ("What attach shows") says what each event is used for.
@@ -47,9 +49,17 @@ class Told:
     def __init__(self) -> None:
         self.pending: list[dict[str, Any]] = []
 
-    def keep(self, event: ev.Event) -> None:
-        if not isinstance(event, UNTOLD):
-            self.pending.append(as_json(event))
+    def keep(self, event: ev.Event) -> dict[str, Any] | None:
+        """The event's JSON form, kept for the next frame (None: one not told)."""
+        if isinstance(event, UNTOLD):
+            return None
+        data = as_json(event)
+        self.pending.append(data)
+        return data
+
+    def waiting(self, data: dict[str, Any]) -> bool:
+        """Whether `data` (from `keep`) is still waiting for a frame."""
+        return bool(self.pending) and self.pending[-1] is data
 
     def onto(self, data: dict[str, Any]) -> dict[str, Any]:
         """`data` with the waiting events (if any) under `tui`; they are told from now on."""

@@ -88,8 +88,8 @@ class RemoteAdapter(ToldMode):
     def started(self) -> ev.SessionStarted:
         card = self.card
         line = None
-        if self.fill is not None:
-            self.fill.fill()
+        if self.fill is not None:  # whose door it is is not known yet: nothing is told
+            self.fill.fill(keep=True)
             self.fill.before_attach()
             line = self.fill.find("session_start")
         model, max_turns, tools = self.model, 0, tuple[str, ...]()
@@ -170,6 +170,8 @@ class RemoteAdapter(ToldMode):
         """The door is murmur-tui's (its frames tell events) or Murmur's: the frames held
         until it was known are taken now, in their order."""
         self.door_tells = tells
+        if self.fill is not None:
+            self.fill.release(emit=not tells)
         held, self._undecided = self._undecided, []
         for frame in held:
             self.frame(frame)

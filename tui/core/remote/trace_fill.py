@@ -108,6 +108,7 @@ class TraceFill:
         self.seen: set[str] = set()
         self.held: list[dict[str, Any]] = []  # lines kept for their frame, in the trace's order
         self._past = 0  # the first held lines, from before the attach (never flushed)
+        self.kept: list[tuple[ev.Event, int | None]] = []  # fill(keep=True)'s events
         self.bad_lines = 0
         self.problem: str | None = None  # why the trace was last not read
 
@@ -160,8 +161,9 @@ class TraceFill:
                 emitted += 1
         return emitted
 
-    def fill(self) -> int:
-        """Emit the new lines' events; how many were emitted."""
+    def fill(self, keep: bool = False) -> int:
+        """Emit the new lines' events; how many were emitted. `keep`: hold them in `kept`
+        instead (whether the door tells them itself is not known yet: `release`)."""
         try:
             data = self._read()
         except FileRefused as exc:
@@ -201,10 +203,20 @@ class TraceFill:
                     self._past -= self._past > 0
                     del self.held[0]
                 continue
+            if keep:
+                self.kept.append((event, _int(line.get("timestamp")) or None))
+                continue
             self.stream.emit(event, at=_int(line.get("timestamp")) or None)
             emitted += 1
         self.offset += start
         return emitted
+
+    def release(self, emit: bool) -> None:
+        """The events `fill(keep=True)` held: emitted (a Murmur door does not tell them) or
+        dropped (murmur-tui's door does)."""
+        kept, self.kept = self.kept, []
+        for event, at in kept if emit else ():
+            self.stream.emit(event, at=at)
 
     def _read(self) -> bytes:
         """At most MAX_READ_BYTES from where the last read stopped."""
