@@ -71,11 +71,19 @@ def test_each_event_kind_becomes_murmurs_frame_in_order() -> None:
                                  decision="end_turn", stop_reason="end_turn", tool_name=None,
                                  model="m"))
     stream.emit(ended("ok", "done"))
-    got = [(frame.id, frame.event, frame.data) for frame in subscriber.drain()]
+    drained = subscriber.drain()
+    frames = [frame for frame in drained if frame.id is not None]
+    # murmur-tui's own unnumbered `tui` frame tells at once each event that has no frame
+    # of its own (told.py)
+    assert [(frame.event, frame.data["tui"]["events"][0]["event"]) for frame in drained
+            if frame.id is None] == [("tui", "TaskStarted"), ("tui", "ToolCallStarted"),
+                                     ("tui", "ShellExecuted")]
+    got = [(frame.id, frame.event, {k: v for k, v in frame.data.items() if k != "tui"})
+           for frame in frames]
     # a task's start writes no frame of its own: its first is its first turn's `working`
     # (streaming-protocol.md "status"); the driver's start of a call is `tool-call-started`,
-    # each larger size `tool-call-progress`, and the dispatch that follows writes nothing
-    # (murmur-newest.md §5.5, SEV)
+    # each larger size `tool-call-progress`, and the dispatch that follows writes no numbered
+    # frame (murmur-newest.md §5.5, SEV)
     assert got == [
         (1, "status", {"id": T, "context_id": "ctx_1", "status": {
             "state": "working", "message": "inference turn 1"}, "final": False}),
@@ -97,8 +105,19 @@ def test_each_event_kind_becomes_murmurs_frame_in_order() -> None:
             "state": "completed", "message": "session ended", "response": "done"},
             "final": True}),
     ]
+    # murmur-tui's `tui` key tells the session's own events (told.py), each once, in order
+    told = [[event["event"] for event in frame.data.get("tui", {}).get("events", [])]
+            for frame in frames]
+    assert told == [["TaskStarted", "TurnStarted"], [], [], ["ToolCallComposing"],
+                    ["ToolCallComposing"],
+                    ["ToolCallStarted", "ShellExecuted", "ToolCallFinished"], ["InputRequested"],
+                    ["InputAnswered"], ["TurnCompleted"], ["TaskEnded"]]
+    started = frames[5].data["tui"]["events"][0]
+    assert (started["input"], started["kind"], started["seq"]) == (
+        {"command": "echo hi"}, "shell", 8)
+    assert "output" not in frames[5].data["tui"]["events"][2]  # the artifact's content has it
     assert [tuple(frame.data) for frame in broadcast._buffer][-1] == (
-        "id", "context_id", "status", "final")  # keys in Murmur's order
+        "id", "context_id", "status", "final", "tui")  # keys in Murmur's order, then ours
 
 
 def test_a_skill_artifact_has_no_fence_and_no_exit_code() -> None:
@@ -157,7 +176,9 @@ def test_only_a_call_the_driver_announced_has_call_frames() -> None:
                                    kind="shell", input={}))
     stream.emit(ev.ToolCallComposing(task_id=T, turn=0, call_id="", tool_name="bash",
                                      input_bytes=0))
-    assert subscriber.drain() == []
+    # murmur-tui's own unnumbered `tui` frames tell each event at once; Murmur's frames none
+    assert [(frame.id, frame.event) for frame in subscriber.drain()] == [
+        (None, "tui"), (None, "tui"), (None, "tui")]
 
 
 def test_session_end_closes_every_stream_with_capsule_closed() -> None:
@@ -215,7 +236,9 @@ def test_a_key_never_reaches_a_frame() -> None:
     stream.emit(ended("ok", f"used {key}"))
     wire = b"".join(frame.sse() for frame in subscriber.drain())
     assert key[3:].encode() not in wire
-    assert wire.count(b"[redacted]") == 4  # the text, the output, the question, the response
+    # the text, the output, the question and the response — the last two twice: in the frame
+    # and in its event under `tui` (told.py; the output is not repeated there)
+    assert wire.count(b"[redacted]") == 6
 
 
 # -- the replay buffer and the queues -----------------------------------------------------------

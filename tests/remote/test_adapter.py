@@ -12,6 +12,7 @@ from tests.fakes import Collect
 from tui.core.a2a.client import Card, DoorClient
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import EventStream
+from tui.core.events.wording import LineKind, Said, said
 from tui.core.headless import HumanPrinter
 from tui.core.remote.adapter import RemoteAdapter
 from tui.core.remote.watch import StreamFrame, Watcher, WatchState, to_stream_frame
@@ -68,10 +69,18 @@ def test_a_task_frame_by_frame() -> None:
     feed(target, "status", st("completed", "session ended", final=True, response="Done."))
     feed(target, "capsule-closed", {}, None)
     kinds = [type(e).__name__ for e in sink.events]
+    # Murmur's tool-call frames are the driver writing the call; its artifact is the call
+    # as a local session tells it: started, the command, finished
     assert kinds == ["SessionStarted", "TaskStarted", "TurnStarted", "ThinkingDelta",
-                     "TextDelta", "ToolCallStarted", "ToolCallComposing", "ToolCallFinished",
-                     "ShellExecuted", "InputRequested", "InputAnswered", "TurnStarted",
-                     "TextDelta", "TaskEnded", "SessionEnded"]
+                     "TextDelta", "ToolCallComposing", "ToolCallComposing", "ToolCallStarted",
+                     "ShellExecuted", "ToolCallFinished", "InputRequested", "InputAnswered",
+                     "TurnStarted", "TextDelta", "TaskEnded", "SessionEnded"]
+    # no trace here: what the door did not send is said to be missing, never an empty {}
+    started, finished = sink.of(ev.ToolCallStarted)[0], sink.of(ev.ToolCallFinished)[0]
+    assert (started.kind, started.input_known, finished.input_known) == ("shell", False, False)
+    assert said(started) == Said(LineKind.RUNNING, "→ bash (input not sent by the door)")
+    assert said(finished) == Said(
+        LineKind.SUCCESS, "✓ bash (input not sent by the door) · 12 ms · 111 B")
     assert sink.of(ev.TaskStarted)[0].context_id == CONTEXT
     assert [t.turn for t in sink.of(ev.TurnStarted)] == [0, 1]
     shell = sink.of(ev.ShellExecuted)[0]
@@ -79,6 +88,8 @@ def test_a_task_frame_by_frame() -> None:
         "echo hello", 3, "hello", "oops")
     asked = sink.of(ev.InputRequested)[0]
     assert (asked.request_id, asked.prompt) == (T1, "Which env?")
+    assert said(asked) == Said(LineKind.QUESTION,
+                               "? a tool (not named by the door) asks: Which env?")
     assert sink.of(ev.InputAnswered)[0].answer == "staging"
     ended = sink.of(ev.TaskEnded)[0]
     assert (ended.exit_status, ended.result, ended.turns, ended.tool_calls,
@@ -95,11 +106,18 @@ def test_failures_timeouts_and_reopens() -> None:
     assert not sink.of(ev.TaskEnded) and sink.of(ev.Warning)[0].code == "W-INPUT-TIMEOUT"
     feed(target, "status", st("failed", "driver invocation failed: boom", final=True))
     assert sink.of(ev.TaskFailed)[0].cause == "driver_error"
+    assert sink.of(ev.TaskFailed)[0].reason == "driver invocation failed: boom"
     feed(target, "status", st("working", "inference turn 1"))  # an on-task-end hook reopened
     feed(target, "status", st("failed", "max_turns exceeded: the task used all 1 inference "
                               "turns", final=True))
     assert [e.exit_status for e in sink.of(ev.TaskEnded)] == ["failed", "max_turns_reached"]
-    assert sink.of(ev.TaskReopened)[0].reopen_number == 1
+    reopened = sink.of(ev.TaskReopened)[0]
+    assert reopened.reopen_number == 1
+    assert said(reopened) == Said(LineKind.NOTE, "↻ task reopened (1); which hook and why "
+                                  "were not sent by the door")
+    feed(target, "status", st("working", "inference turn 2"))  # reopened again
+    feed(target, "status", st("failed", "", final=True))  # and failed, saying nothing
+    assert sink.of(ev.TaskFailed)[-1].reason == "no reason was sent by the door"
 
 
 def test_hostile_frames_never_raise_and_are_counted() -> None:

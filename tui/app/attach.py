@@ -64,6 +64,7 @@ class RemoteSource:
     def start(self, app: SourceHost) -> None:
         self._app = app
         app.attention.capsule = self.target_id
+        app.state.session_clock = True  # its clocks count from the session's own stamps
         self.link.start()
 
     def follow(self, batch: list[ev.Event]) -> None:

@@ -96,7 +96,9 @@ class Link:
         workdir = str(getattr(self.record, "workdir", "") or "")
         stream = EventStream(self.session_id, sinks=[self._collect])
         adapter = RemoteAdapter(stream, card, workdir=workdir, model=_model(workdir),
-                                fill=TraceFill.for_workdir(workdir, stream))
+                                fill=TraceFill.for_workdir(workdir, stream,
+                                                           card.session_id or self.session_id),
+                                started_ms=_started_ms(self.record))
         self.door, self.adapter = door, adapter
         adapter.started()
         self._hand_over()
@@ -200,3 +202,16 @@ def _model(workdir: str) -> str:
 
     facts = trace_facts(Path(workdir) / "trace.jsonl")
     return facts.model or "" if facts is not None else ""
+
+
+def _started_ms(record: Any) -> int | None:
+    """When the session started, as its running record says (Unix ms); None unknown."""
+    from datetime import datetime
+
+    started = getattr(record, "started_at", None)
+    if not isinstance(started, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(started).timestamp() * 1000)
+    except ValueError:
+        return None

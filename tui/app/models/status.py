@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from tui.app.models.fitting import fit_parts
 from tui.core.cost import Ledger
 from tui.core.events import vocabulary as ev
+from tui.core.events.stream import monotonic_at
 
 CHARS_PER_TOKEN = 4.0  # what streamed text is estimated at until the turn's count arrives
 
@@ -29,6 +30,9 @@ class SessionState:
     context_max: int | None = None
     started: float | None = None
     ended: float | None = None
+    # the clocks count from the session's own stamps (an attached session: it began before
+    # this screen heard of it), not from when an event arrived (a local one, a replay)
+    session_clock: bool = False
     exit_status: str | None = None
     result: str = ""
     questions: int = 0
@@ -52,7 +56,7 @@ class SessionState:
         kept = dict(self.spent_by_session)
         if self.session_id:
             kept[self.session_id] = self.spent()
-        fresh = SessionState()
+        fresh = SessionState(session_clock=self.session_clock)
         for item in fields(self):
             setattr(self, item.name, getattr(fresh, item.name))
         self.spent_by_session = kept
@@ -139,6 +143,9 @@ class SessionState:
             return None
         return "context full" if share >= 1 else f"context {int(share * 100)}%"
 
+    def _at(self, event: ev.Event) -> float:
+        return monotonic_at(event.ts_ms) if self.session_clock else time.monotonic()
+
     def apply(self, event: ev.Event) -> None:
         match event:
             case ev.SessionStarted():
@@ -148,7 +155,7 @@ class SessionState:
                 self.model, self.session_id = event.model, event.session_id
                 self.max_turns = event.max_turns
                 self.context_max = event.context_max_tokens
-                self.started = time.monotonic()
+                self.started = self._at(event)
             case ev.TurnStarted():
                 self.streamed_chars = 0
                 self.turn = event.turn + 1
@@ -191,7 +198,7 @@ class SessionState:
                 self.tasks_ended += 1
             case ev.SessionEnded():
                 self.exit_status = event.exit_status
-                self.ended = time.monotonic()
+                self.ended = self._at(event)
         self.ledger.apply(event)  # after a follow-up's restart: it reads the prices anew
 
     @property

@@ -23,6 +23,7 @@ from textual.widgets import Static
 from tui.app.widgets.contracts_file import read_contracts
 from tui.app.widgets.row_list import RowList
 from tui.core.events import vocabulary as ev
+from tui.core.events.stream import monotonic_at
 from tui.core.events.wording import duration, short
 from tui.core.text.fence import unfenced
 from tui.core.text.printable import printable
@@ -93,7 +94,9 @@ class ToolCallsPane(Vertical):
             self.calls.pop(next(iter(self.calls)))
         self.rows.add(key, [event.tool_name, "running", "", "", "", "", ""], "cyan")
         self._dirty_detail = True
-        self._live_since[key] = time.monotonic()
+        state = getattr(self.app, "state", None)  # an attached session's call: its own start
+        self._live_since[key] = monotonic_at(event.ts_ms) \
+            if getattr(state, "session_clock", False) else time.monotonic()
         if self.ticker is None and self.is_attached:
             self.ticker = self.set_interval(TICK_SECONDS, self._tick)
 
@@ -179,12 +182,13 @@ class ToolCallsPane(Vertical):
         entry["finished"] = event
         self._stop(key)
         if "denied" in entry:  # it never ran: no time, no output of its own
-            self.rows.update(key, [event.tool_name, "denied", "", _bytes(event.input_bytes), "",
-                                   "", ""], "red")
+            size = _bytes(event.input_bytes) if event.input_known else "?"
+            self.rows.update(key, [event.tool_name, "denied", "", size, "", "", ""], "red")
         else:
             status = "moved" if "moved" in entry else event.status
             self.rows.update(key, [event.tool_name, status,
-                                   short_duration(event.duration_ms), _bytes(event.input_bytes),
+                                   short_duration(event.duration_ms),
+                                   _bytes(event.input_bytes) if event.input_known else "?",
                                    _bytes(event.output_bytes), event.state_effect or "",
                                    event.resource_id or ""], "" if event.status == "ok" else "red")
         self._dirty_detail = True
@@ -259,7 +263,10 @@ class ToolCallsPane(Vertical):
         contract = self.contracts.get(started.tool_name)
         parts += [f"contract: {contract}", ""] if contract else [""]
         command = started.input.get("command")
-        if started.kind == "shell" and isinstance(command, str) and len(started.input) == 1:
+        if not started.input_known:
+            parts += ["input: not sent by the door (attached to Murmur's door; the session's "
+                      "trace.jsonl is not on this machine)"]
+        elif started.kind == "shell" and isinstance(command, str) and len(started.input) == 1:
             parts += ["command:", command]
         else:
             parts += ["input:", json.dumps(started.input, ensure_ascii=False, indent=2)]

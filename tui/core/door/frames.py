@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tui.core.door.told import Told, as_json
 from tui.core.events import vocabulary as ev
 
 REPLAY_FRAMES = 512
@@ -87,6 +88,7 @@ class Broadcast:
         self._next_id = 1
         self._lock = threading.Lock()
         self.closed = False
+        self._closing: dict[str, Any] = {}  # the `capsule-closed` frame's data
 
     def publish(self, event: str, data: dict[str, Any]) -> DoorFrame:
         with self._lock:
@@ -98,13 +100,26 @@ class Broadcast:
             subscriber.put(frame)
         return frame
 
-    def close(self) -> None:
-        """The session's frames have ended: every connection gets `capsule-closed` and ends."""
+    def live(self, event: str, data: dict[str, Any]) -> None:
+        """An unnumbered frame for the connections open now: not kept for a replay."""
         with self._lock:
+            if self.closed:
+                return
+            subscribers = list(self._subscribers)
+        frame = DoorFrame(event, data)
+        for subscriber in subscribers:
+            subscriber.put(frame)
+
+    def close(self, data: dict[str, Any] | None = None) -> None:
+        """The session's frames have ended: every connection gets `capsule-closed` (with
+        `data`, `{}` unless given) and ends."""
+        with self._lock:
+            if not self.closed and data:
+                self._closing = data
             self.closed = True
             subscribers, self._subscribers = list(self._subscribers), []
         for subscriber in subscribers:
-            subscriber.put(DoorFrame("capsule-closed", {}))
+            subscriber.put(DoorFrame("capsule-closed", self._closing))
             subscriber.close()
 
     def subscribe(self, subscriber: Subscriber, last_id: int | None) -> list[DoorFrame]:
@@ -112,7 +127,7 @@ class Broadcast:
         with self._lock:
             replay = self._replay(last_id) if last_id is not None else []
             if self.closed:
-                replay.append(DoorFrame("capsule-closed", {}))
+                replay.append(DoorFrame("capsule-closed", self._closing))
                 subscriber.closed = True
             else:
                 self._subscribers.append(subscriber)
@@ -189,13 +204,18 @@ class FrameSink:
         self._contexts: dict[str, str] = {}
         self._shell_exit: dict[str | None, int] = {}
         self._ended: set[str] = set()  # tasks whose attempt has had its final status
+        self._told = Told()  # murmur-tui's `tui` key (told.py)
         self._lock = threading.Lock()
 
     def emit(self, event: ev.Event) -> None:
         with self._lock:
             if self.on_event is not None:
                 self.on_event(event)  # the task table first: a frame's reader may GetTask it
+            told = self._told.keep(event)
             self._frame(event)
+            if told is not None and self._told.waiting(told):  # no frame of its own: at once
+                self.broadcast.live("tui", {"id": getattr(event, "task_id", None) or "",
+                                            "tui": {"events": [told]}})
 
     def final(self, task_id: str, state: str, message: str, context_id: str | None,
               record: Callable[[], None] | None = None) -> bool:
@@ -212,8 +232,11 @@ class FrameSink:
                                                     context_id=context_id, final=True))
             return True
 
+    def _publish(self, event: str, data: dict[str, Any]) -> None:
+        self.broadcast.publish(event, self._told.onto(data))
+
     def _frame(self, event: ev.Event) -> None:
-        publish = self.broadcast.publish
+        publish = self._publish
         if isinstance(event, ev.TaskStarted):
             self._contexts[event.task_id] = event.context_id
         elif isinstance(event, ev.TurnStarted):
@@ -232,6 +255,8 @@ class FrameSink:
             publish("text", {"id": (event.task_id or ""), "text": "", "final": True})
         elif isinstance(event, ev.ToolCallComposing):
             self._composing(event)
+        elif isinstance(event, ev.ShellOutput):
+            self._live(event)
         elif isinstance(event, ev.ShellExecuted):
             self._shell_exit[event.call_id] = event.exit_code
         elif isinstance(event, ev.ToolCallFinished):
@@ -254,7 +279,7 @@ class FrameSink:
         elif isinstance(event, ev.TaskEnded):
             self._ended_frame(event)
         elif isinstance(event, ev.SessionEnded):
-            self.broadcast.close()
+            self.broadcast.close(self._told.onto({}))
 
     def _composing(self, event: ev.ToolCallComposing) -> None:
         """The driver's own word that the model is writing a call (`murmur:stream/events`):
@@ -265,12 +290,18 @@ class FrameSink:
             return
         task_id = event.task_id or ""
         if event.input_bytes == 0:
-            self.broadcast.publish("tool-call-started", {
+            self._publish("tool-call-started", {
                 "id": task_id, "tool_call_id": event.call_id, "tool_name": event.tool_name})
         else:
-            self.broadcast.publish("tool-call-progress", {
+            self._publish("tool-call-progress", {
                 "id": task_id, "tool_call_id": event.call_id,
                 "input_bytes": event.input_bytes})
+
+    def _live(self, event: ev.ShellOutput) -> None:
+        """The lines a command writes while it runs, told at once to the connections
+        watching now: a `tui` frame, unnumbered and not replayed (told.py). Murmur's frames
+        stay as they were: its clients ignore a frame type they do not know."""
+        self.broadcast.live("tui", {"id": event.task_id, "tui": {"events": [as_json(event)]}})
 
     def _ended_frame(self, event: ev.TaskEnded) -> None:
         task_id = event.task_id or ""
@@ -278,7 +309,7 @@ class FrameSink:
             return
         self._ended.add(task_id)
         state = final_state(event.exit_status)
-        self.broadcast.publish("status", status(
+        self._publish("status", status(
             task_id, state, final_message(event.exit_status, event.result),
             context_id=self._contexts.get(event.task_id), final=True,
             response=event.result if state == "completed" else None))

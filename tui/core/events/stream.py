@@ -85,15 +85,17 @@ class EventStream:
         with self._lock:
             self._primary = sink
 
-    def emit(self, event: E) -> E:
+    def emit(self, event: E, at: int | None = None) -> E:
         """Stamp `event` (built by its own constructor, stamp fields left empty) and deliver
-        it; after `close()` it is returned unstamped and delivered to no one."""
+        it; after `close()` it is returned unstamped and delivered to no one. `at`: the time
+        it happened (Unix ms), when that was not now — an attached session's own stamp."""
         with self._lock:
             if self.closed:
                 _seal(event, self.session_id, 0, 0)
                 return event
             self._seq += 1
-            _seal(event, self.session_id, self._seq, time.time_ns() // 1_000_000)
+            _seal(event, self.session_id, self._seq,
+                  time.time_ns() // 1_000_000 if at is None else at)
             failure: Exception | None = None
             if self._primary is not None:
                 try:
@@ -108,3 +110,14 @@ class EventStream:
             if failure is not None:
                 raise failure
         return event
+
+
+def monotonic_at(ts_ms: int) -> float:
+    """The `time.monotonic()` reading of the moment an event's stamp `ts_ms` names: a clock
+    that counts from when the session says something began (an attached session's start,
+    a call that was already running), not from when this screen heard of it. A stamp not set
+    (0) or ahead of this machine's clock is now."""
+    now = time.monotonic()
+    if ts_ms <= 0:
+        return now
+    return now - max(0, time.time_ns() // 1_000_000 - ts_ms) / 1000

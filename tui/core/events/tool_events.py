@@ -22,6 +22,7 @@ class ToolCallStarted(Event):
     tool_name: str
     kind: ToolKind
     input: JsonObject
+    input_known: bool = True  # False: an attached session's door did not send the input
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
@@ -41,6 +42,7 @@ class ToolCallFinished(Event):
     resource_id: str | None = None
     attachments: tuple[JsonObject, ...] = ()
     truncated: bool = False  # the output was cut (the tool's own flag, or a result cap)
+    input_known: bool = True  # False: an attached session's door did not send the input
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

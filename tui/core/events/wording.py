@@ -69,7 +69,12 @@ def duration(ms: int) -> str:
 
 
 # -- one function per event ------------------------------------------------------------------
+NOT_SENT = "(input not sent by the door)"  # an attached session's call, from Murmur's door
+
+
 def tool_started(event: ev.ToolCallStarted, form: Form) -> str:
+    if not event.input_known:
+        return f"→ {event.tool_name} {NOT_SENT}"
     arguments = short(event.input) if form is Form.SCREEN else \
         json.dumps(event.input, ensure_ascii=False)
     return f"→ {event.tool_name} {arguments}"
@@ -92,7 +97,8 @@ def size(amount: int) -> str:
 
 def tool_finished(event: ev.ToolCallFinished, form: Form) -> str:
     if form is Form.SCREEN:
-        return (f"{mark(event.status == 'ok')} {event.tool_name} {short(event.input, 60)} · "
+        given = short(event.input, 60) if event.input_known else NOT_SENT
+        return (f"{mark(event.status == 'ok')} {event.tool_name} {given} · "
                 f"{duration(event.duration_ms)} · {event.output_bytes} B")
     return (f"← {event.tool_name} {event.status} · {duration(event.duration_ms)} · "
             f"{event.output_bytes} bytes")
@@ -242,7 +248,9 @@ def retry(event: ev.InferenceRetry, form: Form) -> str:
 
 
 def model_call_failed(event: ev.TurnCompleted) -> str:
-    return f"✗ the model call failed: {short(event.error or '', 300)}"
+    if not event.error:
+        return "✗ the model call failed (no reason was given)"
+    return f"✗ the model call failed: {short(event.error, 300)}"
 
 
 def compacted(event: ev.Compacted, form: Form) -> str:
@@ -258,6 +266,9 @@ def compaction_declined(event: ev.CompactionDeclined, form: Form) -> str:
 
 
 def reopened(event: ev.TaskReopened, form: Form) -> str:
+    if not event.hook_name:  # an attached session whose door does not say (Murmur's)
+        return (f"↻ task reopened ({event.reopen_number}); which hook and why were not "
+                "sent by the door")
     if form is Form.SCREEN:
         return f"↻ reopened by {event.hook_name}: {short(event.reason)}"
     return f"↻ task reopened by {event.hook_name} ({event.reopen_number}): {event.reason}"

@@ -1,7 +1,16 @@
 """What an attached session's stream lacks, read from its `trace.jsonl` when the session's
-workdir is on this machine: shell commands (`shell`), hook faults (`hook_dispatch_error`) and
-compactions (`compaction`). The trace is lossless where the stream is not (a `gap`, a
-connection that fell behind), so these come from the trace alone.
+workdir is on this machine and its door is Murmur's (murmur-tui's door tells its own events:
+tui/core/remote/told.py). Hook faults (`hook_dispatch_error`), compactions (`compaction`) and
+delegations (`a2a_send`) have no frame: they are emitted as they are read. The rest is kept
+for the frame it belongs to (`held`): a turn's usage and its model call's error (`inference`)
+for the frame that ends the turn, a shell command (`shell`) and a call's input
+(`tool_call`) for the call's artifact, a failure's reason (`task_failed`), a reopen's hook
+and reason (`task_reopened`) and a task's own duration (`task_end`) for its statuses, the
+session's start (`session_start`) for the attaching screen's clock. What no frame claimed is
+emitted when the stream closes.
+
+Only the attached session's lines are read: a resumed session's workdir can hold the trace
+of the session it resumed, whose turns are not this one's.
 
 The file is read from where the last read stopped; each line is taken once (its `event_id`
 is remembered), so reading again after a gap or a reconnect adds nothing twice. A line that
@@ -70,7 +79,8 @@ def line_event(line: dict[str, Any]) -> ev.Event | None:
             input_tokens=_int(line.get("input_tokens")),
             output_tokens=_int(output) if output is not None else None,
             decision=_decision(line.get("decision")), stop_reason=_str(line.get("stop_reason")),
-            tool_name=_str(line.get("tool_name")) or None, model=_str(line.get("model")))
+            tool_name=_str(line.get("tool_name")) or None, model=_str(line.get("model")),
+            error=_str(line.get("error")) or None, error_code=_str(line.get("error_code")) or None)
     if kind == "a2a_send":  # the line's ids are the peer's task and context
         return ev.Delegated(task_id="", peer_url=_str(line.get("peer_url")),
                             message_id=_str(line.get("message_id")), peer_task_id=task,
@@ -82,19 +92,29 @@ def line_event(line: dict[str, Any]) -> ev.Event | None:
     return None
 
 
-class TraceFill:
-    """Reads `trace` on each `fill()` and emits what is new on `stream`."""
+HELD_LIMIT = 20_000  # lines kept for a frame; the oldest go first
+HELD = frozenset({"inference", "shell", "tool_call", "task_failed", "task_reopened",
+                  "task_end", "task_start", "session_start"})
 
-    def __init__(self, trace: Path, stream: EventStream) -> None:
+
+class TraceFill:
+    """Reads `trace` on each `fill()`: emits what has no frame on `stream`, holds the rest."""
+
+    def __init__(self, trace: Path, stream: EventStream, session_id: str = "") -> None:
         self.trace = trace
         self.stream = stream
+        self.session_id = session_id  # "": every line
         self.offset = 0
         self.seen: set[str] = set()
+        self.held: list[dict[str, Any]] = []  # lines kept for their frame, in the trace's order
+        self._past = 0  # the first held lines, from before the attach (never flushed)
+        self.kept: list[tuple[ev.Event, int | None]] = []  # fill(keep=True)'s events
         self.bad_lines = 0
         self.problem: str | None = None  # why the trace was last not read
 
     @classmethod
-    def for_workdir(cls, workdir: str, stream: EventStream) -> TraceFill | None:
+    def for_workdir(cls, workdir: str, stream: EventStream,
+                    session_id: str = "") -> TraceFill | None:
         """A fill for a workdir on this machine that holds a trace; None otherwise."""
         if not workdir:
             return None
@@ -103,10 +123,47 @@ class TraceFill:
             os.close(open_regular(trace))
         except FileRefused:
             return None
-        return cls(trace, stream)
+        return cls(trace, stream, session_id)
 
-    def fill(self) -> int:
-        """Emit the new lines' events; how many were emitted."""
+    def take(self, kind: str, **match: object) -> dict[str, Any] | None:
+        """The first held line of `kind` whose fields equal `match`, no longer held."""
+        for at, line in enumerate(self.held):
+            if line.get("event_type") == kind and all(line.get(key) == value
+                                                      for key, value in match.items()):
+                self._past -= at < self._past
+                return self.held.pop(at)
+        return None
+
+    def find(self, kind: str, **match: object) -> dict[str, Any] | None:
+        """Like `take`, the line staying held (a session's start is asked for more than once)."""
+        for line in self.held:
+            if line.get("event_type") == kind and all(line.get(key) == value
+                                                      for key, value in match.items()):
+                return line
+        return None
+
+    def before_attach(self) -> None:
+        """The lines read so far were written before the screen attached: a replayed frame
+        may still claim one, but what none claims is not told at the end (it happened
+        before the screen's first frame, and would come out of its place)."""
+        self._past = len(self.held)
+
+    def flush(self) -> int:
+        """Emit, in the trace's order, every held line no frame claimed (but those from
+        before the attach); how many."""
+        lines, self.held = self.held[self._past:], []
+        self._past = 0
+        emitted = 0
+        for line in lines:
+            event = line_event(line)
+            if event is not None:
+                self.stream.emit(event, at=_int(line.get("timestamp")) or None)
+                emitted += 1
+        return emitted
+
+    def fill(self, keep: bool = False) -> int:
+        """Emit the new lines' events; how many were emitted. `keep`: hold them in `kept`
+        instead (whether the door tells them itself is not known yet: `release`)."""
         try:
             data = self._read()
         except FileRefused as exc:
@@ -129,19 +186,37 @@ class TraceFill:
             except NotJson:
                 self.bad_lines += 1
                 continue
-            if not isinstance(line, dict):
+            if not isinstance(line, dict) or (
+                    self.session_id and line.get("session_id") != self.session_id):
                 continue
-            event = line_event(line)
-            if event is None:  # most lines: the stream carries them (nothing is kept)
+            kind = line.get("event_type")
+            event = None if kind in HELD else line_event(line)
+            if event is None and kind not in HELD:  # the stream carries it: nothing is kept
                 continue
             key = _str(line.get("event_id")) or raw.decode("utf-8", "replace")
             if key in self.seen:
                 continue
             self.seen.add(key)
-            self.stream.emit(event)
+            if event is None:
+                self.held.append(line)
+                if len(self.held) > HELD_LIMIT:  # the oldest no frame will claim now
+                    self._past -= self._past > 0
+                    del self.held[0]
+                continue
+            if keep:
+                self.kept.append((event, _int(line.get("timestamp")) or None))
+                continue
+            self.stream.emit(event, at=_int(line.get("timestamp")) or None)
             emitted += 1
         self.offset += start
         return emitted
+
+    def release(self, emit: bool) -> None:
+        """The events `fill(keep=True)` held: emitted (a Murmur door does not tell them) or
+        dropped (murmur-tui's door does)."""
+        kept, self.kept = self.kept, []
+        for event, at in kept if emit else ():
+            self.stream.emit(event, at=at)
 
     def _read(self) -> bytes:
         """At most MAX_READ_BYTES from where the last read stopped."""

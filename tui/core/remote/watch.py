@@ -116,7 +116,8 @@ class Watcher:
                  backoff_max: float = BACKOFF_MAX, gone_after: float = GONE_AFTER,
                  session_id: str | None = None, skip: frozenset[str] = frozenset()) -> None:
         """`skip`: frame types the caller does not want (the fleet's rows: `text`,
-        `thinking`), dropped before they are parsed."""
+        `thinking`), dropped before they are parsed — unless murmur-tui's door tells the
+        session's events on one (the turn's usage rides on a turn's last `text` frame)."""
         self.door = door
         self.skip = skip
         self.on_frame = on_frame
@@ -235,8 +236,8 @@ class Watcher:
             self.connections += 1
             for chunk in response.iter_bytes():
                 for raw in parser.feed(chunk):
-                    if raw.event in self.skip:  # not wanted: not even parsed
-                        continue
+                    if raw.event in self.skip and '"tui":' not in raw.data:
+                        continue  # not wanted: not even parsed (unless it tells events)
                     frame = to_stream_frame(raw.event, raw.data, raw.id)
                     if frame.event == "connection-ack" and self.state.kind != "live":
                         self._set(WatchState("live"))
