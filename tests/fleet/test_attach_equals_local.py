@@ -9,6 +9,7 @@ reopen with its hook and reason, the live shell lines — and the same transcrip
 from __future__ import annotations
 
 import json
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from tests.served import Served, serve
 from tests.waits import block_until
 from tui.app.fleet.links import Link, LinkState
 from tui.app.models.transcript import TranscriptModel
+from tui.app.models.transcript_text import text_lines
 from tui.core.events import vocabulary as ev
 
 REVIEW = Path(__file__).resolve().parents[2] / "tui" / "demo" / "components" / "review-hook"
@@ -89,11 +91,13 @@ def texts(events: list[dict[str, Any]]) -> dict[tuple[str, int, str], str]:
     return joined
 
 
-def lines(events: list[ev.Event]) -> list[list[tuple[str, str]]]:
+def lines(events: list[ev.Event]) -> list[str]:
+    """The transcript the screen draws of these events, as text: the session line, each
+    task's block (its header, text, turns numbered within it, end line), every entry."""
     model = TranscriptModel()
     for event in events:
         model.take(event)
-    return [[(kind.value, text) for kind, text in turn.entries()] for turn in model.turns]
+    return list(text_lines(model))
 
 
 def as_dicts(events: list[ev.Event]) -> list[dict[str, Any]]:
@@ -127,7 +131,10 @@ def run_and_compare(home: Path, door: Served, tasks: list[str]) -> tuple[
     assert comparable(mine) == comparable(local.events)
     assert texts(mine) == texts(local.events)
     local_events = [ev.event_from_dict(item) for item in local.events]
-    assert lines(remote.events) == lines(local_events)
+    transcript = lines(local_events)
+    assert lines(remote.events) == transcript  # block for block, line for line
+    headers = [line for line in transcript if re.fullmatch(r"Task \d+ · .*", line)]
+    assert headers == [f"Task {n} · from the door" for n in range(1, len(tasks) + 1)]
     return local.events, remote.events
 
 

@@ -149,8 +149,9 @@ class SessionState:
     def apply(self, event: ev.Event) -> None:
         match event:
             case ev.SessionStarted():
-                if self.started is not None:  # a follow-up session: its own numbers
-                    self.restart()
+                if self.started is not None and event.session_id != self.session_id:
+                    self.restart()  # a follow-up session: its own numbers (the same one told
+                    # again — an attached session's own start, after the card's — is not)
                 self.capsule, self.version = event.capsule_name, event.capsule_version
                 self.model, self.session_id = event.model, event.session_id
                 self.max_turns = event.max_turns

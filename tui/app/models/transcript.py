@@ -291,6 +291,13 @@ class TranscriptModel:
 
     def _session(self, event: ev.SessionStarted) -> None:
         session = self.session
+        if session.session_id and event.session_id == session.session_id:
+            # the same session told again (an attached one's own start, after the one made
+            # from its door's card): what it adds is taken, it is not another session
+            session.resumed_from = event.resumed_from or session.resumed_from
+            session.model = event.model or session.model
+            self._resumed_from = event.resumed_from or self._resumed_from
+            return
         session.sessions += 1
         self._first_in_session, self._resumed_from = True, event.resumed_from
         if not session.session_id:
@@ -308,6 +315,8 @@ class TranscriptModel:
 
     def _origin(self, event: ev.TaskStarted, first: bool) -> str:
         """Where the task came from, in the header's words."""
+        if event.via == "door":  # a session's first task, sent to its door
+            return "from the door"
         if event.via is not None:
             return event.via  # typed on this screen's prompt: at once, or queued
         match event.source:

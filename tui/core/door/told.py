@@ -29,9 +29,9 @@ from typing import Any
 
 from tui.core.events import vocabulary as ev
 
-# events a frame itself carries, or that an attaching screen has its own of
-UNTOLD: tuple[type[ev.Event], ...] = (ev.TextDelta, ev.ThinkingDelta, ev.SessionStarted,
-                                      ev.ShellOutput)
+# events a frame itself carries (the session's start is told: an attaching screen made its
+# own from the card, and takes what the session's adds — where it went on from, its context)
+UNTOLD: tuple[type[ev.Event], ...] = (ev.TextDelta, ev.ThinkingDelta, ev.ShellOutput)
 
 
 def as_json(event: ev.Event) -> dict[str, Any]:

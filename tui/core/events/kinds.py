@@ -31,10 +31,12 @@ TaskSource: TypeAlias = Literal["task_md", "a2a", "detached_shell", "detached_lo
 # Who a task is for: the person, or murmur-tui itself telling the model a background command
 # finished.
 TaskOrigin: TypeAlias = Literal["user", "completion"]
-# How a task sent to the session from the supervisor's own prompt reached it: typed and run at
-# once, or typed while a task ran and waited in the queue (None on TaskStarted: not typed on
-# this screen — the task file, the door, a completion; `source` tells which).
-TaskVia: TypeAlias = Literal["typed", "queued"]
+# How a task reached the session where `source` does not tell: typed on the supervisor's own
+# prompt and run at once, or typed while a task ran and waited in the queue; or the first task
+# of a session that waited for it at its door (its trace `source` is `task_md`: it is written
+# to task.md as a task given at launch). None: `source` tells (the task file, a later door
+# task, a completion).
+TaskVia: TypeAlias = Literal["typed", "queued", "door"]
 # Which kind of tool ran a call (`unknown`: a remote session's call whose tool is not named).
 ToolKind: TypeAlias = Literal["shell", "skill", "wasm", "unknown"]
 # How one call went, as the tool said it (`passed`, `failed`) or the host did (`error`).

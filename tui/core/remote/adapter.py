@@ -80,7 +80,7 @@ class RemoteAdapter(ToldMode):
         self._started_at = time.monotonic()
         self.ended = False
         self.last_status: ExitStatus = "ok"
-        self.told = ToldEvents(stream)
+        self.told = ToldEvents(stream, paths_here=fill is not None)
         self.door_tells: bool | None = None  # the door tells its events (murmur-tui's)
         self.unplaced = 0  # text frames older than the first turn the replay holds whole
         self._undecided: list[StreamFrame] = []
@@ -93,7 +93,10 @@ class RemoteAdapter(ToldMode):
             self.fill.before_attach()
             line = self.fill.find("session_start")
         model, max_turns, tools = self.model, 0, tuple[str, ...]()
+        resumed_from: str | None = None  # the door does not say; the trace's first line does
         if line is not None:
+            went_on = line.get("resumed_from")
+            resumed_from = went_on if isinstance(went_on, str) and went_on else None
             named = line.get("model")
             model = named if isinstance(named, str) else model
             max_turns = _int(line.get("max_turns")) or 0
@@ -102,7 +105,8 @@ class RemoteAdapter(ToldMode):
         return self.stream.emit(ev.SessionStarted(
             capsule_name=card.name, capsule_version=card.version, model=model,
             workdir=self.workdir, trace_path="", context_id="", record_path=None,
-            max_turns=max_turns, tools=tools), at=from_trace.at(line) or self.started_ms)
+            max_turns=max_turns, tools=tools, resumed_from=resumed_from),
+            at=from_trace.at(line) or self.started_ms)
 
     def context_of(self, task_id: str) -> str | None:
         task = self.tasks.get(task_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 from tui.core.events import vocabulary as ev
@@ -66,8 +66,11 @@ def rebuild(data: Any, output: str = "") -> ev.Event | None:
 class ToldEvents:
     """Emits what frames tell on `stream`, each event once."""
 
-    def __init__(self, stream: EventStream) -> None:
+    def __init__(self, stream: EventStream, paths_here: bool = False) -> None:
+        """`paths_here`: the session's files are on this machine (its start's paths are kept;
+        else they name another machine's and are left out)."""
         self.stream = stream
+        self.paths_here = paths_here
         self.seen: set[int] = set()
         self._order: deque[int] = deque()
         self.skipped = 0
@@ -79,9 +82,11 @@ class ToldEvents:
         out: list[ev.Event] = []
         for item in items:
             event = rebuild(item, output)
-            if event is None or isinstance(event, ev.SessionStarted):
-                self.skipped += event is None
+            if event is None:
+                self.skipped += 1
                 continue
+            if isinstance(event, ev.SessionStarted) and not self.paths_here:
+                event = replace(event, workdir="", trace_path="", record_path=None)
             seq, at = event.seq, event.ts_ms
             if isinstance(seq, int) and seq > 0:
                 if seq in self.seen:
