@@ -5,6 +5,7 @@ line says denied, with no duration; and the dialog says word for word what `p` a
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from tests.responses import text_response, tool_response
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
 from tui.app.models.status import SessionState
+from tui.app.models.transcript import TranscriptModel
 from tui.core.events import vocabulary as ev
+from tui.core.events.wording import LineKind
 
 
 def calls_row(app: SupervisorApp) -> list[str]:
@@ -43,6 +46,10 @@ async def test_a_call_waiting_for_approval_is_shown_waiting_and_a_denied_one_den
         assert screen.status.has_class("approval")
         await wait_until(pilot, lambda: calls_row(app)[:2] == ["bash", "approval"],
                          what=lambda: calls_row(app))
+        # the transcript says it waits, with no clock running: nothing runs yet
+        asking = f'→ bash {{"command": "touch {marker}"}} · waiting for your approval'
+        await wait_until(pilot, lambda: asking in screen.transcript.plain_lines,
+                         what=lambda: screen.transcript.plain_lines)
 
         await decide(pilot, app, "d", *"not now", "enter")
         await wait_until(pilot, lambda: app.result is not None)
@@ -123,3 +130,19 @@ def test_the_status_waits_while_approvals_wait_and_runs_again_after() -> None:
     assert state.line().startswith("waiting for your approval: bash, fetch · 0:00  ·  turn 1/5")
     state.waiting_for_approval(())
     assert state.kind == "busy" and state.approval_since is None
+
+
+def test_a_line_waiting_for_approval_has_no_clock_and_runs_from_the_approval() -> None:
+    model = TranscriptModel()
+    model.take(make(ev.TaskStarted, task_id="t", context_id="c", text="go"))
+    model.take(dataclasses.replace(
+        make(ev.ToolCallStarted, task_id="t", turn=0, call_id="c1", tool_name="bash",
+             kind="shell", input={"command": "make"}), ts_ms=1_000))
+    [turn] = model.turns
+    assert model.awaiting({"c1"}, 5_000)
+    assert list(turn.entries(60_000)) == [
+        (LineKind.RUNNING, '→ bash {"command": "make"} · waiting for your approval')]
+    assert not model.awaiting({"c1"}, 6_000)  # unchanged: nothing to redraw
+    assert model.awaiting(set(), 9_000)  # approved at 9 s: the run counts from then
+    assert list(turn.entries(10_500)) == [
+        (LineKind.RUNNING, '→ bash {"command": "make"} · 1.5 s')]

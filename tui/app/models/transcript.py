@@ -15,7 +15,7 @@ only the last `WINDOW` turns are in the window; `load_older` brings earlier ones
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from tui.app.models.transcript_parts import (
@@ -345,6 +345,20 @@ class TranscriptModel:
                 model.stop()
                 model.done = True
                 model.touch()
+
+    def awaiting(self, calls: Collection[str], now_ms: int) -> bool:
+        """The calls (id, or tool name) waiting for the person's approval now: their lines say
+        so, without a clock; a call that stops waiting counts its run from `now_ms` (Unix ms).
+        True when a line changed."""
+        changed = False
+        for model in self.window:
+            for key, running in list(model.running.items()):
+                waits = key.removeprefix("call:").rpartition(":")[0] in calls
+                if waits != running.waiting:
+                    started = running.started_ms if waits else now_ms
+                    model.run(key, running._replace(waiting=waits, started_ms=started))
+                    changed = True
+        return changed
 
     def tail(self, work_id: str, latest: str) -> bool:
         """Running background work's newest output line, shown on its call's line (read from

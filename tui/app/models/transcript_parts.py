@@ -52,14 +52,18 @@ class TaskBlock:
 
 
 class Running(NamedTuple):
-    """A call that runs: when it started (the event's own stamp, Unix ms; 0: unknown), its
-    start line and the newest line of its live output."""
+    """A call that runs: when it started (the event's own stamp, Unix ms; 0: unknown — or
+    when the person approved it), its start line, the newest line of its live output, and
+    whether it waits for the person's approval (no clock then: nothing runs)."""
 
     started_ms: int
     line: str
     latest: str = ""
+    waiting: bool = False  # for the person's approval (`launch --approve`): it does not run yet
 
     def text(self, now_ms: int | None) -> str:
+        if self.waiting:
+            return f"{self.line} · waiting for your approval"
         clock = f" · {duration(max(0, now_ms - self.started_ms))}" \
             if now_ms is not None and self.started_ms else ""
         tail = f"  ⋯ {self.latest}" if self.latest else ""

@@ -286,7 +286,9 @@ class SupervisorScreen(Screen[None]):
 
     def refresh_status(self) -> None:
         state = self.state
-        self.tools.waiting({call for call, _ in state.approvals})
+        waiting = {call for call, _ in state.approvals}
+        self.tools.waiting(waiting)
+        self.transcript.waiting(waiting)
         line = state.line(self.status.size.width or None)  # its width inside its padding
         if line != self._status_line:  # unchanged: no new layout of the bar
             self._status_line = line

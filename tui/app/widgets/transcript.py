@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -168,6 +169,12 @@ class Transcript(LinesView):
     def take(self, event: ev.Event) -> None:
         if self.model.take(event):
             self._dirty = True
+
+    def waiting(self, calls: Collection[str]) -> None:
+        """The calls (id, or tool name) waiting for the person's approval now."""
+        if self.model.awaiting(calls, now_ms()):
+            self._dirty = True
+            self.flush()
 
     def tail(self, work_id: str, line: str) -> None:
         """Running background work's newest output line, on its call's line."""
