@@ -12,16 +12,12 @@ from typing import Any
 
 from tests.app.test_transcript_model import make
 from tests.conftest import CapsuleFactory
-from tests.responses import text_response, tool_response
-from tests.unit.test_background import WAIT_FOR_GO, Watch, lifecycle
+from tests.unit.test_background import demoted_then_completed
 from tui.app.models import transcript as tm
 from tui.app.models.transcript import TaskBlock, TranscriptModel, TurnModel
 from tui.app.models.transcript_text import markdown, text_lines, write_markdown
 from tui.core.events import vocabulary as ev
 from tui.core.events.wording import LineKind
-from tui.core.loop.launch import LaunchOptions
-from tui.core.loop.session import Session
-from tui.core.manifest.reader import load_capsule
 
 
 def session(session_id: str = "ses_a", resumed_from: str | None = None) -> ev.SessionStarted:
@@ -281,19 +277,7 @@ def test_a_real_background_completion_is_a_block_naming_its_work(
         make_capsule: CapsuleFactory, murmur_home: Path) -> None:
     """A real session: a command demoted to the background, its completion a task of its
     own — the model fed the session's events names the work on the completion's block."""
-    root = make_capsule([tool_response(WAIT_FOR_GO), text_response("started it"),
-                         text_response("it finished")], extra=lifecycle(1, True))
-    holder: dict[str, Session] = {}
-
-    def on(event: ev.Event) -> None:
-        if isinstance(event, ev.ShellDetached):  # only now may the command end
-            (holder["s"].paths.accessible / "go").write_text("")
-        if isinstance(event, ev.TaskStarted) and event.origin == "completion":
-            holder["s"].inbox.close()  # nothing else will be sent: end after this task
-
-    sink = Watch(on)
-    session = holder["s"] = Session(load_capsule(root), LaunchOptions(task="run it"),
-                                    sinks=[sink])
+    session, sink = demoted_then_completed(make_capsule)
     assert session.run().exit_status == "ok"
     work = sink.of(ev.ShellDetached)[0].work_id
     model = fed(sink.events)

@@ -47,8 +47,9 @@ def trace_of(session: Session) -> list[dict[str, Any]]:
     return read_jsonl(session.paths.trace)
 
 
-def test_a_slow_command_is_demoted_and_its_completion_arrives_as_a_task(
-        make_capsule: CapsuleFactory, murmur_home: Path) -> None:
+def demoted_then_completed(make_capsule: CapsuleFactory) -> tuple[Session, Watch]:
+    """A session whose command is demoted to the background and may end only then; its
+    completion arrives as a task of its own, the session's last (not run yet)."""
     root = make_capsule([tool_response(WAIT_FOR_GO), text_response("started it"),
                          text_response("it finished")], extra=lifecycle(1, True))
     holder: dict[str, Session] = {}
@@ -62,6 +63,12 @@ def test_a_slow_command_is_demoted_and_its_completion_arrives_as_a_task(
     sink = Watch(on)
     session = holder["s"] = Session(load_capsule(root), LaunchOptions(task="run it"),
                                     sinks=[sink])
+    return session, sink
+
+
+def test_a_slow_command_is_demoted_and_its_completion_arrives_as_a_task(
+        make_capsule: CapsuleFactory, murmur_home: Path) -> None:
+    session, sink = demoted_then_completed(make_capsule)
     result = session.run()
     assert result.exit_status == "ok" and result.result == "it finished"
     detached = sink.of(ev.ShellDetached)[0]
