@@ -37,6 +37,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from tests.benchmarks.lag import LagTicker  # noqa: E402
 from tests.door_fake import SESSION, FakeDoor, ack, frame, silence  # noqa: E402
 from tui.app.app import SupervisorApp  # noqa: E402
 from tui.app.attach import RemoteSource  # noqa: E402
@@ -124,27 +125,19 @@ def script(frames: list[DoorFrame], paced: bool) -> list[Any]:
 async def measure(app: SupervisorApp, start: Callable[[], None], done: Callable[[], bool]
                   ) -> dict[str, Any]:
     """From `start()` (the screen up and settled) to every task on screen, drawn."""
-    lags: list[float] = []
+    ticker = LagTicker()
     async with app.run_test(size=(160, 48)) as pilot:
-        last = [time.perf_counter()]
-
-        def tick() -> None:
-            now = time.perf_counter()
-            lags.append(now - last[0] - 0.01)
-            last[0] = now
-
-        app.set_interval(0.01, tick)
+        ticker.start(app)
         await pilot.pause(0.3)
-        lags.clear()
-        last[0] = began = time.perf_counter()
+        ticker.reset()
+        began = time.perf_counter()
         start()
         while not (done() and app.idle):  # noqa: ASYNC110 - fed from another thread
             await asyncio.sleep(0.005)
         full = time.perf_counter() - began
         await pilot.pause(0.05)
     return {"full_screen_ms": round(full * 1000, 1),
-            "worst_lag_ms": round(max(lags, default=0.0) * 1000, 1),
-            "p99_lag_ms": round(sorted(lags)[int(len(lags) * 0.99)] * 1000, 1) if lags else 0.0}
+            "worst_lag_ms": ticker.worst_ms, "p99_lag_ms": ticker.p99_ms}
 
 
 class Later(RemoteSource):

@@ -35,6 +35,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from tests.benchmarks.lag import LagTicker  # noqa: E402
 from tui.app.app import SupervisorApp  # noqa: E402
 from tui.app.bridge import CoalescingBridge, ImmediateBridge  # noqa: E402
 from tui.core.events import vocabulary as ev  # noqa: E402
@@ -89,7 +90,7 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
               paced: bool = True) -> dict[str, Any]:
     bridge = CoalescingBridge() if bridge_kind == "coalescing" else ImmediateBridge()
     app = SupervisorApp(home, bridge=bridge)
-    lags: list[float] = []
+    ticker = LagTicker()
     marks: dict[str, dict[str, float]] = {}
     fed = [0]
     done = threading.Event()
@@ -117,17 +118,9 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
         done.set()
 
     async with app.run_test(size=(160, 48)) as pilot:
-        last = [time.perf_counter()]
-
-        def tick() -> None:
-            now = time.perf_counter()
-            lags.append(now - last[0] - 0.01)
-            last[0] = now
-
-        app.set_interval(0.01, tick)
+        ticker.start(app)
         await pilot.pause(0.2)
-        lags.clear()
-        last[0] = time.perf_counter()
+        ticker.reset()
         feeder = threading.Thread(target=feed, daemon=True)
         gc.callbacks.append(on_gc)
         started = time.perf_counter()
@@ -143,7 +136,7 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
             marks[f"{percent}%"] = {
                 "widgets": len(list(app.supervisor.walk_children(with_self=False))),
                 "rss_mb": rss_mb(),
-                "worst_lag_ms_so_far": round(max(lags, default=0.0) * 1000, 1),
+                "worst_lag_ms_so_far": ticker.worst_ms,
             }
         fed_at = time.perf_counter()
         while fed[0] < len(events):  # noqa: ASYNC110 - the feeder is a thread
@@ -171,8 +164,8 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
         "feed_s": round(feed_s, 2),
         "catch_up_s": round(catch_up, 2),
         "caught_up": caught_up,
-        "worst_lag_ms": round(max(lags, default=0.0) * 1000, 1),
-        "p99_lag_ms": round(sorted(lags)[int(len(lags) * 0.99)] * 1000, 1) if lags else 0.0,
+        "worst_lag_ms": ticker.worst_ms,
+        "p99_lag_ms": ticker.p99_ms,
         "loop_cpu_s": round(loop_cpu, 2),
         "full_gcs": len(full_gc),
         "full_gc_worst_ms": round(max(full_gc, default=0.0) * 1000, 1),

@@ -30,6 +30,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from tests.app.conftest import leave_prompt  # noqa: E402
+from tests.benchmarks.lag import LagTicker  # noqa: E402
 from tests.capsules import write_capsule  # noqa: E402
 from tests.responses import text_response, tool_response  # noqa: E402
 from tui.app.app import SupervisorApp  # noqa: E402
@@ -82,24 +83,16 @@ async def watch(live: bool, home: Path, work: Path) -> dict[str, Any]:
                       LaunchOptions(task="go", home=home, workdir=work / "workdir"),
                       sinks=[screen], responder=app.responder, cancel=app.cancel)
     app.attach(session)
-    lags: list[float] = []
+    ticker = LagTicker()
     rss_before = rss_mb()
     async with app.run_test(size=(160, 48)) as pilot:
         await leave_prompt(pilot)  # out of the prompt: the Shell pane, where the lines go
         await pilot.press("2")
-        last = [time.perf_counter()]
-
-        def tick() -> None:
-            now = time.perf_counter()
-            lags.append(now - last[0] - 0.01)
-            last[0] = now
-
-        app.set_interval(0.01, tick)
+        ticker.start(app)
         shell = app.supervisor.shell
         while not shell.row_count and app.result is None:  # noqa: ASYNC110 - a thread runs it
             await asyncio.sleep(0.005)
-        lags.clear()
-        last[0] = time.perf_counter()
+        ticker.reset()
         started = time.perf_counter()
         while shell.count == 0 and time.perf_counter() - started < 60:  # noqa: ASYNC110
             await asyncio.sleep(0.005)
@@ -112,8 +105,8 @@ async def watch(live: bool, home: Path, work: Path) -> dict[str, Any]:
     return {
         "way": "live" if live else "result-only",
         "command_s": round(running_s, 2),
-        "worst_lag_ms": round(max(lags, default=0.0) * 1000, 1),
-        "p99_lag_ms": round(sorted(lags)[int(len(lags) * 0.99)] * 1000, 1) if lags else 0.0,
+        "worst_lag_ms": ticker.worst_ms,
+        "p99_lag_ms": ticker.p99_ms,
         "shell_output_events": screen.outputs,
         "lines_shown_live": screen.lines,
         "lines_skipped_live": screen.skipped,
