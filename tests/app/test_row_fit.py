@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.widgets import TabbedContent
 
-from tests.app.conftest import recorded, replay
+from tests.app.conftest import leave_prompt, recorded, replay
 from tests.app.test_small_terminal import screen_rows
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
@@ -31,6 +31,7 @@ async def test_at_80_columns_the_panes_rows_fit_and_no_scrollbar_shows(
     async with app.run_test(size=(80, 24)) as pilot:
         await replay(pilot, recorded())
         screen = app.supervisor
+        await leave_prompt(pilot)  # the pane keys act out of the prompt
         await pilot.press("p")
         await pilot.press("3")
         faults = screen.faults.rows

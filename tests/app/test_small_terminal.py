@@ -1,6 +1,7 @@
 """The supervisor at 80×24 and 60×20: the header keeps the session id, the status line its
-state, the footer Help (F1) and Quit (q); what does not fit is left out whole, never cut
-inside a word — and refitted live as the terminal is resized."""
+state, the footer Help (F1) and Quit (Ctrl+Q, which works wherever the focus is) — in the
+prompt and out of it; what does not fit is left out whole, never cut inside a word — and
+refitted live as the terminal is resized."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tests.app.conftest import answerable, recorded, replay
+from tests.app.conftest import answerable, leave_prompt, recorded, replay
 from tests.fakes import write_conversation as make
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
@@ -42,14 +43,16 @@ async def replayed(pilot: Pilot[Any]) -> None:
     await wait_until(pilot, lambda: "finished ok" in screen_rows(app)[-2])
 
 
-EXPECTED = {
+# in the prompt (where the screen opens) the footer offers only the keys that work there
+IN_THE_PROMPT = "F2 Queue ^q Quit F1 Help ▏^p palette"
+EXPECTED = {  # header, status line, footer out of the prompt
     (80, 24): ("screen-fixture 1.0.0  ·  model fixture-model  ·  " + SHORT_ID,
                # the hook faults (the Faults tab counts them) leave: the line would pass 78
                r"finished ok · turn 4/8 · 11\.4k in / 213 out · context 51% · \d:\d\d",
-               "p Panes / transcript i Prompt y Copy result F1 Help q Quit ▏^p palette"),
+               "p Panes / transcript i Prompt ^q Quit y Copy result F1 Help ▏^p palette"),
     (60, 20): ("screen-fixture 1.0.0  ·  " + SHORT_ID,
                r"finished ok · turn 4/8 · 11\.4k in / 213 out · context 51%",
-               "i Prompt y Copy result F1 Help q Quit ▏^p palette"),
+               "i Prompt ^q Quit y Copy result F1 Help ▏^p palette"),
 }
 
 
@@ -60,11 +63,13 @@ async def test_header_status_and_footer_keep_what_matters(murmur_home: Path,
     app = SupervisorApp(murmur_home)
     async with app.run_test(size=size) as pilot:
         await replayed(pilot)
-        await wait_until(pilot, lambda: footer_text(app) == footer)
+        await wait_until(pilot, lambda: footer_text(app) == IN_THE_PROMPT)
         rows = screen_rows(app)
         assert rows[0].strip() == header
         assert re.fullmatch(status, rows[-2].strip())
-        assert footer_text(app) == footer
+        await leave_prompt(pilot)
+        await wait_until(pilot, lambda: footer_text(app) == footer)
+        assert footer_text(app).count("Quit") == 1
         # each key shown whole, inside the terminal
         for key in app.screen.query_one(FittedFooter).query("FooterKey"):
             if key.display:
@@ -78,7 +83,9 @@ async def test_the_line_is_fitted_again_as_the_terminal_is_resized(murmur_home: 
         full = "ses_01a22a87acf972798d61cf52b46826b6"
         await wait_until(pilot, lambda: screen_rows(app)[0].strip().endswith(full))
         assert "4 hook faults" in screen_rows(app)[-2]
-        assert "b Browse" in footer_text(app) and "q Quit" in footer_text(app)
+        await leave_prompt(pilot)
+        await wait_until(pilot, lambda: "b Browse" in footer_text(app))
+        assert "^q Quit" in footer_text(app)
         await pilot.resize_terminal(60, 20)
         await wait_until(pilot, lambda: screen_rows(app)[0].strip()
                          == "screen-fixture 1.0.0  ·  " + SHORT_ID
@@ -105,7 +112,8 @@ async def test_while_a_question_waits_the_footer_keeps_answer(murmur_home: Path)
         await pilot.press("escape")  # the dialog steps aside; the question stays open
         await wait_until(pilot, lambda: app.desk.dialog is None
                          and "a Answer" in footer_text(app))
-        assert footer_text(app) == "i Prompt a Answer b Browse F1 Help q Quit ▏^p palette"
+        # y Copy result leaves to make room for Answer; Browse is short enough to stay
+        assert footer_text(app) == "i Prompt ^q Quit a Answer b Browse F1 Help ▏^p palette"
         assert screen_rows(app)[-2].strip().startswith("finished ok (1 question)")
         await pilot.press("a")
         await wait_until(pilot, lambda: answerable(app))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import keep_notes, recorded, replay
+from tests.app.conftest import keep_notes, leave_prompt, recorded, replay
 from tests.app.test_prompt import QUEUE, WAIT_FOR_GO, queue_prompt, start, type_prompt
 from tests.conftest import CapsuleFactory
 from tests.fakes import RecordingDriver
@@ -54,7 +54,6 @@ async def test_three_tasks_in_one_session_are_three_blocks(
         await wait_until(pilot, lambda: clock(app) is not None, what=lambda: drawn(app))
         first = clock(app)
         await wait_until(pilot, lambda: clock(app) not in (None, first))
-        await pilot.press("i")
         await queue_prompt(pilot, "one")  # typed while the first task runs: it waits
         (session.paths.accessible / "go").write_text("")
         await wait_until(pilot, lambda: app.state.tasks_ended == 2)
@@ -86,7 +85,7 @@ async def test_three_tasks_in_one_session_are_three_blocks(
             "Task 2 · queued", "one", "turn 1", "One done.", "✓ task ok · 1 turn · 0 tool calls",
             "Task 3 · typed", "two", "turn 1", "Two done.", "✓ task ok · 1 turn · 0 tool calls"]
         # `e`: the whole transcript as Markdown, next to where murmur-tui runs
-        await pilot.press("escape")  # out of the prompt
+        await leave_prompt(pilot, "escape")  # `e` acts out of the prompt
         await pilot.press("e")
         target = tmp_path / f"{session.session_id}-transcript.md"
         await wait_until(pilot, lambda: target.exists())
@@ -119,7 +118,6 @@ async def test_a_prompt_after_the_session_ended_is_a_block_in_the_follow_up_sess
     first = start(app, root)
     async with app.run_test(size=(200, 40)) as pilot:  # the session ids fit on one line
         await wait_until(pilot, lambda: app.result is not None)
-        await pilot.press("i")
         await type_prompt(pilot, "and again")
         await wait_until(pilot, lambda: app.session is not first and app.result is not None
                          and app.supervisor.transcript.drawn
@@ -151,6 +149,7 @@ async def test_an_export_that_cannot_be_written_says_why(
     target.mkdir()  # something that is not a file holds the name
     async with app.run_test(size=(140, 40)) as pilot:
         await replay(pilot, events)
+        await leave_prompt(pilot)  # `e` acts out of the prompt
         await pilot.press("e")
         await wait_until(pilot, lambda: any(note.startswith("Could not") for note in notes))
         assert f"Could not write {target}: Is a directory" in notes

@@ -1,7 +1,7 @@
 """The footer of the supervisor and the browser, fitted to the terminal's width: a key that does
 not fit is left out whole, the least important first, so that what shows is never cut mid-word
-and Help (F1), Quit (q) and Back always show — every key is in the help screen and the palette
-(docs/screen.md)."""
+and Help (F1), Quit (Ctrl+Q, shown once: it works wherever the focus is) and Back always
+show — every key is in the help screen and the palette (docs/screen.md)."""
 
 from __future__ import annotations
 
