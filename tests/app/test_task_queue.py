@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from tests.app.test_transcript_model import make
 from tui.app.models.queue import TaskQueue
 from tui.app.models.status import SessionState
@@ -42,7 +44,9 @@ def test_a_sleeping_session_waits_and_a_follow_up_starts_the_numbers_again() -> 
                      total_input_tokens=10, total_output_tokens=2, total_tool_calls=0,
                      total_shell_calls=0))
     assert state.kind == "finished"
-    state.apply(started)  # the follow-up session's own start
+    state.apply(started)  # the same session told again (an attached one's own start)
+    assert state.kind == "finished" and state.exit_status == "ok"  # not a follow-up
+    state.apply(dataclasses.replace(started, session_id="ses_follow"))  # the follow-up's start
     assert state.kind == "busy" and state.exit_status is None and state.result == ""
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tui.commands.exits import EXIT_NOT_OK, error
 from tui.commands.launch import options_of
@@ -17,7 +17,19 @@ from tui.core.manifest.model import Capsule
 
 if TYPE_CHECKING:
     from tui.app.app import SupervisorApp
-    from tui.core.loop.session import Session
+    from tui.core.fs.workdir import SessionPaths
+
+
+class Ran(Protocol):
+    """A session the screen ran, as its quit line names it (the loop's Session is one; only
+    the one build and the app hold the Session type itself)."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def paths(self) -> SessionPaths: ...
+    @property
+    def record_path(self) -> Path | None: ...
 
 
 def run(capsule: Capsule, args: argparse.Namespace) -> int:
@@ -67,7 +79,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
     return code if isinstance(code, int) else EXIT_NOT_OK
 
 
-def quit_lines(app: SupervisorApp, first: Session) -> list[str]:
+def quit_lines(app: SupervisorApp, first: Ran) -> list[str]:
     """One line for each session the screen ran — `first`, then every follow-up — in the
     order they ran; one that did not end ok by itself (the screen closed on it) ended
     canceled."""

@@ -3,70 +3,25 @@
 Two places show events. The transcript (`Form.SCREEN`) puts a line under the turn it belongs
 to, shortens long inputs to fit beside the panes and marks an outcome with ✓ or ✗; the
 headless log (`Form.LOG`) prints a line per event with inputs in full and statuses spelled out.
-Both are written here, side by side, from the same pieces (marks, the retry phrase, counts).
+Both are written here, side by side, from the same pieces (marks, counts, durations: in
+`tui.core.events.words`; the retry phrase).
 `said` gives the transcript's line and its kind; `log_line` gives the headless line.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from enum import Enum
 
 from tui.core.events import vocabulary as ev
-
-
-class Form(Enum):
-    SCREEN = "screen"  # a transcript line: inputs shortened, outcomes as a mark
-    LOG = "log"  # a headless line: inputs in full
-
-
-class LineKind(Enum):
-    """What a transcript line is, which decides how it is drawn."""
-
-    NOTE = "note"  # a compaction, an answer, a retry: drawn dim
-    RUNNING = "running"  # a call being written or running
-    SUCCESS = "success"  # a call or command that ended well: its ✓ in the success colour
-    FAILURE = "failure"  # a failed call, command or model call
-    QUESTION = "question"  # a tool waits for an answer
-
-
-@dataclass(frozen=True)
-class Said:
-    kind: LineKind
-    text: str
-
-
-def mark(ok: bool) -> str:
-    return "✓" if ok else "✗"
-
-
-ANSWER_LINES = 12
-
-
-def short(value: object, limit: int = 100) -> str:
-    """`value` on one line, at most `limit` characters (… marks a cut)."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def count(amount: int, noun: str) -> str:
-    return f"{amount} {noun}" if amount == 1 else f"{amount} {noun}s"
-
-
-def duration(ms: int) -> str:
-    """A duration as people read it: `480 ms`, `2.1 s`, `2 min 8 s`, `1 h 3 min`."""
-    if ms < 1000:
-        return f"{ms} ms"
-    tenths = round(ms / 100)
-    if tenths < 600:
-        return f"{tenths / 10:.1f} s"
-    seconds = round(ms / 1000)
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
-
+from tui.core.events.words import ANSWER_LINES as ANSWER_LINES
+from tui.core.events.words import Form as Form
+from tui.core.events.words import LineKind as LineKind
+from tui.core.events.words import Said as Said
+from tui.core.events.words import count as count
+from tui.core.events.words import duration as duration
+from tui.core.events.words import mark as mark
+from tui.core.events.words import short as short
+from tui.core.events.words import size as size
 
 # -- one function per event ------------------------------------------------------------------
 NOT_SENT = "(input not sent by the door)"  # an attached session's call, from Murmur's door
@@ -85,14 +40,6 @@ def composing(event: ev.ToolCallComposing, form: Form) -> str:
     if form is Form.SCREEN:
         return f"✎ {event.tool_name} · {size(event.input_bytes)}"
     return f"✎ {event.tool_name} · composing a call ({event.call_id})"
-
-
-def size(amount: int) -> str:
-    if amount < 1024:
-        return f"{amount} B"
-    if amount < 1024 * 1024:
-        return f"{amount / 1024:.1f} KiB"
-    return f"{amount / (1024 * 1024):.1f} MiB"
 
 
 def tool_finished(event: ev.ToolCallFinished, form: Form) -> str:
