@@ -31,8 +31,8 @@ roster_version: 1            # the roster format (Murmur's roster.yaml, version 
 members:                     # every capsule of the formation; each runs with its own door
   - name: lead               # a member's name: ^[a-z][a-z0-9-]{0,31}$, unique
     source: lead             # murmur-tui: the capsule folder, relative to this file
-    # Installed, the form `mur run --roster` takes (after `mur build lead` and
-    # `mur install -g` of the .mur.zip it writes), instead of source:
+    # Installed, the form `mur run --roster` takes, instead of source: (mur has no scripted
+    # driver: name a real model, `mur build lead`, `mur install -g` the .mur.zip it writes)
     #   capsule: {name}-lead
     #   version: 0.1.0
     entry: true              # the entry member: started last and given the task; exactly one
@@ -55,7 +55,7 @@ LEAD = """\
 # formation's task, hands it to worker with call-member, and answers with worker's answer.
 # Every key is described in murmur-tui's docs/manifest.md (and Murmur's manifest reference).
 
-name: {name}-lead            # the capsule's artifact name: the formation's name, then the member's
+name: {name}-lead            # the capsule's artifact name: <formation>-<member>
 version: "0.1.0"             # its version; quoted, as a version is text
 
 artifacts:
@@ -102,7 +102,7 @@ WORKER = """\
 # at its door while the formation runs and answers each task a member sends it.
 # Every key is described in murmur-tui's docs/manifest.md (and Murmur's manifest reference).
 
-name: {name}-worker          # the capsule's artifact name: the formation's name, then the member's
+name: {name}-worker          # the capsule's artifact name: <formation>-<member>
 version: "0.1.0"             # its version; quoted, as a version is text
 
 artifacts:

@@ -84,6 +84,6 @@ def _exists(name: str) -> ScaffoldError:
 
 
 def _cannot_write(name: str, exc: OSError) -> ScaffoldError:
-    where = f" {exc.filename}" if exc.filename else ""
+    where = f" {exc.filename}:" if exc.filename else ""
     return ScaffoldError(f"cannot write ./{name}:{where} {exc.strerror or exc}; nothing was "
                          "left behind", code="E-IO-003")
