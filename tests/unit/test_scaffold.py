@@ -117,6 +117,7 @@ def test_lead_is_the_entry_that_calls_single_exit_localhost_and_an_authenticated
     assert lead.network.authentication is not None
     raw = yaml_of(folder / "murmur.yaml")
     assert raw["network"] == {"authentication": {"scheme": "bearer"}}
+    assert raw["inference"]["transport"] == "http"
     assert "exports" not in raw  # lead serves no peer
     assert "spawn" not in raw["capabilities"]  # network.authentication refuses it (E-MAN-003)
     assert [entry.builtin for entry in lead.artifacts] == ["scripted"]
@@ -132,6 +133,7 @@ def test_worker_serves_peers_queue_sleep_and_an_authenticated_door(tmp_path: Pat
     assert raw["exports"] == {"peer_tasks": {"accept": True}}
     assert raw["network"] == {"authentication": {"scheme": "bearer"}}
     assert "capabilities" not in raw
+    assert raw["inference"]["transport"] == "http"
     assert [entry.builtin for entry in worker.artifacts] == ["scripted"]
 
 

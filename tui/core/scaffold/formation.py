@@ -76,6 +76,7 @@ artifacts:
       script: script.yaml    # relative to this folder
 
 inference:
+  transport: http            # a driver artifact answers (process: a CLI harness, not here)
   model: scripted            # the model's name, as the driver is told it
   driver:
     artifact: driver         # the artifacts entry that answers
@@ -115,6 +116,7 @@ artifacts:
       script: script.yaml    # relative to this folder
 
 inference:
+  transport: http            # a driver artifact answers (process: a CLI harness, not here)
   model: scripted            # the model's name, as the driver is told it
   driver:
     artifact: driver         # the artifacts entry that answers
