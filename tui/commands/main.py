@@ -1,6 +1,6 @@
 """The `murmur-tui` command line: the parser and which command runs; each command is its own
 module (`launch` with `launch_screen` / `launch_headless`, `browse`, `trace`, `ps`, `fleet`,
-`control` for `cancel` and `stop`, `token`, `doctor`), and the work is in `tui.core` /
+`control` for `cancel` and `stop`, `token`, `doctor`, `new`), and the work is in `tui.core` /
 `tui.app`.
 
 Exit codes (`exits.py`): 0 the task ended ok, 1 it ended not ok, 2 bad input (nothing ran).
@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tui.commands import doctor
 
     doctor.add_parser(commands)
+    from tui.commands import new as new_cli
+
+    new_cli.add_parser(commands)
     return parser
 
 
@@ -80,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tui.commands import doctor
 
             return doctor.run(args)
+        if args.command == "new":
+            from tui.commands import new as new_cli
+
+            return new_cli.run(args)
         if args.command in ("attach", "fleet"):
             from tui.commands import fleet as fleet_cli
 

@@ -28,6 +28,13 @@ class LockError(LaunchError):
     default_code = "E-RUN-003"
 
 
+class ScaffoldError(MurmurTuiError):
+    """`new` refused to write a scaffold (Murmur's E-NEW-002 a bad name, E-NEW-003 a path
+    that exists, E-IO-003 a write that failed); nothing is left behind."""
+
+    default_code = "E-NEW"
+
+
 class YamlError(MurmurTuiError):
     """The file was refused; every problem names the file and, where there is one, the line."""
 
