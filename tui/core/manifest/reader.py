@@ -37,6 +37,7 @@ from tui.core.manifest.model import (
     Retry,
     TraceSettings,
 )
+from tui.core.manifest.exports import read_exports
 from tui.core.manifest.network import read_network
 from tui.core.manifest.older_forms import OlderEndpoint, as_gateway, read_older_endpoint
 from tui.core.manifest.problems import ProblemReport, describe
@@ -46,7 +47,7 @@ from tui.core.text.segments import segment_problem
 _DURATION = re.compile(r"^([0-9]{1,9})([smhd])$")
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Keys Murmur defines that murmur-tui reads no further (accepted without a warning).
-_INERT_TOP = ("mur_version", "observability", "exports", "control",
+_INERT_TOP = ("mur_version", "observability", "control",
               "runtime", "implementation", "execution", "requires_files", "description",
               "input_schema", "upstream_auth", "binding", "execution_mode", "commit_policy")
 
@@ -105,6 +106,7 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     lifecycle = _read_lifecycle(top.section("lifecycle"))
     trace = _read_trace(top.section("trace"))
     network = read_network(top.section("network"))
+    exports = read_exports(top.section("exports"))
     top.finish()
     if inference is not None and older is not None:  # Murmur v0.2.0's provider keys
         artifacts = as_gateway(top, older, artifacts, inference.driver_artifact)
@@ -119,7 +121,7 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     return Capsule(
         name=name, version=version, manifest_path=path, artifacts=artifacts,
         capabilities=capabilities, context=context, inference=inference,
-        lifecycle=lifecycle, trace=trace, network=network, warnings=tuple(top.report.warnings),
+        lifecycle=lifecycle, trace=trace, network=network, exports=exports, warnings=tuple(top.report.warnings),
     )
 
 
