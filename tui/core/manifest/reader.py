@@ -18,6 +18,7 @@ from typing import Any
 from tui.core.errors import ManifestError, Problem, YamlError
 from tui.core.manifest.artifact_entry import read_artifact
 from tui.core.manifest.capabilities import read_capabilities
+from tui.core.manifest.exports import read_exports
 from tui.core.manifest.located_yaml import MAX_FILE_BYTES, load, read_text
 from tui.core.manifest.model import (
     AFTER_TASKS,
@@ -37,7 +38,6 @@ from tui.core.manifest.model import (
     Retry,
     TraceSettings,
 )
-from tui.core.manifest.exports import read_exports
 from tui.core.manifest.network import read_network
 from tui.core.manifest.older_forms import OlderEndpoint, as_gateway, read_older_endpoint
 from tui.core.manifest.problems import ProblemReport, describe
@@ -121,7 +121,8 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     return Capsule(
         name=name, version=version, manifest_path=path, artifacts=artifacts,
         capabilities=capabilities, context=context, inference=inference,
-        lifecycle=lifecycle, trace=trace, network=network, exports=exports, warnings=tuple(top.report.warnings),
+        lifecycle=lifecycle, trace=trace, network=network, exports=exports,
+        warnings=tuple(top.report.warnings),
     )
 
 
