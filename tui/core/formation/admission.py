@@ -32,7 +32,7 @@ from tui.core.artifacts.pins import Lock, lock_path, platform_tag, read_lock
 from tui.core.artifacts.resolve import stores_of
 from tui.core.errors import ManifestError, MurmurTuiError
 from tui.core.formation.roster import Member, Refusal, Roster, read_roster
-from tui.core.manifest.model import Capsule
+from tui.core.manifest.model import MANIFEST_NAME, Capsule
 from tui.core.manifest.reader import load_capsule
 
 NOT_INSTALLED = "E-ROS-007"
@@ -163,7 +163,14 @@ def _resolve(roster: Roster, member: Member, home: Path,
                        member.name)
 
     if member.source is not None:
-        folder = (roster.folder / member.source)
+        folder = roster.folder / member.source
+        try:
+            holds = (folder / MANIFEST_NAME).is_file() or folder.name == MANIFEST_NAME
+        except OSError:
+            holds = False
+        if not holds:
+            return refuse(f"source {member.source} is not a capsule folder (no {MANIFEST_NAME} "
+                          f"in {folder})")
         parsed = _manifest(folder, refuse)
         if isinstance(parsed, Refusal):
             return parsed
