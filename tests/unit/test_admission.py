@@ -13,12 +13,12 @@ import pytest
 
 from tests.rosters import MEMBERS, ROSTERS, install_capsule, write_roster
 from tui.core.formation.admission import Admitted, admit
-from tui.core.formation.roster import Refusal
+from tui.core.formation.roster import RosterRefusal
 
 
-def refused(path: Path, home: Path) -> Refusal:
+def refused(path: Path, home: Path) -> RosterRefusal:
     found = admit(path, home)
-    assert isinstance(found, Refusal), found
+    assert isinstance(found, RosterRefusal), found
     return found
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from tests.rosters import ROSTERS, write_roster
-from tui.core.formation.roster import Member, Refusal, Roster, Rule, read_roster
+from tui.core.formation.roster import Member, ReachRule, Roster, RosterRefusal, read_roster
 
 HEAD = "roster_version: 1\nmembers:\n  - name: lead\n    capsule: lead\n    version: 1.0.0\n"
 
 
 def refusal(tmp_path: Path, text: str) -> str:
     found = read_roster(write_roster(tmp_path, text))
-    assert isinstance(found, Refusal), found
+    assert isinstance(found, RosterRefusal), found
     assert found.code == "E-ROS-001"
     return found.short
 
@@ -26,7 +26,7 @@ def test_the_fixture_roster_reads_into_members_and_rules() -> None:
         Member("lead", 3, source="../members/lead", entry=True),
         Member("coder", 6, source="../members/coder"),
         Member("reviewer", 8, source="../members/reviewer")),
-        (Rule("lead", ("coder",), 11, (12,)), Rule("coder", ("reviewer",), 13, (14,))))
+        (ReachRule("lead", ("coder",), 11, (12,)), ReachRule("coder", ("reviewer",), 13, (14,))))
 
 
 def test_installed_members_carry_capsule_and_version_and_entry_with_no_value_is_absent(
@@ -94,14 +94,14 @@ def test_a_shape_problem_is_refused_with_e_ros_001_on_its_line(tmp_path: Path, t
 
 def test_broken_yaml_is_refused_naming_its_line_never_a_traceback() -> None:
     found = read_roster(ROSTERS / "e-ros-001-broken-yaml" / "roster.yaml")
-    assert isinstance(found, Refusal) and (found.code, found.line) == ("E-ROS-001", 7)
+    assert isinstance(found, RosterRefusal) and (found.code, found.line) == ("E-ROS-001", 7)
     assert found.short.startswith("roster.yaml:7: members: not valid YAML: ")
     assert str(found).startswith(f"{ROSTERS / 'e-ros-001-broken-yaml' / 'roster.yaml'}:7: ")
 
 
 def test_a_missing_or_empty_roster_is_refused(tmp_path: Path) -> None:
     missing = read_roster(tmp_path / "roster.yaml")
-    assert isinstance(missing, Refusal) and missing.code == "E-ROS-001"
+    assert isinstance(missing, RosterRefusal) and missing.code == "E-ROS-001"
     assert "no such file" in missing.text
     assert refusal(tmp_path, "") == ("roster.yaml:1: is empty (a roster has roster_version: 1 "
                                      "and members) [E-ROS-001]")

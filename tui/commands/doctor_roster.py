@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.formation.admission import Admitted, admit
-from tui.core.formation.roster import ROSTER_FILE, Refusal
+from tui.core.formation.roster import ROSTER_FILE, RosterRefusal
 
 GAP = "   "
 
@@ -24,14 +24,14 @@ def roster_beside(target: Path) -> Path | None:
     return target.absolute() if target.name == ROSTER_FILE else None
 
 
-def examine_roster(path: Path, home: Path) -> Admitted | Refusal:
+def examine_roster(path: Path, home: Path) -> Admitted | RosterRefusal:
     return admit(path, home)
 
 
-def roster_block(path: Path, result: Admitted | Refusal) -> str:
+def roster_block(path: Path, result: Admitted | RosterRefusal) -> str:
     """The block's text."""
     lines = ["Roster", f"  file: {path}"]
-    if isinstance(result, Refusal):
+    if isinstance(result, RosterRefusal):
         lines.append(f"  ✗  {result.short}")
         return "\n".join(lines) + "\n"
     lines.extend(f"  {line}" for line in member_lines(result))
@@ -39,9 +39,9 @@ def roster_block(path: Path, result: Admitted | Refusal) -> str:
     return "\n".join(lines) + "\n"
 
 
-def roster_json(path: Path, result: Admitted | Refusal) -> dict[str, Any]:
+def roster_json(path: Path, result: Admitted | RosterRefusal) -> dict[str, Any]:
     """`--json`'s `roster` object."""
-    if isinstance(result, Refusal):
+    if isinstance(result, RosterRefusal):
         return {"file": str(path), "admitted": False, "members": [], "edges": [],
                 "refusal": {"code": result.code, "message": result.text,
                             "line": result.line, "member": result.member}}

@@ -31,7 +31,7 @@ from tui.core.artifacts import archive, store
 from tui.core.artifacts.pins import Lock, lock_path, platform_tag, read_lock
 from tui.core.artifacts.resolve import stores_of
 from tui.core.errors import ManifestError, MurmurTuiError
-from tui.core.formation.roster import Member, Refusal, Roster, read_roster
+from tui.core.formation.roster import Member, Roster, RosterRefusal, read_roster
 from tui.core.manifest.model import MANIFEST_NAME, Capsule
 from tui.core.manifest.reader import load_capsule
 
@@ -89,11 +89,11 @@ class Admitted:
         return tuple(callee for caller, callee in self.edges if caller == name)
 
 
-def admit(path: Path, home: Path) -> Admitted | Refusal:
+def admit(path: Path, home: Path) -> Admitted | RosterRefusal:
     """The roster at `path` admitted, or the first check it fails. `home` is `$MURMUR_HOME`
     (its `artifacts/` is the global store)."""
     roster = read_roster(path)
-    if isinstance(roster, Refusal):
+    if isinstance(roster, RosterRefusal):
         return roster
     refusal = _names(roster) or _entry(roster) or _rules(roster)
     if refusal is not None:
@@ -102,7 +102,7 @@ def admit(path: Path, home: Path) -> Admitted | Refusal:
     lock: list[Lock | None] = []  # read once, when the first store member needs it
     for member in roster.members:
         found = _resolve(roster, member, home, lock)
-        if isinstance(found, Refusal):
+        if isinstance(found, RosterRefusal):
             return found
         members.append(found)
     edges = _edges(roster, members)
@@ -110,11 +110,11 @@ def admit(path: Path, home: Path) -> Admitted | Refusal:
 
 
 def _refuse(roster: Roster, code: str, text: str, line: int | None,
-            member: str | None = None) -> Refusal:
-    return Refusal(code, text, roster.path, line, member)
+            member: str | None = None) -> RosterRefusal:
+    return RosterRefusal(code, text, roster.path, line, member)
 
 
-def _names(roster: Roster) -> Refusal | None:
+def _names(roster: Roster) -> RosterRefusal | None:
     seen: dict[str, int] = {}
     for member in roster.members:
         if member.name in seen:
@@ -125,7 +125,7 @@ def _names(roster: Roster) -> Refusal | None:
     return None
 
 
-def _entry(roster: Roster) -> Refusal | None:
+def _entry(roster: Roster) -> RosterRefusal | None:
     entries = [member for member in roster.members if member.entry]
     if len(entries) == 1:
         return None
@@ -138,7 +138,7 @@ def _entry(roster: Roster) -> Refusal | None:
                    "exactly one member is the entry", entries[1].line, entries[1].name)
 
 
-def _rules(roster: Roster) -> Refusal | None:
+def _rules(roster: Roster) -> RosterRefusal | None:
     names = [member.name for member in roster.members]
     for index, rule in enumerate(roster.rules):
         for role, name, line in (("from", rule.caller, rule.line),
@@ -157,8 +157,8 @@ def _rules(roster: Roster) -> Refusal | None:
 
 
 def _resolve(roster: Roster, member: Member, home: Path,
-             lock: list[Lock | None]) -> AdmittedMember | Refusal:
-    def refuse(text: str, code: str = NOT_INSTALLED) -> Refusal:
+             lock: list[Lock | None]) -> AdmittedMember | RosterRefusal:
+    def refuse(text: str, code: str = NOT_INSTALLED) -> RosterRefusal:
         return _refuse(roster, code, f"member {member.name!r}: {text}", member.line,
                        member.name)
 
@@ -172,7 +172,7 @@ def _resolve(roster: Roster, member: Member, home: Path,
             return refuse(f"source {member.source} is not a capsule folder (no {MANIFEST_NAME} "
                           f"in {folder})")
         parsed = _manifest(folder, refuse)
-        if isinstance(parsed, Refusal):
+        if isinstance(parsed, RosterRefusal):
             return parsed
         return AdmittedMember(member.name, member.entry, parsed, None, "source",
                               parsed.root, source=member.source)
@@ -201,7 +201,7 @@ def _resolve(roster: Roster, member: Member, home: Path,
         except MurmurTuiError as exc:
             return refuse(exc.text)
         parsed = _manifest(folder, refuse, f"the packed murmur.yaml of {label}")
-        if isinstance(parsed, Refusal):
+        if isinstance(parsed, RosterRefusal):
             return parsed
         return AdmittedMember(member.name, member.entry, parsed, label, where, folder,
                               payload.file, digest)
@@ -209,8 +209,8 @@ def _resolve(roster: Roster, member: Member, home: Path,
                   f"install it with `mur install {label}`")
 
 
-def _manifest(folder: Path, refuse: Callable[[str], Refusal], what: str | None = None
-              ) -> Capsule | Refusal:
+def _manifest(folder: Path, refuse: Callable[[str], RosterRefusal], what: str | None = None
+              ) -> Capsule | RosterRefusal:
     try:
         return load_capsule(folder)
     except ManifestError as exc:
@@ -265,7 +265,7 @@ def _edges(roster: Roster, members: list[AdmittedMember]) -> tuple[tuple[str, st
 
 
 def _peers(roster: Roster, members: list[AdmittedMember],
-           edges: tuple[tuple[str, str], ...]) -> Refusal | None:
+           edges: tuple[tuple[str, str], ...]) -> RosterRefusal | None:
     called: dict[str, str] = {}
     for caller, callee in edges:
         called.setdefault(callee, caller)

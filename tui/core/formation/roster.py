@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from tui.core.errors import YamlError
+from tui.core.errors import RosterShapeError, Where, YamlError
 from tui.core.manifest.located_yaml import read
 from tui.core.manifest.problems import describe, node_line
 
@@ -45,7 +45,7 @@ RULE_KEYS = ("from", "to")
 
 
 @dataclass(frozen=True)
-class Refusal:
+class RosterRefusal:
     """Why a roster is not admitted: Murmur's code, what is wrong, and where."""
 
     code: str
@@ -77,7 +77,7 @@ class Member:
 
 
 @dataclass(frozen=True)
-class Rule:
+class ReachRule:
     """One `reachability` rule: `caller` may call each of `callees`."""
 
     caller: str
@@ -90,7 +90,7 @@ class Rule:
 class Roster:
     path: Path
     members: tuple[Member, ...]
-    rules: tuple[Rule, ...] = ()
+    rules: tuple[ReachRule, ...] = ()
     reach_all: bool = False  # `reachability: all`
 
     @property
@@ -98,13 +98,11 @@ class Roster:
         return self.path.parent
 
 
-Reachability = tuple[tuple[Rule, ...], bool]
+Reachability = tuple[tuple[ReachRule, ...], bool]
 
 
-class _Shape(Exception):
-    def __init__(self, line: int | None, text: str) -> None:
-        super().__init__(text)
-        self.line, self.text = line, text
+def _shape(line: int | None, text: str) -> RosterShapeError:
+    return RosterShapeError(text, where=Where(None, line))
 
 
 def roster_path(target: Path) -> Path:
@@ -112,21 +110,21 @@ def roster_path(target: Path) -> Path:
     return target / ROSTER_FILE if target.is_dir() else target
 
 
-def read_roster(path: Path) -> Roster | Refusal:
+def read_roster(path: Path) -> Roster | RosterRefusal:
     """The roster at `path`, or the first problem of its shape (`E-ROS-001`)."""
     try:
         data, node = read(path)
     except FileNotFoundError:
-        return Refusal(SHAPE, "no such file (a roster is a folder holding roster.yaml, or its "
-                       "path)", path)
+        return RosterRefusal(SHAPE, "no such file (a roster is a folder holding roster.yaml, "
+                             "or its path)", path)
     except YamlError as exc:
         first = exc.problems[0]
         key = f"{first.key}: " if first.key else ""
-        return Refusal(SHAPE, f"{key}{first.message}", path, first.line)
+        return RosterRefusal(SHAPE, f"{key}{first.message}", path, first.line)
     try:
         return _roster(path, data, node)
-    except _Shape as exc:
-        return Refusal(SHAPE, exc.text, path, exc.line)
+    except RosterShapeError as exc:
+        return RosterRefusal(SHAPE, exc.text, path, exc.where.line if exc.where else None)
 
 
 def _pairs(node: yaml.Node | None) -> dict[str, tuple[int | None, yaml.Node]]:
@@ -150,7 +148,7 @@ def _known(data: dict[Any, Any], node: yaml.Node | None, allowed: tuple[str, ...
     for key in data:
         if key not in allowed:
             shown = f"{where}.{key}" if where else str(key)
-            raise _Shape(pairs.get(str(key), (line, None))[0],
+            raise _shape(pairs.get(str(key), (line, None))[0],
                          f"{shown}: unknown key (a roster has only {', '.join(allowed)}"
                          f"{' here' if where else ''})")
     return pairs
@@ -158,24 +156,24 @@ def _known(data: dict[Any, Any], node: yaml.Node | None, allowed: tuple[str, ...
 
 def _roster(path: Path, data: Any, node: yaml.Node | None) -> Roster:
     if data is None:
-        raise _Shape(1, "is empty (a roster has roster_version: 1 and members)")
+        raise _shape(1, "is empty (a roster has roster_version: 1 and members)")
     if not isinstance(data, dict):
-        raise _Shape(1, f"expected a mapping (roster_version, members, reachability), got "
+        raise _shape(1, f"expected a mapping (roster_version, members, reachability), got "
                      f"{describe(data)}")
     pairs = _known(data, node, TOP_KEYS, "", 1)
     version = data.get("roster_version")
     if "roster_version" not in data:
-        raise _Shape(1, "roster_version: is required but missing (roster_version: 1)")
+        raise _shape(1, "roster_version: is required but missing (roster_version: 1)")
     if version != ROSTER_VERSION or isinstance(version, bool):
-        raise _Shape(pairs["roster_version"][0], f"roster_version: expected "
+        raise _shape(pairs["roster_version"][0], f"roster_version: expected "
                      f"{ROSTER_VERSION}, got {describe(version)}")
     if "members" not in data:
-        raise _Shape(1, "members: is required but missing (a list of the formation's members)")
+        raise _shape(1, "members: is required but missing (a list of the formation's members)")
     line, members_node = pairs["members"]
     members = data["members"]
     if not isinstance(members, list) or not members:
         got = "an empty list" if members == [] else describe(members)
-        raise _Shape(line, f"members: expected a list of at least one member, got {got}")
+        raise _shape(line, f"members: expected a list of at least one member, got {got}")
     read_members = tuple(_member(index, item, item_node, line or 1) for index, (item, item_node)
                          in enumerate(zip(members, _items(members_node, len(members)),
                                           strict=True)))
@@ -187,7 +185,7 @@ def _member(index: int, data: Any, node: yaml.Node | None, line: int) -> Member:
     where = f"members[{index}]"
     here = node_line(node) or line
     if not isinstance(data, dict):
-        raise _Shape(here, f"{where}: expected a mapping (name, capsule, version, entry), got "
+        raise _shape(here, f"{where}: expected a mapping (name, capsule, version, entry), got "
                      f"{describe(data)}")
     pairs = _known(data, node, MEMBER_KEYS, where, here)
 
@@ -198,33 +196,33 @@ def _member(index: int, data: Any, node: yaml.Node | None, line: int) -> Member:
         if not isinstance(value, str) or not value.strip():
             quote = " (quote it)" if isinstance(value, (int, float)) and \
                 not isinstance(value, bool) else ""
-            raise _Shape(pairs[key][0], f"{where}.{key}: expected text, got "
+            raise _shape(pairs[key][0], f"{where}.{key}: expected text, got "
                          f"{describe(value)}{quote}")
         return value.strip()
 
     name = text("name")
     if name is None:
-        raise _Shape(here, f"{where}.name: is required but missing")
+        raise _shape(here, f"{where}.name: is required but missing")
     if not MEMBER_NAME.match(name):
-        raise _Shape(pairs["name"][0], f"{where}.name: {describe(name)} is not a member name "
+        raise _shape(pairs["name"][0], f"{where}.name: {describe(name)} is not a member name "
                      "(a lowercase letter, then up to 31 lowercase letters, digits or '-')")
     capsule, version, source = text("capsule"), text("version"), text("source")
     label = f"{where} ({name})"
     if source is not None and (capsule is not None or version is not None):
-        raise _Shape(pairs["source"][0], f"{label}: give capsule and version, or source, not "
+        raise _shape(pairs["source"][0], f"{label}: give capsule and version, or source, not "
                      "both")
     if source is None:
         for key, value in (("capsule", capsule), ("version", version)):
             if value is None:
-                raise _Shape(here, f"{label}.{key}: is required but missing (or give source: "
+                raise _shape(here, f"{label}.{key}: is required but missing (or give source: "
                              "a capsule folder)")
         if version is not None and (version.lower() in RESERVED_VERSIONS or
                                     _RANGE.search(version)):
-            raise _Shape(pairs["version"][0], f"{label}.version: {describe(version)} is not "
+            raise _shape(pairs["version"][0], f"{label}.version: {describe(version)} is not "
                          "an exact version (latest, stable, edge and ranges are not allowed)")
     entry = data.get("entry")
     if entry is not None and not isinstance(entry, bool):
-        raise _Shape(pairs["entry"][0], f"{label}.entry: expected true or false, got "
+        raise _shape(pairs["entry"][0], f"{label}.entry: expected true or false, got "
                      f"{describe(entry)}")
     return Member(name, here, capsule, version, source, entry is True)
 
@@ -238,18 +236,18 @@ def _reachability(data: dict[str, Any], pairs: dict[str, tuple[int | None, yaml.
     if value == "all":
         return (), True
     if not isinstance(value, list):
-        raise _Shape(line, f"reachability: expected the word all or a list of rules (from, "
+        raise _shape(line, f"reachability: expected the word all or a list of rules (from, "
                      f"to), got {describe(value)}")
     rules = []
     for index, (item, item_node) in enumerate(zip(value, _items(node, len(value)),
                                                   strict=True)):
         where, here = f"reachability[{index}]", node_line(item_node) or line or 1
         if not isinstance(item, dict):
-            raise _Shape(here, f"{where}: expected a mapping (from, to), got {describe(item)}")
+            raise _shape(here, f"{where}: expected a mapping (from, to), got {describe(item)}")
         keys = _known(item, item_node, RULE_KEYS, where, here)
         caller = item.get("from")
         if not isinstance(caller, str) or not caller:
-            raise _Shape(keys.get("from", (here, None))[0], f"{where}.from: expected a member's "
+            raise _shape(keys.get("from", (here, None))[0], f"{where}.from: expected a member's "
                          f"name, got {describe(caller) if 'from' in item else 'nothing'}")
         callees = item.get("to")
         to_line, to_node = keys.get("to", (here, None))
@@ -257,11 +255,11 @@ def _reachability(data: dict[str, Any], pairs: dict[str, tuple[int | None, yaml.
                 not all(isinstance(name, str) and name for name in callees):
             got = "an empty list" if callees == [] else describe(callees) \
                 if not isinstance(callees, list) else "something that is not a name"
-            raise _Shape(to_line, f"{where}.to: expected a list of at least one member's name, "
+            raise _shape(to_line, f"{where}.to: expected a list of at least one member's name, "
                          f"got {got}")
         if caller in callees:
-            raise _Shape(to_line, f"{where}.to: {caller!r} may not call itself")
+            raise _shape(to_line, f"{where}.to: {caller!r} may not call itself")
         lines = tuple(node_line(n) or to_line or here
                       for n in _items(to_node, len(callees)))
-        rules.append(Rule(caller, tuple(callees), here, lines))
+        rules.append(ReachRule(caller, tuple(callees), here, lines))
     return tuple(rules), False
