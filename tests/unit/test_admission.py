@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,19 @@ def test_a_packed_manifest_that_does_not_parse_is_e_ros_007(tmp_path: Path) -> N
     assert (found.code, found.member) == ("E-ROS-007", "coder")
     assert found.text.startswith("member 'coder': the packed murmur.yaml of team-coder@0.1.0 "
                                  "does not parse: ")
+
+
+def test_an_archive_entry_that_climbs_out_is_never_unpacked(tmp_path: Path) -> None:
+    home, team = tmp_path / "home", tmp_path / "team"
+    install_capsule(home / "artifacts", "team-lead", "0.1.0", MEMBERS / "lead")
+    archive = install_capsule(home / "artifacts", "team-coder", "0.1.0", MEMBERS / "coder")
+    with zipfile.ZipFile(archive, "a") as packed:
+        packed.writestr("../../escaped.txt", "out")
+        packed.writestr("prompts/system.md", "in")
+    (archive.parent / "team-coder-0.1.0.sha256").write_text(
+        hashlib.sha256(archive.read_bytes()).hexdigest())
+    admitted = admit(write_roster(team, INSTALLED), home)
+    assert isinstance(admitted, Admitted)
+    folder = admitted.members[1].folder
+    assert (folder / "prompts" / "system.md").read_text() == "in"
+    assert not list(home.rglob("escaped.txt")) and not list(tmp_path.rglob("escaped.txt"))
