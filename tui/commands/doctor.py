@@ -130,10 +130,10 @@ def with_roster(args: argparse.Namespace, roster: Path, home: Path,
                 capsule: tuple[dict[str, Any], str] | None, ok: bool) -> int:
     """The capsule's report (when the folder holds one too), then the `Roster` block; exit 1
     when the roster is not admitted."""
-    from tui.commands.doctor_roster import examine_roster, roster_block, roster_json
-    from tui.core.formation.admission import Admitted
+    from tui.commands.doctor_roster import roster_block, roster_json
+    from tui.core.formation.admission import Admitted, admit
 
-    result = examine_roster(roster, home)
+    result = admit(roster, home)
     ok = ok and isinstance(result, Admitted)
     if args.json:
         report = dict(capsule[0]) if capsule else {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui.core.formation.admission import Admitted, admit
+from tui.core.formation.admission import Admitted
 from tui.core.formation.roster import ROSTER_FILE, RosterRefusal
 
 GAP = "   "
@@ -22,10 +22,6 @@ def roster_beside(target: Path) -> Path | None:
         found = target / ROSTER_FILE
         return found.absolute() if found.is_file() else None
     return target.absolute() if target.name == ROSTER_FILE else None
-
-
-def examine_roster(path: Path, home: Path) -> Admitted | RosterRefusal:
-    return admit(path, home)
 
 
 def roster_block(path: Path, result: Admitted | RosterRefusal) -> str:
