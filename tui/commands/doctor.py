@@ -1,6 +1,6 @@
-"""`murmur-tui doctor [CAPSULE]`: every artifact a capsule declares (and its `capsule.wasm`),
-where it resolved or why not, the interfaces the component itself exports and imports, and
-whether Murmur's current release and murmur-tui would each load it.
+"""`murmur-tui doctor [CAPSULE|ROSTER_DIR]`: every artifact a capsule declares (and its
+`capsule.wasm`), where it resolved or why not, the interfaces the component itself exports and
+imports, and whether Murmur's current release and murmur-tui would each load it.
 
 Murmur's verdict is its rule (`tui.core.artifacts.served`): exactly the one version of each
 `murmur:*` package the release serves, worded as `mur doctor` words it (`W-REG-003`).
@@ -8,7 +8,9 @@ murmur-tui's verdict is no rule of its own: the component goes through what a se
 it — resolved (store, sidecar, lock), loaded through the compile cache, its interfaces checked
 (`tui.core.wasm.versions`), a hook's contract read, and an instance made in a sandbox — and the
 first refusal is shown as the session would show it. Exit 0 when every artifact would load in
-both, 1 when one would not, 2 when the capsule cannot be read.
+both, 1 when one would not, 2 when the capsule cannot be read. Beside a `roster.yaml` (or
+given one) it prints the `Roster` block (`doctor_roster`) after the capsule's report, if the
+folder holds a capsule too; a roster that is not admitted exits 1.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def add_parser(commands: Any) -> None:
                     "exports and imports, and whether current Murmur and murmur-tui would "
                     "each load it. Exits 1 when one would not load.")
     doctor.add_argument("capsule", nargs="?", type=Path, default=Path("."), metavar="CAPSULE",
-                        help="a capsule folder or its murmur.yaml (default: the current folder)")
+                        help="a capsule folder or its murmur.yaml, or a folder holding "
+                        "roster.yaml or the roster itself (default: the current folder)")
     doctor.add_argument("--json", action="store_true", help="one JSON object")
 
 
@@ -85,14 +88,18 @@ class Check:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tui.commands.doctor_roster import roster_beside
     from tui.core.artifacts.pins import REGENERATE, lock_path, read_lock
     from tui.core.artifacts.served import CURRENT_RELEASE
     from tui.core.errors import LockError
     from tui.core.fs.paths import murmur_home
     from tui.core.manifest.reader import load_capsule
 
-    capsule = load_capsule(args.capsule)  # a ManifestError is told by main (exit 2)
     home = murmur_home()
+    roster = roster_beside(args.capsule)
+    if roster is not None and not (args.capsule / "murmur.yaml").is_file():
+        return with_roster(args, roster, home, None, True)
+    capsule = load_capsule(args.capsule)  # a ManifestError is told by main (exit 2)
     lock_refused: str | None = None  # why current Murmur would refuse the lock itself
     try:
         lock = read_lock(lock_path(capsule.root))
@@ -107,15 +114,33 @@ def run(args: argparse.Namespace) -> int:
         lock_line = f"refused: {exc}"
     checks = examine(capsule, home)
     ok = lock_refused is None and all(c.murmur_loads and c.tui_loads for c in checks)
+    report = {"capsule": {"name": capsule.name, "version": capsule.version,
+                          "manifest": str(capsule.manifest_path)},
+              "lock": lock_line, "lock_murmur_refusal": lock_refused,
+              "murmur_release": CURRENT_RELEASE, "ok": ok,
+              "artifacts": [c.to_json() for c in checks]}
+    text = render(capsule, lock_line, checks, lock_refused is not None)
+    if roster is not None:
+        return with_roster(args, roster, home, (report, text), ok)
+    sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n" if args.json else text)
+    return EXIT_OK if ok else EXIT_NOT_OK
+
+
+def with_roster(args: argparse.Namespace, roster: Path, home: Path,
+                capsule: tuple[dict[str, Any], str] | None, ok: bool) -> int:
+    """The capsule's report (when the folder holds one too), then the `Roster` block; exit 1
+    when the roster is not admitted."""
+    from tui.commands.doctor_roster import roster_block, roster_json
+    from tui.core.formation.admission import Admitted, admit
+
+    result = admit(roster, home)
+    ok = ok and isinstance(result, Admitted)
     if args.json:
-        sys.stdout.write(json.dumps({
-            "capsule": {"name": capsule.name, "version": capsule.version,
-                        "manifest": str(capsule.manifest_path)},
-            "lock": lock_line, "lock_murmur_refusal": lock_refused,
-            "murmur_release": CURRENT_RELEASE, "ok": ok,
-            "artifacts": [c.to_json() for c in checks]}, ensure_ascii=False) + "\n")
+        report = dict(capsule[0]) if capsule else {}
+        report.update(roster=roster_json(roster, result), ok=ok)
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render(capsule, lock_line, checks, lock_refused is not None))
+        sys.stdout.write((capsule[1] + "\n" if capsule else "") + roster_block(roster, result))
     return EXIT_OK if ok else EXIT_NOT_OK
 
 

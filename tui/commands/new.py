@@ -23,7 +23,7 @@ def add_parser(commands: Any) -> None:
                     "driver, task.md) that `murmur-tui launch NAME` runs at once, offline; "
                     "with --roster, a formation of two as `mur new --roster` writes one "
                     "(roster.yaml, lead/ the entry member, worker/ the member lead calls), "
-                    "which `murmur-tui launch --roster NAME` runs. NAME is an artifact name: "
+                    "which `murmur-tui doctor NAME` admits. NAME is an artifact name: "
                     "lowercase letters, digits and '-', not starting or ending with '-' "
                     "(E-NEW-002); ./NAME must not exist (E-NEW-003). Nothing is written "
                     "unless all of it is.")
@@ -86,7 +86,8 @@ def _formation_lines(name: str) -> list[str]:
         ]),
         "",
         "Next:",
-        f"  murmur-tui launch --roster {name}",
+        f"  murmur-tui doctor {name}          the roster, admitted as Murmur admits it",
+        f"  murmur-tui launch {name}/worker   a member on its own",
     ]
 
 

@@ -110,6 +110,42 @@ def unpack(payload: Payload, data: bytes, digest: str, home: Path, kind: Kind) -
     return folder
 
 
+def unpack_capsule(payload: Payload, data: bytes, digest: str, home: Path) -> Path:
+    """The folder holding a capsule artifact unpacked from `data` (the archive's verified
+    bytes): its `murmur.yaml` and every file beside it (what its `requires_files:` packed),
+    entries Murmur would not select left out. LaunchError when it cannot be."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise LaunchError(f"{payload.file}: not a zip archive ({exc})") from None
+    with archive:
+        wanted = [info for info in archive.infolist()
+                  if _selectable(info.filename) and not info.is_dir()]
+        if not any(info.filename == PACKED_MANIFEST for info in wanted):
+            raise LaunchError(f"{payload.file}: the archive holds no root {PACKED_MANIFEST}")
+        cap = max_unpacked()
+        if sum(info.file_size for info in wanted) > cap:
+            raise LaunchError(f"{payload.file}: unpacks to more than {cap} bytes "
+                              "(MURMUR_MAX_ARTIFACT_DECOMPRESSED_BYTES)")
+        folder = unpack_folder(home, digest)
+        for info in wanted:
+            path = folder / info.filename
+            if _intact(path, info):
+                continue
+            try:
+                with archive.open(info) as handle:
+                    content = handle.read(cap + 1)
+                if len(content) > cap:
+                    raise LaunchError(f"{payload.file}: {info.filename} unpacks to more "
+                                      f"than {cap} bytes")
+                make_private_dirs(path.parent)
+                write_private(path, content)
+            except (zipfile.BadZipFile, OSError, zlib.error, NotImplementedError) as exc:
+                raise LaunchError(f"{payload.file}: {info.filename} cannot be unpacked "
+                                  f"({exc})") from None
+    return folder
+
+
 def _intact(path: Path, info: zipfile.ZipInfo) -> bool:
     try:
         content = path.read_bytes()

@@ -95,7 +95,13 @@ def store_places(capsule: Capsule, home: Path, name: str, version: str) -> list[
 
 def named_stores(capsule: Capsule, home: Path, name: str, version: str
                  ) -> list[tuple[str, Path]]:
-    return [("project", capsule.root / ".murmur" / "artifacts" / name / version),
+    return stores_of(capsule.root, home, name, version)
+
+
+def stores_of(project: Path, home: Path, name: str, version: str) -> list[tuple[str, Path]]:
+    """The folders `name@version` is looked for in, in order: the project store beside the
+    project's file (`murmur.yaml`, or a `roster.yaml`), then the global one."""
+    return [("project", project / ".murmur" / "artifacts" / name / version),
             ("global", home / "artifacts" / name / version)]
 
 

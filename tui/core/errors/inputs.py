@@ -64,6 +64,12 @@ class YamlRefusal(MurmurTuiError):
         self.quiet = quiet  # the message without any quoted text (for files that hold keys)
 
 
+class RosterShapeError(MurmurTuiError):
+    """A `roster.yaml` whose shape Murmur refuses (`E-ROS-001`); `where.line` is the line."""
+
+    default_code = "E-ROS-001"
+
+
 class ManifestError(MurmurTuiError):
     """The manifest was refused; each problem names file, line and key (`where`: the first's)."""
 

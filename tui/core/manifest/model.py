@@ -195,6 +195,11 @@ class Network(Frozen):
 
 
 @dataclass(frozen=True, repr=False, eq=False)
+class Exports(Frozen):
+    peer_tasks_accept: bool = False  # `exports.peer_tasks.accept`: serves peer capsules' tasks
+
+
+@dataclass(frozen=True, repr=False, eq=False)
 class Capsule(Frozen):
     name: str
     version: str
@@ -206,6 +211,7 @@ class Capsule(Frozen):
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     trace: TraceSettings = field(default_factory=TraceSettings)
     network: Network = field(default_factory=Network)
+    exports: Exports = field(default_factory=Exports)
     warnings: tuple[Problem, ...] = ()
 
     @property

@@ -18,6 +18,7 @@ from typing import Any
 from tui.core.errors import ManifestError, Problem, YamlError
 from tui.core.manifest.artifact_entry import read_artifact
 from tui.core.manifest.capabilities import read_capabilities
+from tui.core.manifest.exports import read_exports
 from tui.core.manifest.located_yaml import MAX_FILE_BYTES, load, read_text
 from tui.core.manifest.model import (
     AFTER_TASKS,
@@ -46,7 +47,7 @@ from tui.core.text.segments import segment_problem
 _DURATION = re.compile(r"^([0-9]{1,9})([smhd])$")
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Keys Murmur defines that murmur-tui reads no further (accepted without a warning).
-_INERT_TOP = ("mur_version", "observability", "exports", "control",
+_INERT_TOP = ("mur_version", "observability", "control",
               "runtime", "implementation", "execution", "requires_files", "description",
               "input_schema", "upstream_auth", "binding", "execution_mode", "commit_policy")
 
@@ -105,6 +106,7 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     lifecycle = _read_lifecycle(top.section("lifecycle"))
     trace = _read_trace(top.section("trace"))
     network = read_network(top.section("network"))
+    exports = read_exports(top.section("exports"))
     top.finish()
     if inference is not None and older is not None:  # Murmur v0.2.0's provider keys
         artifacts = as_gateway(top, older, artifacts, inference.driver_artifact)
@@ -119,7 +121,8 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
     return Capsule(
         name=name, version=version, manifest_path=path, artifacts=artifacts,
         capabilities=capabilities, context=context, inference=inference,
-        lifecycle=lifecycle, trace=trace, network=network, warnings=tuple(top.report.warnings),
+        lifecycle=lifecycle, trace=trace, network=network, exports=exports,
+        warnings=tuple(top.report.warnings),
     )
 
 

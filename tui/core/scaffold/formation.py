@@ -21,8 +21,8 @@ VERSION = "0.1.0"
 MEMBERS = ("lead", "worker")
 
 ROSTER = """\
-# The formation {name}: two capsules, made by `murmur-tui new --roster`. It runs offline:
-#   murmur-tui launch --roster {name}
+# The formation {name}: two capsules, made by `murmur-tui new --roster`, offline (scripted
+# drivers). `murmur-tui doctor {name}` admits it as `mur run --roster` does.
 # lead is the entry member: it is given the formation's task, hands it to worker with the
 # runtime-provided call-member tool, and answers with what worker sends back.
 
