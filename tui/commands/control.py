@@ -48,7 +48,8 @@ def add_parsers(commands: Any) -> None:
         description="Stop a running session as `mur stop` does: ask its door to stop "
                     "(session/stop), wait up to 5 s for the trace to record each canceled "
                     "task's end, send SIGTERM, and SIGKILL after --timeout seconds.")
-    stop.add_argument("session", metavar="SESSION")
+    stop.add_argument("session", metavar="SESSION",
+                      help="a session address, or a formation id (frm_…): every member")
     stop.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                       help="seconds between SIGTERM and SIGKILL (default 10; 0: SIGKILL at once)")
 
@@ -72,7 +73,7 @@ def _failed(text: str) -> int:
     return EXIT_NOT_OK
 
 
-def _say(lines: Iterator[str] | list[str]) -> None:
+def say(lines: Iterator[str] | list[str]) -> None:
     from tui.core.text.printable import printable
     from tui.core.text.secrets import redact
 
@@ -124,7 +125,7 @@ def cancel(home: Path, address: str, task_id: str | None) -> int:
             # an already-ended task: its state is said, and nothing changes
             answer = door.call(door.method("get"), {"id": task_id})
         task = parse_task(answer, door.url)
-        _say([f"task:    {task.id}", f"state:   {task.state}",
+        say([f"task:    {task.id}", f"state:   {task.state}",
               *(_running_line(item) for item in _artifact_residue(answer))])
     finally:
         door.close()
@@ -178,11 +179,24 @@ def _running_line(item: Mapping[str, Any]) -> str:
 
 # -- stop ----------------------------------------------------------------------------------------
 def stop(home: Path, address: str, timeout: float) -> int:
+    """A session (by its address), or every member of a formation (by its `frm_` id)."""
     from tui.core.errors import SessionNotFound
 
     if timeout < 0:
         raise SessionNotFound("--timeout is a number of seconds, 0 or more", code="E-RUN-022")
-    record = _record(home, address)
+    from tui.core.trace.address import is_formation
+
+    if is_formation(address):
+        from tui.commands.stop_formation import stop_formation
+
+        return stop_formation(home, address, timeout)
+    say(stop_lines(home, _record(home, address), timeout))
+    return EXIT_OK
+
+
+def stop_lines(home: Path, record: RunningRecord, timeout: float) -> list[str]:
+    """Stop one session whose process is confirmed: session/stop through its door, then the
+    signals; what `stop` prints of it. SessionNotFound (E-RUN-024) when it would not end."""
     canceled, residue, why = _ask_to_stop(home, record)
     trace = Path(record.workdir) / "trace.jsonl"
     _wait_recorded(record, trace, canceled)
@@ -204,8 +218,7 @@ def stop(home: Path, address: str, timeout: float) -> int:
     if ends is not None:
         lines += [f"unended: {task}  the trace does not record how this task ended"
                   for task in canceled if task in ends.started and task not in ends.ended]
-    _say(lines)
-    return EXIT_OK
+    return lines
 
 
 def _ask_to_stop(home: Path, record: RunningRecord

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tui.commands.ps_formations import FORMATION_WIDTH, grouped, summaries
 from tui.core.a2a.card import DOOR_WORDS, METHODS
 from tui.core.a2a.task import TERMINAL, artifact_text, first_user_text, parts_text, task_state
 from tui.core.a2a.task import unwrap as unwrap_task
@@ -76,6 +77,8 @@ class SessionRow:
             "workdir": str(record.workdir),
             "records_dir": str(record.records_dir) if record.records_dir else None,
             "formation_id": record.formation_id,
+            "formation_member": record.kept.get("formation_member"),
+            "formation_entry": record.kept.get("formation_entry"),
         }
 
 
@@ -195,16 +198,21 @@ def uptime(started_at: str) -> str:
     return f"{days}d {clock}" if days else clock
 
 
-def table(rows: Sequence[SessionRow]) -> list[str]:
-    """`mur ps`'s columns in its order and widths, then STATE, MODEL and TASK."""
+def table(rows: Sequence[SessionRow], formations: bool = False) -> list[str]:
+    """`mur ps`'s columns in its order and widths (FORMATION when `formations`: a listed or
+    pruned record names one), then STATE, MODEL and TASK; a formation's rows grouped."""
     if not rows:
         return ["no running capsules"]
+    rows = grouped(rows)
+    wide = FORMATION_WIDTH
     model_width = max([5] + [len(first_line(row.model, 32)) for row in rows])
     url_width = max([3] + [len(row.record.url or "-") for row in rows])
     lines = [f"{'SESSION':<36}  {'CAPSULE':<24}  {'STATUS':<12}  {'DETACHED':<8}  "
-             f"{'UPTIME':<9}  {'URL':<{url_width}}  {'STATE':<9}  {'MODEL':<{model_width}}  TASK"]
+             f"{'UPTIME':<9}  {'FORMATION'.ljust(wide) + '  ' if formations else ''}"
+             f"{'URL':<{url_width}}  {'STATE':<9}  {'MODEL':<{model_width}}  TASK"]
     for row in rows:
         record = row.record
+        member = (record.formation_id or "-").ljust(wide) + "  " if formations else ""
         capsule = first_line(f"{record.capsule_name}@{record.capsule_version}", 64)
         task = first_line(row.question if row.state == "needs you" else row.task)
         if row.state == "needs you" and task != "-":
@@ -212,7 +220,8 @@ def table(rows: Sequence[SessionRow]) -> list[str]:
         lines.append(
             f"{record.session_id:<36}  {capsule:<24}  {STATUS_WORDS[row.verdict.state]:<12}  "
             f"{'yes' if record.outlives_launcher else 'no':<8}  {uptime(record.started_at):<9}"
-            f"  {printable(record.url or '-', keep_newlines=False):<{url_width}}  {row.state:<9}  "
+            f"  {member}{printable(record.url or '-', keep_newlines=False):<{url_width}}  "
+            f"{row.state:<9}  "
             f"{first_line(row.model, 32):<{model_width}}  {task}".rstrip())
     return lines
 
@@ -242,8 +251,14 @@ def run(home: Path, *, as_json: bool = False, show_all: bool = False, prune: boo
             of = f" (formation {member})" if member else ""
             err.write(f"pruned: {row.record.session_id} — {row.verdict.reason}{of}\n")
     shown = [row for row in listing.rows if show_all or row.verdict.state != "gone"]
+    pruned = gone if prune or not show_all else []
     if as_json:
-        out.write(json.dumps([row.to_json() for row in shown], ensure_ascii=False) + "\n")
-    else:
-        out.write("\n".join(table(shown)) + "\n")
+        out.write(json.dumps([row.to_json() for row in grouped(shown)], ensure_ascii=False)
+                  + "\n")
+        return 0
+    groups = summaries(home, shown, pruned)
+    lines = table(shown, formations=bool(groups))
+    if groups:
+        lines += ["", *(group.line() for group in groups)]
+    out.write("\n".join(lines) + "\n")
     return 0

@@ -197,3 +197,27 @@ def running_record(home: Path, text: str | None) -> RunningRecord:
         raise SessionNotFound(f"{record.session_id}: {state.reason}; nothing was sent",
                               code="E-RUN-024")
     return record
+
+
+# -- a formation id: every running record of its members -------------------------------------
+def is_formation(text: str) -> bool:
+    """A formation id (`frm_` and 32 lowercase hex digits), which `stop` takes as well as a
+    session address (spec §6.4)."""
+    from tui.core.running.record_keys import FORMATION_ID
+
+    return FORMATION_ID.fullmatch(text) is not None
+
+
+def formation_records(home: Path, formation: str) -> list[RunningRecord]:
+    """The running records naming `formation`: the entry first, then the other members newest
+    first; SessionNotFound (E-RUN-022) naming where it looked when there is none."""
+    from tui.core.running.records import read_records, running_dir
+
+    members = sorted((found.record for found in read_records(home)
+                      if found.record is not None and found.record.formation_id == formation),
+                     key=lambda record: (record.kept.get("formation_entry") is True,
+                                         record.session_id), reverse=True)
+    if not members:
+        raise SessionNotFound(f"formation {formation} not found: no running record in "
+                              f"{running_dir(home)} names it", code="E-RUN-022")
+    return members
