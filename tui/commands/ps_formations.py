@@ -76,11 +76,11 @@ class Summary:
 def summaries(home: Path, listed: Iterable[SessionRow], pruned: Iterable[SessionRow]
               ) -> list[Summary]:
     """One summary per formation a listed or pruned record names, in the order their groups
-    are listed (newest member first)."""
+    are listed (a formation with only pruned members after them)."""
     found: dict[str, Summary] = {}
     pruned = list(pruned)
     gone = {id(row) for row in pruned}
-    for row in grouped([*listed, *pruned]):
+    for row in [*grouped(list(listed)), *grouped(pruned)]:
         frm = formation_of(row)
         if frm is None:
             continue
