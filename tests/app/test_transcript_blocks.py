@@ -138,6 +138,21 @@ def test_the_window_lays_out_each_end_line_under_its_own_turns() -> None:
                     "end Task 2", "Task 3", "turn 1", "end Task 3"]
 
 
+def test_a_peers_task_says_it_came_from_a_peer() -> None:
+    """A task another capsule sent (`x-murmur-task-origin: peer`, trace origin `peer`), as the
+    session's first task at its door or a later one, is told apart from the operator's."""
+    model = fed([
+        session("ses_p"),
+        started("tsk_1", "review this", via="door", origin="peer"),
+        ended("tsk_1", 0, 0),
+        started("tsk_2", "and this", source="a2a"),
+        ended("tsk_2", 0, 0),
+        started("tsk_3", "one more", source="a2a", origin="peer"),
+    ])
+    assert [block.header for block in model.blocks] == [
+        "Task 1 · from a peer", "Task 2 · from the door", "Task 3 · from a peer"]
+
+
 def _name(item: TaskBlock | TurnModel) -> str:
     return f"Task {item.number}" if isinstance(item, TaskBlock) else f"turn {item.number}"
 

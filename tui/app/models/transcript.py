@@ -315,6 +315,8 @@ class TranscriptModel:
 
     def _origin(self, event: ev.TaskStarted, first: bool) -> str:
         """Where the task came from, in the header's words."""
+        if event.origin == "peer":  # another capsule's, through the door (its first or not)
+            return "from a peer"
         if event.via == "door":  # a session's first task, sent to its door
             return "from the door"
         if event.via is not None:

@@ -160,13 +160,17 @@ class Door:
                          self.session.session_id if self.session else "",
                          capsule.lifecycle.task_acceptance != "none", self.tokens.active,
                          tools, bool(capsule.capabilities.shell_allow),
-                         bool(capsule.capabilities.network_allow))
+                         bool(capsule.capabilities.network_allow),
+                         capsule.exports.peer_tasks_accept)
 
     def public_card(self) -> dict[str, Any]:
         return card(self._facts())
 
     def extended_card(self) -> dict[str, Any] | None:
         return card(self._facts(), extended=True) if self.tokens.active else None
+
+    def accepts_peer_tasks(self) -> bool:
+        return self.capsule.exports.peer_tasks_accept
 
     def methods(self) -> list[str]:
         return methods(self._facts())
@@ -195,7 +199,8 @@ class Door:
             return None
         with self.table.lock():
             self.table.add_sent(task)
-            refused = session.submit(task.text, task.task_id, task.context_id)
+            refused = session.submit(task.text, task.task_id, task.context_id,
+                                     origin=task.origin)
             if refused is not None:
                 task.state, task.message = "rejected", \
                     CLOSING if "no more tasks" in refused and session.inbox.closed else BUSY

@@ -26,6 +26,7 @@ class CardFacts:
     tools: tuple[str, ...]  # the installed artifacts the model can call (never shell binaries)
     shell: bool
     network: bool
+    peer_tasks: bool = False  # exports.peer_tasks.accept: it takes tasks other capsules send
 
 
 def methods(facts: CardFacts) -> list[str]:
@@ -45,7 +46,7 @@ def _door(facts: CardFacts) -> dict[str, Any]:
     return _extension(DOOR_URI, "Every JSON-RPC method this door answers, including the murmur "
                       "methods stream/watch and session/stop, which are not A2A methods, and "
                       "whether it accepts tasks from peer capsules.",
-                      {"methods": methods(facts), "peerTasks": False})
+                      {"methods": methods(facts), "peerTasks": facts.peer_tasks})
 
 
 def _capsule(facts: CardFacts) -> dict[str, Any]:

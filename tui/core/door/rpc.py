@@ -12,6 +12,7 @@ from tui.core.door.frames import DoorFrame
 from tui.core.door.residue import residue_artifact
 from tui.core.door.tasks import STATES, DoorTask, TaskTable
 from tui.core.errors import BadJsonSyntax, NotJson
+from tui.core.events.kinds import TaskOrigin
 from tui.core.text import strict_json
 from tui.core.text.text_rule import lone_surrogate_at, where_lone_surrogate
 
@@ -32,6 +33,8 @@ class DoorSession(Protocol):
     table: TaskTable
 
     def methods(self) -> list[str]: ...
+
+    def accepts_peer_tasks(self) -> bool: ...
 
     def submit(self, task: DoorTask) -> str | None: ...
 
@@ -110,9 +113,9 @@ def parse(body: bytes) -> tuple[Any, dict[str, Any] | None]:
 
 
 def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | None,
-             authorize: Callable[[str], Any]) -> Reply | Any:
+             authorize: Callable[[str], Any], origin: TaskOrigin = "user") -> Reply | Any:
     """Steps 10–14: the method, its scope (`authorize` returns a refusal to pass on, or
-    None), its params, then the method itself."""
+    None), its params, then the method itself (a new task runs with `origin`)."""
     rid, method = request["id"], request["method"]
     if method not in door.methods():
         if method == "GetExtendedAgentCard":
@@ -133,7 +136,7 @@ def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | No
                            "surrogate (not a character); send text as Unicode characters"))
     if method in ("SendMessage", "SendStreamingMessage"):
         return _send(door, rid, params, streaming=method == "SendStreamingMessage",
-                     last_event_id=last_event_id)
+                     last_event_id=last_event_id, origin=origin)
     if method == "GetTask":
         task, problem = _named_task(door, rid, params, "GetTask")
         return Reply(problem or result(rid, task.wire() if task else None))
@@ -265,7 +268,7 @@ def _data_fence(part: dict[str, Any]) -> str:
 
 
 def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
-          last_event_id: int | None) -> Reply:
+          last_event_id: int | None, origin: TaskOrigin = "user") -> Reply:
     message, text, problem = message_text(params)
     if problem is not None and problem.startswith("file:"):
         index = problem.removeprefix("file:")
@@ -305,7 +308,8 @@ def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
         answered.pop("artifacts", None)
         return Reply(result(rid, {"task": answered}))
     task_id, minted_context = door.new_ids()
-    task = DoorTask(task_id, message.get("contextId") or minted_context, text=text)
+    task = DoorTask(task_id, message.get("contextId") or minted_context, text=text,
+                    origin=origin)
     if streaming:
         def start() -> list[DoorFrame]:
             refused = door.submit(task)

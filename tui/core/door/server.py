@@ -28,6 +28,7 @@ from typing import Any
 
 import h11
 
+from tui.core.door import consent
 from tui.core.door.accept import Listener
 from tui.core.door.auth import Credential, Refusal, Tokens, refusal_headers
 from tui.core.door.frames import Broadcast
@@ -215,6 +216,9 @@ class DoorServer:
             return
         # the caller is known before its body is read: a stranger's body is never taken in
         credential = self.tokens.authenticate(list(request.headers))
+        if not isinstance(credential, Refusal):  # then peer consent (step 3), body unread
+            credential = consent.refusal(self.door.accepts_peer_tasks(),
+                                         list(request.headers)) or credential
         if isinstance(credential, Refusal):
             await self._refuse(ex.conn, ex.writer, credential)
             await self._linger(ex)
@@ -323,7 +327,8 @@ class DoorServer:
         if parsed["method"] in OFF_THE_LOOP:  # it waits for the task to stop: not here
             reply = await asyncio.to_thread(dispatch, self.door, parsed, last, authorize)
         else:
-            reply = dispatch(self.door, parsed, last, authorize)
+            reply = dispatch(self.door, parsed, last, authorize,
+                             consent.origin(list(request.headers)))
         if isinstance(reply, Refusal):
             await self._refuse(conn, writer, reply)
         elif reply.stream is not None:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from tui.core.cancel import CancelToken
 from tui.core.door import Door
 from tui.core.errors import LaunchError
-from tui.core.events.kinds import TaskVia
+from tui.core.events.kinds import TaskOrigin, TaskVia
 from tui.core.running.records import RunningRecord, remove_record, write_record
 from tui.core.running.tokens import OPERATOR
 
@@ -41,8 +41,8 @@ class ServedSession(Protocol):
     @property
     def waits_for_first(self) -> bool: ...
 
-    def take_first(self, text: str, task_id: str | None = None,
-                   context_id: str | None = None, via: TaskVia | None = None) -> None: ...
+    def take_first(self, text: str, task_id: str | None = None, context_id: str | None = None,
+                   via: TaskVia | None = None, origin: TaskOrigin = "user") -> None: ...
 
     def close_unstarted(self) -> None: ...
 
@@ -119,7 +119,8 @@ class Serving:
         if task is None:
             self.session.close_unstarted()
             return False
-        self.session.take_first(task.text, task.task_id, task.context_id, via="door")
+        self.session.take_first(task.text, task.task_id, task.context_id, via="door",
+                                origin=task.origin)
         return True
 
     def end(self) -> None:

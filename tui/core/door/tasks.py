@@ -15,6 +15,7 @@ from typing import Any
 
 from tui.core.door.frames import final_message, final_state
 from tui.core.events import vocabulary as ev
+from tui.core.events.kinds import TaskOrigin
 from tui.core.text.secrets import redact_value
 
 STATES = {"submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
@@ -36,6 +37,7 @@ class DoorTask:
     loop_id: str | None = None  # the session's own id for it, once it started
     text: str = ""
     held: bool = False  # the door ended it (CancelTask, session/stop): events change nothing
+    origin: TaskOrigin = "user"  # `peer`: sent with x-murmur-task-origin: peer
 
 
     @property

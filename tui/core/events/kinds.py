@@ -29,8 +29,8 @@ GuestFailureKind: TypeAlias = Literal["deadline", "memory", "limit", "trap", "st
 # session, or the completion of a detached (background) shell command, or its loss.
 TaskSource: TypeAlias = Literal["task_md", "a2a", "detached_shell", "detached_lost"]
 # Who a task is for: the person, or murmur-tui itself telling the model a background command
-# finished.
-TaskOrigin: TypeAlias = Literal["user", "completion"]
+# finished, or another capsule that sent it to the door (`x-murmur-task-origin: peer`).
+TaskOrigin: TypeAlias = Literal["user", "completion", "peer"]
 # How a task reached the session where `source` does not tell: typed on the supervisor's own
 # prompt and run at once, or typed while a task ran and waited in the queue; or the first task
 # of a session that waited for it at its door (its trace `source` is `task_md`: it is written

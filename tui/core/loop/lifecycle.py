@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from tui.core import ids
 from tui.core.errors import LaunchError
 from tui.core.events import vocabulary as ev
-from tui.core.events.kinds import TaskVia
+from tui.core.events.kinds import TaskOrigin, TaskVia
 from tui.core.fs.task_file import forget_task, write_task
 from tui.core.loop import task
 from tui.core.loop.inbox import Inbox, Pending
@@ -147,7 +147,8 @@ def inbox_for(settings: Lifecycle, more_tasks: tuple[str, ...]) -> Inbox:
 
 
 def send(settings: Lifecycle, inbox: Inbox, text: str, task_id: str | None = None,
-         context_id: str | None = None, via: TaskVia | None = None) -> str | None:
+         context_id: str | None = None, via: TaskVia | None = None,
+         origin: TaskOrigin = "user") -> str | None:
     """Queue a task sent to a running session (under `task_id` when its sender named one;
     `via`: typed on the supervisor's prompt); the reason it is refused, else None."""
     if settings.task_acceptance != "queue":
@@ -155,6 +156,7 @@ def send(settings: Lifecycle, inbox: Inbox, text: str, task_id: str | None = Non
                 f"{settings.task_acceptance})")
     if inbox.closed:
         return "the session takes no more tasks"
-    if not inbox.send(Pending(text, task_id=task_id, context_id=context_id, via=via)):
+    if not inbox.send(Pending(text, task_id=task_id, context_id=context_id, via=via,
+                              origin=origin)):
         return f"the queue is full (lifecycle.queue_depth: {settings.queue_depth})"
     return None

@@ -56,7 +56,7 @@ from tui.core.text.segments import check_segment
 from tui.core.trace.writer import TraceWriter
 
 if TYPE_CHECKING:  # loaded only by the sessions that use them
-    from tui.core.events.kinds import TaskVia
+    from tui.core.events.kinds import TaskOrigin, TaskVia
     from tui.core.tools.approvals import Approvals
     from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
@@ -96,16 +96,16 @@ class Session:
         self.session_id = ids.session_id()
         self.paths = session_paths(capsule.root, capsule.name, self.session_id,
                                    options.workdir, self.home)
-        task = setup.read_task(options.task, options.task_file, self.paths.accessible,
-                               capsule.root)
-        self.task_text = task or ""
+        given = setup.read_task(options.task, options.task_file, self.paths.accessible,
+                                capsule.root)
+        self.task_text = given or ""
         # `lifecycle.task_acceptance: none` with no task at all: the session starts and ends
-        self.no_task = task is None and capsule.lifecycle.task_acceptance == "none"
+        self.no_task = given is None and capsule.lifecycle.task_acceptance == "none"
         self.inbox = lifecycle.inbox_for(capsule.lifecycle, options.more_tasks)
         self._write_task_file = options.task is not None or options.task_file is not None
         self.cancel = cancel or CancelToken()  # the session's: setting it ends everything
         self.task_cancel = TaskCancel(self.cancel)  # the running task's: CancelTask sets it
-        self._first_ids: tuple[str | None, str | None, TaskVia | None] = (None, None, None)
+        self._first_ids: task.FirstIds = task.NO_FIRST_IDS  # set by take_first
         self.record_path = (record_path(self.home, capsule.record_store, self.context_id)
                             if capsule.context.record else None)
         self.report = Report(EventStream(self.session_id, sinks), self.paths.bootstrap_log)
@@ -202,9 +202,10 @@ class Session:
                                       component_env, tool_stream), report.log))
 
     def submit(self, text: str, task_id: str | None = None, context_id: str | None = None,
-               via: TaskVia | None = None) -> str | None:
+               via: TaskVia | None = None, origin: TaskOrigin = "user") -> str | None:
         """Send the session a task (run after the running one); why it was refused, or None."""
-        return lifecycle.send(self.capsule.lifecycle, self.inbox, text, task_id, context_id, via)
+        return lifecycle.send(self.capsule.lifecycle, self.inbox, text, task_id, context_id,
+                              via, origin)
 
     @property
     def waits_for_first(self) -> bool:
@@ -212,13 +213,13 @@ class Session:
         (`take_first`) before it can run."""
         return not self.task_text.strip() and not self.no_task and self._found.turn is None
 
-    def take_first(self, text: str, task_id: str | None = None,
-                   context_id: str | None = None, via: TaskVia | None = None) -> None:
+    def take_first(self, text: str, task_id: str | None = None, context_id: str | None = None,
+                   via: TaskVia | None = None, origin: TaskOrigin = "user") -> None:
         """The session's first task, sent after it was built (before `run`): written to
         `task.md` as a task given at launch is, and run under `task_id` when one is named."""
         self.task_text = text
         self._write_task_file = True
-        self._first_ids = (task_id, context_id, via)
+        self._first_ids = (task_id, context_id, via, origin)
 
     def close_unstarted(self) -> None:
         """Give back what a session that will never run holds (its components, the context
@@ -306,8 +307,7 @@ class Session:
         self._index(ended=False)
         if self.resume is not None:  # background work that session died with: shell_lost
             lifecycle.report_lost(self.inbox, report, self.resume.entry, self.session_id)
-        self.hooks.session_start(capsule.name, capsule.version, self.session_id,
-                                 inference.model,
+        self.hooks.session_start(capsule.name, capsule.version, self.session_id, inference.model,
                                  ("shell",) if capsule.capabilities.shell_allow else ())
         turns = None if self.script is not None else Turns(
             self.driver, context, report, self.hooks, self.dispatch, self.task_cancel, inference,
@@ -323,8 +323,8 @@ class Session:
         task is the one its predecessor died in, under that task's id."""
         turn = self._found.turn
         continued = turn.task_id if turn is not None and not self.task_text.strip() else None
-        task_id, context_id, via = self._first_ids
-        return task.TaskInput(self.task_text, task_id=task_id or continued, via=via,
+        task_id, context_id, via, origin = self._first_ids
+        return task.TaskInput(self.task_text, task_id=task_id or continued, via=via, origin=origin,
                               context_id=context_id, task_file_written=self._write_task_file,
                               resume=self.resume.mode if self.resume else None, rebuild=turn)
 

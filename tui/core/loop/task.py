@@ -69,6 +69,12 @@ class TaskDeps(Frozen):
         return dataclasses.replace(self, context=context, turns=turns)
 
 
+# The ids a session's first task runs under when its sender named them (a door's task id and
+# context), how it came, and who sent it (`peer`: a task from another capsule).
+FirstIds = tuple[str | None, str | None, TaskVia | None, TaskOrigin]
+NO_FIRST_IDS: FirstIds = (None, None, None, "user")
+
+
 @dataclass(frozen=True, repr=False, eq=False)
 class TaskInput(Frozen):
     """What a task was asked, and how it came."""
