@@ -189,7 +189,7 @@ def stop(home: Path, address: str, timeout: float) -> int:
     if is_formation(address):
         from tui.commands.stop_formation import stop_formation
 
-        return stop_formation(home, address, timeout)
+        return stop_formation(home, address, timeout, stop_lines=stop_lines, say=say)
     say(stop_lines(home, _record(home, address), timeout))
     return EXIT_OK
 

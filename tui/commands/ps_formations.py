@@ -21,26 +21,39 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from tui.core.errors import FileRefused
 from tui.core.fs.safe_read import read_bounded
 from tui.core.trace.glance import MAX_TRACE_HEAD, trace_facts
 
 if TYPE_CHECKING:
-    from tui.commands.ps import SessionRow
+    from tui.core.running.liveness import Verdict
+    from tui.core.running.records import RunningRecord
+
+
+class Listed(Protocol):
+    """A row of `ps` (tui.commands.ps.SessionRow), as the formation lines read it."""
+
+    @property
+    def record(self) -> RunningRecord: ...
+    @property
+    def verdict(self) -> Verdict: ...
+
+
+Row = TypeVar("Row", bound=Listed)
 
 FORMATION_WIDTH = 36
 
 
-def formation_of(row: SessionRow) -> str | None:
+def formation_of(row: Listed) -> str | None:
     return row.record.formation_id
 
 
-def grouped(rows: Sequence[SessionRow]) -> list[SessionRow]:
+def grouped(rows: Sequence[Row]) -> list[Row]:
     """Rows newest first, a formation's members together where its newest member stands."""
     ordered = sorted(rows, key=lambda row: row.record.session_id, reverse=True)
-    groups: dict[str, list[SessionRow]] = {}
+    groups: dict[str, list[Row]] = {}
     for row in ordered:
         key = formation_of(row) or f"\x00{row.record.session_id}"  # a plain session: alone
         groups.setdefault(key, []).append(row)
@@ -50,8 +63,8 @@ def grouped(rows: Sequence[SessionRow]) -> list[SessionRow]:
 @dataclass
 class Summary:
     formation: str
-    listed: list[SessionRow] = field(default_factory=list)
-    pruned: list[SessionRow] = field(default_factory=list)
+    listed: list[Listed] = field(default_factory=list)
+    pruned: list[Listed] = field(default_factory=list)
     ended: int = 0
     no_record: int = 0
     roots_read: int = 0
@@ -73,7 +86,7 @@ class Summary:
         return text
 
 
-def summaries(home: Path, listed: Iterable[SessionRow], pruned: Iterable[SessionRow]
+def summaries(home: Path, listed: Iterable[Listed], pruned: Iterable[Listed]
               ) -> list[Summary]:
     """One summary per formation a listed or pruned record names, in the order their groups
     are listed (a formation with only pruned members after them)."""

@@ -18,13 +18,21 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui.commands.exits import EXIT_NOT_OK, EXIT_OK
 
+if TYPE_CHECKING:
+    from tui.core.running.records import RunningRecord
 
-def stop_formation(home: Path, formation: str, timeout: float) -> int:
-    from tui.commands.control import say, stop_lines
+
+def stop_formation(home: Path, formation: str, timeout: float, *,
+                   stop_lines: Callable[[Path, RunningRecord, float], list[str]],
+                   say: Callable[[list[str]], None]) -> int:
+    """`stop_lines` stops one member as `murmur-tui stop` does one session, `say` prints
+    (both `tui.commands.control`'s, handed in: that module sends `frm_…` here)."""
     from tui.core.errors import MurmurTuiError
     from tui.core.running.liveness import process_state
     from tui.core.text.secrets import redact
