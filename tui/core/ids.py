@@ -7,6 +7,7 @@ creation time. Within one millisecond a counter in the random field keeps them i
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 
@@ -58,6 +59,13 @@ def context_id() -> str:
 
 def event_id() -> str:
     return mint("evt")
+
+
+def formation_id() -> str:
+    return mint("frm")
+
+
+FORMATION_ID = re.compile(r"frm_[0-9a-f]{32}")
 
 
 def mint_time_ms(identifier: str) -> int:

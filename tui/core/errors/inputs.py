@@ -70,6 +70,12 @@ class RosterShapeError(MurmurTuiError):
     default_code = "E-ROS-001"
 
 
+class SeatError(MurmurTuiError):
+    """A formation channel line that is not a member's seat (`E-RUN-046`); never names a token."""
+
+    default_code = "E-RUN-046"
+
+
 class ManifestError(MurmurTuiError):
     """The manifest was refused; each problem names file, line and key (`where`: the first's)."""
 

@@ -8,7 +8,8 @@ from typing import Literal, TypeAlias
 
 # How a task (and the session) ended: trace `task_end` / `session_end` exit_status (spec §2).
 ExitStatus: TypeAlias = Literal["ok", "failed", "canceled", "max_turns_reached",
-                                "spend_ceiling_reached", "reopen_budget_exhausted"]
+                                "spend_ceiling_reached", "reopen_budget_exhausted",
+                                "formation_ended", "no_answer"]
 # Why a task attempt failed: trace `task_failed` cause (spec §2).
 FailureCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
                                   "runtime_error", "input_timeout", "compaction_hook",

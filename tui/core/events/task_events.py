@@ -41,6 +41,11 @@ class SessionStarted(Event):
     credential_source: str = "none"
     context_max_tokens: int | None = None
     resumed_from: str | None = None  # `--resume`: the session whose conversation goes on
+    formation_id: str | None = None  # a formation's member (spec murmur-newest §7.6)
+    formation_member: str | None = None
+    formation_callees: tuple[str, ...] = ()
+    spawned_by: str | None = None  # a delegated child: the parent session (§9.1)
+    delegation_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
@@ -51,6 +56,7 @@ class TaskStarted(Event):
     source: TaskSource = "task_md"
     origin: TaskOrigin = "user"
     message_parts_bytes: int = 0
+    caller_member: str | None = None  # sent by this formation member's `call-member`
     via: TaskVia | None = None  # typed on the supervisor's prompt (not in the trace)
 
 

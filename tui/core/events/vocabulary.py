@@ -20,6 +20,15 @@ from dataclasses import fields
 from typing import Any
 
 from tui.core.events.event import Event, JsonObject
+from tui.core.events.formation_events import (
+    DelegationEnded,
+    DelegationStarted,
+    FormationEnded,
+    MemberCallBusy,
+    MemberCallEnded,
+    MemberCallStarted,
+    TaskContinued,
+)
 from tui.core.events.task_events import (
     Compacted,
     CompactionDeclined,
@@ -58,13 +67,14 @@ from tui.core.events.tool_events import (
 )
 
 __all__ = [
-    "CallDenied", "Compacted", "CompactionDeclined", "Delegated", "Event", "HookFault",
-    "InferenceRetry", "InputAnswered", "InputRequested", "JsonObject", "Progress", "SessionEnded",
-    "SessionStarted", "ShellAbandoned", "ShellCompleted", "ShellDetached", "ShellExecuted",
-    "ShellLost", "ShellOutput", "TaskCanceled", "TaskEnded", "TaskFailed", "TaskReopened",
-    "TaskStarted", "TextDelta", "ThinkingDelta", "ToolCallComposing", "ToolCallFinished",
-    "ToolCallRestored", "ToolCallStarted", "ToolProgress", "TurnCompleted", "TurnStarted",
-    "Warning", "event_from_dict",
+    "CallDenied", "Compacted", "CompactionDeclined", "Delegated", "DelegationEnded",
+    "DelegationStarted", "Event", "FormationEnded", "HookFault", "InferenceRetry", "InputAnswered",
+    "InputRequested", "JsonObject", "MemberCallBusy", "MemberCallEnded", "MemberCallStarted",
+    "Progress", "SessionEnded", "SessionStarted", "ShellAbandoned", "ShellCompleted",
+    "ShellDetached", "ShellExecuted", "ShellLost", "ShellOutput", "TaskCanceled", "TaskContinued",
+    "TaskEnded", "TaskFailed", "TaskReopened", "TaskStarted", "TextDelta", "ThinkingDelta",
+    "ToolCallComposing", "ToolCallFinished", "ToolCallRestored", "ToolCallStarted", "ToolProgress",
+    "TurnCompleted", "TurnStarted", "Warning", "event_from_dict",
 ]
 
 

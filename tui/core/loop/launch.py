@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tui.core.errors import NoAnswer
 from tui.core.events.kinds import ExitStatus
+from tui.core.formation.seat import Seat
 from tui.core.fs.workdir import SessionPaths
 from tui.core.session_index import Resume
 
@@ -21,6 +22,7 @@ class LaunchOptions:
     home: Path | None = None
     more_tasks: tuple[str, ...] = ()  # `--task` given again: queued after the first, in order
     resume: Resume | None = None  # `--resume`: continue that session's conversation
+    seat: Seat | None = None  # a formation's member: its seat, from the formation channel
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,10 @@ No Textual, no Rich, no httpx.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+from tui.core import ids
 from tui.core.errors import RecordError, Where
 from tui.core.running.address import door_host_port, shown_url
 
@@ -33,7 +33,7 @@ REQUIRED_TEXT = ("session_id", "process_start", "capsule_name", "capsule_version
                  "started_at")
 RECORDS_DIR = "records_dir"  # required from v0.7.0, optional when read
 MAX_CREDENTIALS = 64
-FORMATION_ID = re.compile(r"frm_[0-9a-f]{32}")
+FORMATION_ID = ids.FORMATION_ID
 # Read, kept in `RunningRecord.kept`, written back as read, never acted on: the key and the
 # JSON type it holds (bool, str, or "launcher" for `{pid, process_start}`).
 KEPT_KEYS: dict[str, str] = {
