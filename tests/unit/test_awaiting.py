@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from tui.core.cancel import CancelToken
-from tui.core.loop.awaiting import Arrival, Awaiting
+from tui.core.formation.awaiting import Arrival, Awaiting
 
 
 def _answer(ident: str, kind: str = "member") -> Arrival:
