@@ -273,3 +273,11 @@ def test_a_door_without_a_seat_takes_mft1_as_any_unknown_bearer(tmp_path: Path) 
         assert parts(member)[2]["error"] == "invalid_token"
     finally:
         item.server.close()
+
+
+def test_a_task_that_echoes_its_callers_token_is_told_back_redacted(coder: Member) -> None:
+    sent = answer(call(coder, coder.lead, "SendMessage", message(f"my token: {coder.lead}")))
+    task = sent["result"]["task"]
+    told = json.dumps(task)
+    assert coder.lead not in told and coder.lead.split(".")[2] not in told
+    assert task["history"][0]["parts"][0]["text"] == "my token: [redacted]"
