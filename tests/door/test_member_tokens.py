@@ -139,13 +139,22 @@ def test_a_callers_token_sends_a_peer_task_traced_with_its_caller(coder: Member)
                 what="the member's task completes")
     got = answer(call(coder, coder.lead, "GetTask", {"id": task_id}))["result"]
     assert got["artifacts"][0]["parts"][0]["text"] == "done 0"
-    block_until(lambda: any(line["event_type"] == "task_end" for line in trace_lines(coder)),
-                what="the trace holds the task's end")
+    # the first task was the session's first (it waited for one); the next is queued
+    later = answer(call(coder, coder.reviewer, "SendMessage", message("review it")))
+    later_id = later["result"]["task"]["id"]
+    block_until(lambda: task_state(coder, coder.reviewer, later_id) == "TASK_STATE_COMPLETED",
+                what="reviewer's task completes")
+    block_until(lambda: sum(line["event_type"] == "task_end" for line in trace_lines(coder)) == 2,
+                what="the trace holds both tasks' ends")
     lines = trace_lines(coder)
     received = [line for line in lines if line["event_type"] == "a2a_task_received"]
     started = [line for line in lines if line["event_type"] == "task_start"]
-    assert [(r["task_id"], r["caller_member"]) for r in received] == [(task_id, "lead")]
-    assert [(s["task_id"], s["origin"]) for s in started] == [(task_id, "peer")]
+    assert [(r["task_id"], r["caller_member"]) for r in received] == [
+        (task_id, "lead"), (later_id, "reviewer")]
+    assert [(s["task_id"], s["origin"]) for s in started] == [
+        (task_id, "peer"), (later_id, "peer")]
+    session_node = lines[0]["event_id"]
+    assert all(r["parent_id"] == session_node for r in received)
     assert coder.door.table.get(task_id).caller_member == "lead"  # type: ignore[union-attr]
     # no token byte in the trace
     text = coder.session.paths.trace.read_text(encoding="utf-8")
