@@ -27,6 +27,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
 
     printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
     cancel = CancelToken()
+    options = options_of(args)
     door: Any = None
     board: Any = None
     if getattr(args, "serve", None) is not None:
@@ -35,12 +36,12 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
 
         board = QuestionBoard()
         board.door_only = True  # once the --answer values are used, questions wait for the door
-        door = Door(capsule, board, *parse_bind(args.serve))
+        door = Door(capsule, board, *parse_bind(args.serve), seat=options.seat)
     # In a terminal the printer's "? … asks:" line is the question; the responder adds "> ".
     responder = HeadlessResponder(args.answer, board=board,
                                   question_shown=not args.json and sys.stdout.isatty())
     session = build_session(SessionSpec(
-        capsule, options_of(args),
+        capsule, options,
         sinks=(printer, door.sink) if door is not None else (printer,), responder=responder,
         cancel=cancel,
         approver=args.approvals.gate(Nobody(sys.stderr.write)) if args.approvals else None))

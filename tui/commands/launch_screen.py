@@ -44,6 +44,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
             return error(f"--theme {args.theme!r} is not a theme here (themes: "
                          f"{', '.join(sorted(names)) or DEFAULT_THEME})")
     app = SupervisorApp(home, theme=args.theme)
+    options = options_of(args)
     door: Any = None
     board: Any = None
     if getattr(args, "serve", None) is not None:
@@ -51,9 +52,9 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         from tui.core.door import Door, parse_bind
 
         board = QuestionBoard()
-        door = Door(capsule, board, *parse_bind(args.serve))
+        door = Door(capsule, board, *parse_bind(args.serve), seat=options.seat)
     session = build_session(SessionSpec(
-        capsule, options_of(args),
+        capsule, options,
         sinks=(app.bridge, door.sink) if door is not None else (app.bridge,),
         responder=app.responder, cancel=app.cancel,
         approver=args.approvals.gate(app.approver) if args.approvals else None))

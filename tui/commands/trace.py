@@ -20,6 +20,7 @@ def add_parser(commands: Any) -> None:
     trace = commands.add_parser(
         "trace", help="read a session's trace.jsonl as `mur trace show|steps|diff|report` does",
         usage="murmur-tui trace [show] [SESSION] [--json] [--workdir DIR]\n"
+              "       murmur-tui trace [show] FORMATION-ID [--json] [--workdir DIR]\n"
               "       murmur-tui trace steps [SESSION] [--verbose] [--workdir DIR]\n"
               "       murmur-tui trace diff [BEFORE AFTER] [--workdir DIR]\n"
               "       murmur-tui trace report [SESSION ...] [--last N | --since 2h] "
@@ -28,9 +29,11 @@ def add_parser(commands: Any) -> None:
                     "failures, compaction, redundant calls, failures, reopens and tasks. "
                     "steps: the session → task → turn tree. diff: two sessions' metrics and "
                     "where their prompts diverge (default @2 @1). report: statistics over "
-                    "many sessions. SESSION is a session id, its last 4+ characters, @N (@1 the "
-                    "newest) among the session folders of the workdir (default ./workdir), or a "
-                    "path: a session folder, a folder of sessions, or a trace.jsonl.")
+                    "many sessions. A formation id (frm_…) lists the formation's members "
+                    "and their calls to each other. SESSION is a session id, its last 4+ "
+                    "characters, @N (@1 the newest) among the session folders of the workdir "
+                    "(default ./workdir), or a path: a session folder, a folder of sessions, "
+                    "or a trace.jsonl.")
     trace.add_argument("words", nargs="*", metavar="ARG",
                        help="a subcommand (show, steps, diff, report) and its sessions")
     trace.add_argument("--workdir", type=Path, metavar="DIR",
@@ -87,9 +90,13 @@ def _show(args: argparse.Namespace, words: list[str]) -> int:
     import json
 
     from tui.core.trace.details import load
+    from tui.core.trace.formation import is_formation_address
     from tui.core.trace.show import render, to_json
 
-    path = _trace(args, _one(words, "show"))
+    text = _one(words, "show")
+    if text is not None and is_formation_address(text):
+        return _formation(args, text)
+    path = _trace(args, text)
     try:
         details = load(path)
     except OSError as exc:
@@ -98,6 +105,24 @@ def _show(args: argparse.Namespace, words: list[str]) -> int:
         sys.stdout.write(json.dumps(to_json(details), ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render(details))
+    return EXIT_OK
+
+
+def _formation(args: argparse.Namespace, formation_id: str) -> int:
+    """`trace frm_…`: the formation's members and their calls (tui/core/trace/formation.py)."""
+    import json
+
+    from tui.core.fs.paths import murmur_home
+    from tui.core.trace import formation
+
+    found = formation.formation_trace(formation_id, args.workdir, Path.cwd(), murmur_home())
+    if found.unreadable:
+        sys.stderr.write(f"note: {found.unreadable} trace(s) of {formation_id} could not be "
+                         "read\n")
+    if args.json:
+        sys.stdout.write(json.dumps(formation.to_json(found), ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(formation.render(found))
     return EXIT_OK
 
 

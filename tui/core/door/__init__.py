@@ -1,6 +1,6 @@
 """Murmur's newest A2A door for a murmur-tui session (`launch --serve`).
 
-    door = Door(capsule, questions, host, port)   # before the Session: its sink goes in sinks=
+    door = Door(capsule, questions, host, port, seat)   # before the Session: its sink in sinks=
     session = Session(..., sinks=[..., door.sink])
     door.attach(session)
     url = door.start()
@@ -34,6 +34,7 @@ from tui.core.manifest.model import Capsule
 
 if TYPE_CHECKING:
     from tui.core.door.server import DoorServer
+    from tui.core.formation.seat import Seat
 
 DEFAULT_HOST = "127.0.0.1"
 CANCELED = "task canceled"  # a running task's final status message, as Murmur words it
@@ -69,7 +70,7 @@ def is_loopback(host: str) -> bool:
 
 class Door:
     def __init__(self, capsule: Capsule, questions: QuestionBoard, host: str = DEFAULT_HOST,
-                 port: int = 0) -> None:
+                 port: int = 0, seat: Seat | None = None) -> None:
         self.capsule = capsule
         self.questions = questions
         self.host, self.port = host, port
@@ -77,8 +78,9 @@ class Door:
         self.broadcast = Broadcast()
         self.residue = Residue()
         self.sink = FrameSink(self.broadcast, self._follow)
+        # a formation member's door also takes its callers' formation tokens (members.py)
         self.tokens = Tokens.mint(capsule.name, declared_credentials(capsule.manifest_path),
-                                  is_loopback(host))
+                                  is_loopback(host), seat)
         self.session: Any = None  # the Session served (only the commands import it)
         self.url = ""
         self._server: DoorServer | None = None
@@ -200,7 +202,7 @@ class Door:
         with self.table.lock():
             self.table.add_sent(task)
             refused = session.submit(task.text, task.task_id, task.context_id,
-                                     origin=task.origin)
+                                     origin=task.origin, caller_member=task.caller_member)
             if refused is not None:
                 task.state, task.message = "rejected", \
                     CLOSING if "no more tasks" in refused and session.inbox.closed else BUSY

@@ -10,7 +10,9 @@ event or output ever holds one. The manifest reader checks the block
 
 `authenticate` then `authorize` answer in Murmur's order: no `Authorization` header, a header
 that is not `Bearer <token>` or names a token this session did not mint (or more than one
-header), then the method's scope. A refusal is a plain HTTP status with `{"error", "message"}` and a
+header), then the method's scope. A formation member's door (its `Seat`) also takes the `mft1.`
+tokens the launcher minted for its callers, as the credential `member:<caller>` (members.py).
+A refusal is a plain HTTP status with `{"error", "message"}` and a
 `www-authenticate` header, never a JSON-RPC envelope.
 """
 
@@ -20,10 +22,14 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tui.core.door import members
 from tui.core.manifest.model import A2A_03_SCOPES, DOOR_SCOPES, OPERATOR, Capsule
 from tui.core.text.secrets import remember
+
+if TYPE_CHECKING:
+    from tui.core.formation.seat import Seat
 
 SCOPES: tuple[str, ...] = DOOR_SCOPES
 OLD_SCOPES = A2A_03_SCOPES
@@ -34,6 +40,7 @@ class Credential:
     name: str
     scopes: frozenset[str]
     token: str
+    member: str | None = None  # `member:<caller>`: a formation token's caller (members.py)
 
     def __repr__(self) -> str:  # never the token
         return f"Credential({self.name!r}, scopes={sorted(self.scopes)})"
@@ -68,21 +75,23 @@ def declared_credentials(source: Capsule | Path) -> dict[str, frozenset[str]] | 
 class Tokens:
     """The door's tokens; an empty one is a public door (it ignores `Authorization`)."""
 
-    def __init__(self, realm: str, credentials: list[Credential]) -> None:
+    def __init__(self, realm: str, credentials: list[Credential], seat: Seat | None = None
+                 ) -> None:
         self.realm = realm
         self.credentials = credentials
+        self.seat = seat  # a formation member's door also takes its callers' mft1. tokens
 
     @classmethod
-    def mint(cls, realm: str, declared: dict[str, frozenset[str]] | None, loopback: bool
-             ) -> Tokens:
+    def mint(cls, realm: str, declared: dict[str, frozenset[str]] | None, loopback: bool,
+             seat: Seat | None = None) -> Tokens:
         if declared is None and loopback:
-            return cls(realm, [])
+            return cls(realm, [], seat)
         minted = [Credential(OPERATOR, frozenset(SCOPES), secrets.token_urlsafe(32))]
         minted += [Credential(name, scopes, secrets.token_urlsafe(32))
                    for name, scopes in (declared or {}).items()]
         for credential in minted:
             remember(credential.token)
-        return cls(realm, minted)
+        return cls(realm, minted, seat)
 
     @property
     def active(self) -> bool:
@@ -107,13 +116,35 @@ class Tokens:
         scheme, _, token = values[0].decode("latin-1").strip().partition(" ")
         if scheme.lower() != "bearer" or not token:
             return invalid
+        token = token.strip()
         for credential in self.credentials:
-            if hmac.compare_digest(credential.token.encode(), token.strip().encode()):
+            if hmac.compare_digest(credential.token.encode(), token.encode()):
                 return credential
+        if self.seat is not None and members.is_member_token(token):
+            return self._member(self.seat, token, invalid)
         return invalid
+
+    def _member(self, seat: Seat, token: str, invalid: Refusal) -> Credential | Refusal:
+        """A caller member's formation token: the credential `member:<caller>`, or 403
+        `not_permitted` when it was minted for another door, else `invalid`."""
+        found = members.caller_of(seat, token)
+        if found is None:
+            return invalid
+        caller, here = found
+        if not here:
+            return Refusal(403, "not_permitted", members.not_permitted(caller),
+                           f'Bearer realm="{self.realm}", error="insufficient_scope"')
+        remember(token)  # a task that echoes it is told back `[redacted]`
+        return Credential(f"member:{caller}", members.MEMBER_SCOPES, token, member=caller)
 
     def authorize(self, credential: Credential | None, method: str) -> Refusal | None:
         """Whether `credential` reaches `method` (403 with the scope it lacks)."""
+        if credential is not None and credential.member is not None:
+            if method in credential.scopes:
+                return None
+            return Refusal(403, "not_permitted", members.not_permitted(credential.member, method),
+                           f'Bearer realm="{self.realm}", error="insufficient_scope", '
+                           f'scope="{method}"')
         if credential is None or method == "GetExtendedAgentCard" or \
                 method in credential.scopes or method not in SCOPES:
             return None

@@ -3,7 +3,8 @@ capsule's task (`x-murmur-task-origin: peer`, as Murmur's runtime marks every ca
 makes to another) reaches a capsule only when its manifest sets `exports.peer_tasks.accept:
 true`. Any other is refused `403 peer_not_accepted` with one body, byte-identical every time,
 after the door token and before the path, the body or the method are looked at. A task the
-capsule takes from a peer runs with origin `peer` (trace `task_start.origin`)."""
+capsule takes from a peer runs with origin `peer` (trace `task_start.origin`). A formation
+member's call (its `mft1.` token, members.py) is a peer's whatever its headers say."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def origin(headers: list[tuple[bytes, bytes]]) -> TaskOrigin:
     return "user"
 
 
-def refusal(accepts: bool, headers: list[tuple[bytes, bytes]]) -> Refusal | None:
-    """The 403 for a peer's request to a capsule that does not take peer tasks, else None."""
-    return PEER_NOT_ACCEPTED if not accepts and origin(headers) == "peer" else None
+def refusal(accepts: bool, headers: list[tuple[bytes, bytes]], member: bool = False
+            ) -> Refusal | None:
+    """The 403 for a peer's request (a member's call is one) to a capsule that does not take
+    peer tasks, else None."""
+    peer = member or origin(headers) == "peer"
+    return PEER_NOT_ACCEPTED if not accepts and peer else None

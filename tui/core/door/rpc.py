@@ -113,9 +113,11 @@ def parse(body: bytes) -> tuple[Any, dict[str, Any] | None]:
 
 
 def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | None,
-             authorize: Callable[[str], Any], origin: TaskOrigin = "user") -> Reply | Any:
+             authorize: Callable[[str], Any], origin: TaskOrigin = "user",
+             member: str | None = None) -> Reply | Any:
     """Steps 10–14: the method, its scope (`authorize` returns a refusal to pass on, or
-    None), its params, then the method itself (a new task runs with `origin`)."""
+    None), its params, then the method itself (a new task runs with `origin`). A formation
+    `member`'s call sees only the tasks that member sent: any other is not found."""
     rid, method = request["id"], request["method"]
     if method not in door.methods():
         if method == "GetExtendedAgentCard":
@@ -136,12 +138,12 @@ def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | No
                            "surrogate (not a character); send text as Unicode characters"))
     if method in ("SendMessage", "SendStreamingMessage"):
         return _send(door, rid, params, streaming=method == "SendStreamingMessage",
-                     last_event_id=last_event_id, origin=origin)
+                     last_event_id=last_event_id, origin=origin, member=member)
     if method == "GetTask":
-        task, problem = _named_task(door, rid, params, "GetTask")
+        task, problem = _named_task(door, rid, params, "GetTask", member)
         return Reply(problem or result(rid, task.wire() if task else None))
     if method == "CancelTask":
-        return Reply(_cancel(door, rid, params))
+        return Reply(_cancel(door, rid, params, member))
     if method == "stream/watch":
         ack = DoorFrame("connection-ack", {"role": "observer",
                                            "conversation_mode": door.conversation_mode()})
@@ -155,8 +157,8 @@ def dispatch(door: DoorSession, request: dict[str, Any], last_event_id: int | No
     return Reply(result(rid, card))
 
 
-def _named_task(door: DoorSession, rid: Any, params: dict[str, Any], method: str
-                ) -> tuple[DoorTask | None, dict[str, Any] | None]:
+def _named_task(door: DoorSession, rid: Any, params: dict[str, Any], method: str,
+                member: str | None = None) -> tuple[DoorTask | None, dict[str, Any] | None]:
     """The task `params.id` names. Murmur's words: GetTask refuses a missing or empty id,
     CancelTask only a missing one (an empty id is a task it never held)."""
     task_id = params.get("id")
@@ -164,14 +166,23 @@ def _named_task(door: DoorSession, rid: Any, params: dict[str, Any], method: str
         return None, error(rid, INVALID_PARAMS, "GetTask requires an id")
     if not isinstance(task_id, str):
         return None, error(rid, INVALID_PARAMS, f"Invalid params: {method} requires an id")
-    task = door.table.get(task_id)
+    task = _visible(door, task_id, member)
     if task is None:
         return None, error(rid, TASK_NOT_FOUND, "Task not found", {"taskId": task_id})
     return task, None
 
 
-def _cancel(door: DoorSession, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
-    task, problem = _named_task(door, rid, params, "CancelTask")
+def _visible(door: DoorSession, task_id: str, member: str | None) -> DoorTask | None:
+    """The task, unless a formation member asks for one it did not send (Murmur: not found)."""
+    task = door.table.get(task_id)
+    if task is None or (member is not None and task.caller_member != member):
+        return None
+    return task
+
+
+def _cancel(door: DoorSession, rid: Any, params: dict[str, Any], member: str | None = None
+            ) -> dict[str, Any]:
+    task, problem = _named_task(door, rid, params, "CancelTask", member)
     if problem is not None or task is None:
         return problem or {}
     context, problem = _callers_context(rid, params)
@@ -268,7 +279,8 @@ def _data_fence(part: dict[str, Any]) -> str:
 
 
 def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
-          last_event_id: int | None, origin: TaskOrigin = "user") -> Reply:
+          last_event_id: int | None, origin: TaskOrigin = "user", member: str | None = None
+          ) -> Reply:
     message, text, problem = message_text(params)
     if problem is not None and problem.startswith("file:"):
         index = problem.removeprefix("file:")
@@ -283,7 +295,7 @@ def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
         return Reply(error(rid, INVALID_PARAMS, problem or "params.message must be an object"))
     named = message.get("taskId") or ""
     if named:
-        task = door.table.get(named)
+        task = _visible(door, named, member)
         if task is None:
             return Reply(error(rid, TASK_NOT_FOUND, "Task not found", {"taskId": named}))
         if task.state != "input-required":
@@ -309,7 +321,7 @@ def _send(door: DoorSession, rid: Any, params: dict[str, Any], streaming: bool,
         return Reply(result(rid, {"task": answered}))
     task_id, minted_context = door.new_ids()
     task = DoorTask(task_id, message.get("contextId") or minted_context, text=text,
-                    origin=origin)
+                    origin=origin, caller_member=member)
     if streaming:
         def start() -> list[DoorFrame]:
             refused = door.submit(task)

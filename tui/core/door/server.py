@@ -217,8 +217,9 @@ class DoorServer:
         # the caller is known before its body is read: a stranger's body is never taken in
         credential = self.tokens.authenticate(list(request.headers))
         if not isinstance(credential, Refusal):  # then peer consent (step 3), body unread
+            member = credential is not None and credential.member is not None
             credential = consent.refusal(self.door.accepts_peer_tasks(),
-                                         list(request.headers)) or credential
+                                         list(request.headers), member) or credential
         if isinstance(credential, Refusal):
             await self._refuse(ex.conn, ex.writer, credential)
             await self._linger(ex)
@@ -324,11 +325,14 @@ class DoorServer:
         def authorize(method: str) -> Refusal | None:
             return self.tokens.authorize(credential, method)
 
+        # a formation member's call is a peer task, and sees only the tasks it sent
+        member = credential.member if credential is not None else None
+        origin = "peer" if member is not None else consent.origin(list(request.headers))
         if parsed["method"] in OFF_THE_LOOP:  # it waits for the task to stop: not here
-            reply = await asyncio.to_thread(dispatch, self.door, parsed, last, authorize)
+            reply = await asyncio.to_thread(dispatch, self.door, parsed, last, authorize,
+                                            origin, member)
         else:
-            reply = dispatch(self.door, parsed, last, authorize,
-                             consent.origin(list(request.headers)))
+            reply = dispatch(self.door, parsed, last, authorize, origin, member)
         if isinstance(reply, Refusal):
             await self._refuse(conn, writer, reply)
         elif reply.stream is not None:

@@ -42,7 +42,8 @@ class ServedSession(Protocol):
     def waits_for_first(self) -> bool: ...
 
     def take_first(self, text: str, task_id: str | None = None, context_id: str | None = None,
-                   via: TaskVia | None = None, origin: TaskOrigin = "user") -> None: ...
+                   via: TaskVia | None = None, origin: TaskOrigin = "user",
+                   caller_member: str | None = None) -> None: ...
 
     def close_unstarted(self) -> None: ...
 
@@ -120,7 +121,7 @@ class Serving:
             self.session.close_unstarted()
             return False
         self.session.take_first(task.text, task.task_id, task.context_id, via="door",
-                                origin=task.origin)
+                                origin=task.origin, caller_member=task.caller_member)
         return True
 
     def end(self) -> None:

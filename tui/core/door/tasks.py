@@ -38,6 +38,7 @@ class DoorTask:
     text: str = ""
     held: bool = False  # the door ended it (CancelTask, session/stop): events change nothing
     origin: TaskOrigin = "user"  # `peer`: sent with x-murmur-task-origin: peer
+    caller_member: str | None = None  # sent with this formation member's mft1. token
 
 
     @property

@@ -54,6 +54,7 @@ from tui.core.errors.inputs import (
     ScaffoldError,
     SeatError,
     ThemeError,
+    TokenRefused,
     TraceFormatError,
     TraceNotFound,
     TraceWriteError,
@@ -72,7 +73,7 @@ __all__ = [
     "RunningDirError", "RunningSessionError", "ScaffoldError", "SeatError", "SessionNotFound",
     "ShellRefused",
     "StopOnCancel",
-    "StopOnInputTimeout", "ThemeError",
+    "StopOnInputTimeout", "ThemeError", "TokenRefused",
     "TraceFormatError", "TraceNotFound", "TraceWriteError", "TrapGuest", "WatchRefused", "Where",
     "YamlError", "YamlRefusal",
 ]

@@ -76,6 +76,13 @@ class SeatError(MurmurTuiError):
     default_code = "E-RUN-046"
 
 
+class TokenRefused(MurmurTuiError):
+    """An `mft1.` formation token that is malformed or not signed by the formation's key; the
+    text says what is wrong with it, never a byte of it."""
+
+    default_code = "E-TOKEN"
+
+
 class ManifestError(MurmurTuiError):
     """The manifest was refused; each problem names file, line and key (`where`: the first's)."""
 

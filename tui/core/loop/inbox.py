@@ -28,6 +28,7 @@ class Pending:
     task_id: str | None = None  # the id it runs under (the door's); None: one is minted
     context_id: str | None = None  # the sender's context (the door's contextId), else the session's
     via: TaskVia | None = None  # typed on the supervisor's prompt: at once, or queued
+    caller_member: str | None = None  # sent by this formation member (its mft1. token)
 
 
 class Inbox:

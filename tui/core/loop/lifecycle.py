@@ -122,7 +122,8 @@ def _next_task(previous: task.TaskDeps, pending: Pending
         else previous.fresh()
     return deps, task.TaskInput(pending.text, source=pending.source, origin=pending.origin,
                                 task_id=pending.task_id, context_id=pending.context_id,
-                                task_file_written=True, first=False, via=pending.via)
+                                task_file_written=True, first=False, via=pending.via,
+                                caller_member=pending.caller_member)
 
 
 def _forget_task_file(accessible: Path) -> None:
@@ -148,15 +149,16 @@ def inbox_for(settings: Lifecycle, more_tasks: tuple[str, ...]) -> Inbox:
 
 def send(settings: Lifecycle, inbox: Inbox, text: str, task_id: str | None = None,
          context_id: str | None = None, via: TaskVia | None = None,
-         origin: TaskOrigin = "user") -> str | None:
+         origin: TaskOrigin = "user", caller_member: str | None = None) -> str | None:
     """Queue a task sent to a running session (under `task_id` when its sender named one;
-    `via`: typed on the supervisor's prompt); the reason it is refused, else None."""
+    `via`: typed on the supervisor's prompt; `caller_member`: the formation member that sent
+    it); the reason it is refused, else None."""
     if settings.task_acceptance != "queue":
         return (f"the capsule takes no more tasks (lifecycle.task_acceptance: "
                 f"{settings.task_acceptance})")
     if inbox.closed:
         return "the session takes no more tasks"
     if not inbox.send(Pending(text, task_id=task_id, context_id=context_id, via=via,
-                              origin=origin)):
+                              origin=origin, caller_member=caller_member)):
         return f"the queue is full (lifecycle.queue_depth: {settings.queue_depth})"
     return None

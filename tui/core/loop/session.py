@@ -202,28 +202,27 @@ class Session:
                                       component_env, tool_stream), report.log))
 
     def submit(self, text: str, task_id: str | None = None, context_id: str | None = None,
-               via: TaskVia | None = None, origin: TaskOrigin = "user") -> str | None:
+               via: TaskVia | None = None, origin: TaskOrigin = "user",
+               caller_member: str | None = None) -> str | None:
         """Send the session a task (run after the running one); why it was refused, or None."""
         return lifecycle.send(self.capsule.lifecycle, self.inbox, text, task_id, context_id,
-                              via, origin)
+                              via, origin, caller_member)
 
     @property
     def waits_for_first(self) -> bool:
-        """No task was given and the capsule takes one: the session needs its first task
-        (`take_first`) before it can run."""
+        """No task given and the capsule takes one: the session waits for `take_first`."""
         return not self.task_text.strip() and not self.no_task and self._found.turn is None
 
     def take_first(self, text: str, task_id: str | None = None, context_id: str | None = None,
-                   via: TaskVia | None = None, origin: TaskOrigin = "user") -> None:
+                   via: TaskVia | None = None, origin: TaskOrigin = "user",
+                   caller_member: str | None = None) -> None:
         """The session's first task, sent after it was built (before `run`): written to
         `task.md` as a task given at launch is, and run under `task_id` when one is named."""
-        self.task_text = text
-        self._write_task_file = True
-        self._first_ids = (task_id, context_id, via, origin)
+        self.task_text, self._write_task_file = text, True
+        self._first_ids = (task_id, context_id, via, origin, caller_member)
 
     def close_unstarted(self) -> None:
-        """Give back what a session that will never run holds (its components, the context
-        lock); nothing is written."""
+        """Give back what a never-run session holds (components, context lock); write nothing."""
         self.close_runtime()
         self._release_context()
 
@@ -323,10 +322,11 @@ class Session:
         task is the one its predecessor died in, under that task's id."""
         turn = self._found.turn
         continued = turn.task_id if turn is not None and not self.task_text.strip() else None
-        task_id, context_id, via, origin = self._first_ids
+        task_id, context_id, via, origin, caller = self._first_ids
         return task.TaskInput(self.task_text, task_id=task_id or continued, via=via, origin=origin,
                               context_id=context_id, task_file_written=self._write_task_file,
-                              resume=self.resume.mode if self.resume else None, rebuild=turn)
+                              resume=self.resume.mode if self.resume else None, rebuild=turn,
+                              caller_member=caller)
 
     def _end(self, outcome: TaskOutcome, started: float) -> None:
         if not self._session_started:

@@ -51,6 +51,13 @@ def task_start(event: ev.TaskStarted) -> dict[str, Any]:
     }
 
 
+def a2a_task_received(event: ev.TaskStarted) -> dict[str, Any]:
+    """A formation member's task as its door took it: who sent it (`caller_member`). The
+    caller's message id and traceparent are not kept by the door (null)."""
+    return {"task_id": event.task_id, "context_id": event.context_id, "message_id": None,
+            "traceparent_from_caller": None, "caller_member": event.caller_member}
+
+
 def inference(event: ev.TurnCompleted, capture: str) -> dict[str, Any]:
     """The turn's line without `message_ids` (the writer appends those, encoded once)."""
     fields: dict[str, Any] = {

@@ -103,6 +103,9 @@ class TraceWriter:
                                         lines.session_start(event), event.session_id)
 
     def _task_start(self, event: ev.TaskStarted) -> None:
+        if event.caller_member is not None:  # a formation member's call: who sent it
+            self.write("a2a_task_received", self._session_node, event.ts_ms,
+                       lines.a2a_task_received(event), event.session_id)
         self._task_node = self.write("task_start", self._session_node, event.ts_ms,
                                      lines.task_start(event), event.session_id)
         self._turn_node = None
