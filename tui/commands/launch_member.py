@@ -10,6 +10,7 @@ same way and winds down the same way (its cancel set, as a first Ctrl-C sets it)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
@@ -58,9 +59,7 @@ def wire(args: argparse.Namespace, session: Any, cancel: CancelToken,
 
     def tell() -> None:
         session.report.emit(ev.FormationEnded(formation_id=membership.formation_id))
-        sys.stderr.write(f"murmur-tui: formation {membership.formation_id} ended; winding "
-                         "down\n")
-        sys.stderr.flush()
+        _say(f"murmur-tui: formation {membership.formation_id} ended; winding down")
 
     def mark() -> None:
         session.ending.ended_by = "formation_ended"
@@ -70,15 +69,23 @@ def wire(args: argparse.Namespace, session: Any, cancel: CancelToken,
 
         finish_now()
         kill_running()
-        sys.stdout.flush()
-        sys.stderr.write("murmur-tui: the formation ended and the session did not wind down "
-                         "in time; stopped\n")
-        sys.stderr.flush()
+        _say("murmur-tui: the formation ended and the session did not wind down in time; "
+             "stopped")
         os._exit(EXIT_TERMINATED)
 
     wind_down = WindDown(tell, mark, cancel.set, force)
     watch(membership.lifeline, wind_down)
     return wind_down
+
+
+def _say(line: str) -> None:
+    """A line on stderr, which may be gone with the launcher that read it (a SIGKILLed
+    launcher leaves its members' pipes broken)."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def exit_code(wind_down: WindDown | None, code: int) -> int:
