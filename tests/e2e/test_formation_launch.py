@@ -153,7 +153,7 @@ def send_task(peer: dict[str, Any], token: str, text: str) -> None:
 def trace_of(peer: dict[str, Any]) -> Path:
     """The member's trace: its one session's, under its directory (not there before its
     first task starts)."""
-    return Path(peer["workdir"]) / ".murmur" / peer["session_id"] / "trace.jsonl"
+    return Path(str(peer["workdir"])) / ".murmur" / str(peer["session_id"]) / "trace.jsonl"
 
 
 def event_types(trace: Path) -> list[str]:
@@ -221,7 +221,8 @@ def test_a_sigkilled_launcher_ends_every_member(launched: Launcher, murmur_home:
     launched.process.send_signal(signal.SIGKILL)
     launched.process.wait()
     for peer in line["peers"]:  # within the 20 s a member takes at most to wind down
-        block_until(lambda peer=peer: gone(peer["pid"]), within=25, what=peer["name"])
+        pid: int = peer["pid"]
+        block_until(lambda: gone(pid), within=25, what=peer["name"])
     block_until(lambda: "formation_ended" in event_types(trace_of(coder)))
     last = read_jsonl(trace_of(coder))[-1]
     assert (last["event_type"], last["exit_status"]) == ("session_end", "formation_ended")
@@ -274,3 +275,56 @@ def test_a_formation_member_cannot_launch_a_roster(murmur_home: Path) -> None:
     assert done.returncode == 1
     assert "[E-RUN-046]" in done.stderr and "cannot launch another formation" in done.stderr
     assert not (murmur_home / "formations").exists()
+
+
+def member_launch(capsule: Path, extra_env: dict[str, str], fds: tuple[int, ...] = ()
+                  ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", "launch", str(capsule), "--headless", "--serve",
+         "127.0.0.1:0", "--json"], capture_output=True, text=True, timeout=120,
+        pass_fds=fds, env=dict(os.environ, **extra_env))
+
+
+def test_a_member_seated_in_another_formation_refuses_to_start(tmp_path: Path) -> None:
+    folder = team(tmp_path / "team")
+    read, write = os.pipe()
+    from tui.core.formation.seat import Seat
+
+    os.write(write, Seat("frm_" + "2" * 32, "coder", False, "a2V5").first_line().encode())
+    try:
+        done = member_launch(folder / "coder", {"MURMUR_FORMATION_ID": "frm_" + "1" * 32,
+                                                "MURMUR_FORMATION_CHANNEL": str(read)}, (read,))
+    finally:
+        os.close(read)
+        os.close(write)
+    assert done.returncode == 1, done.stderr
+    assert "[E-RUN-046]" in done.stderr and "frm_" + "2" * 32 in done.stderr
+    assert done.stdout == ""  # no door, no readiness line
+
+
+def test_a_channel_without_a_formation_id_refuses_to_start(tmp_path: Path) -> None:
+    folder = team(tmp_path / "team")
+    done = member_launch(folder / "coder", {"MURMUR_FORMATION_CHANNEL": "3"})
+    assert done.returncode == 1
+    assert "MURMUR_FORMATION_CHANNEL is set without MURMUR_FORMATION_ID" in done.stderr
+    assert done.stderr.rstrip().endswith("[E-RUN-046]")
+
+
+def test_a_member_that_does_not_wind_down_is_sigkilled_with_its_group(
+        tmp_path: Path, murmur_home: Path) -> None:
+    from tui.core.formation.admission import Admitted, admit
+    from tui.core.formation.launcher import launch
+
+    admitted = admit(team(tmp_path / "team") / "roster.yaml", murmur_home)
+    assert isinstance(admitted, Admitted)
+    said: list[str] = []
+    formation = launch(admitted, murmur_home, said.append)
+    try:
+        coder = formation.peers[0]
+        os.kill(coder.process.pid, signal.SIGSTOP)  # it cannot read its lifeline's end
+    finally:
+        formation.end(kill_after=0.5)
+    assert coder.process.returncode == -signal.SIGKILL
+    assert formation.peers[1].process.returncode == 143  # it wound down by itself
+    assert not any(" gone (" in line for line in said)  # the launcher ended them: not "gone"
+    assert group_empty(coder.process.pid)
