@@ -220,9 +220,9 @@ def test_a_sigkilled_launcher_ends_every_member(launched: Launcher, murmur_home:
 
     launched.process.send_signal(signal.SIGKILL)
     launched.process.wait()
-    for peer in line["peers"]:  # within the 20 s a member takes at most to wind down
-        pid: int = peer["pid"]
-        block_until(lambda: gone(pid), within=25, what=peer["name"])
+    pids: list[int] = [peer["pid"] for peer in line["peers"]]
+    # within the 20 s a member takes at most to wind down
+    block_until(lambda: all(gone(pid) for pid in pids), within=25)
     block_until(lambda: "formation_ended" in event_types(trace_of(coder)))
     last = read_jsonl(trace_of(coder))[-1]
     assert (last["event_type"], last["exit_status"]) == ("session_end", "formation_ended")

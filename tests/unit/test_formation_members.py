@@ -4,6 +4,7 @@ and the lifeline whose end winds the member down."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Iterator
@@ -26,10 +27,8 @@ def pipe() -> Iterator[tuple[int, int]]:
     read, write = os.pipe()
     yield read, write
     for fd in (read, write):
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
 
 def seat_line(formation: str = FRM) -> bytes:
