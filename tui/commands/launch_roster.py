@@ -27,6 +27,7 @@ _SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP
 
 def run(args: argparse.Namespace) -> int:
     from tui.commands import launch
+    from tui.core.errors import FormationError
     from tui.core.formation import launcher
     from tui.core.formation.admission import admit
     from tui.core.formation.members import ENV_ID
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     previous = _install(lambda signum, frame: received.append(signum))
     try:
         formation = launcher.launch(admitted, home, say, stopped=lambda: bool(received))
-    except launcher.FormationError as exc:
+    except FormationError as exc:
         _install(previous)
         if received:
             return 128 + received[0]

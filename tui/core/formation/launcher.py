@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from tui.core import ids
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import FormationError
 from tui.core.formation import peers, tokens
 from tui.core.formation.admission import Admitted, AdmittedMember
-from tui.core.formation.peers import Peer, Say
+from tui.core.formation.peers import PeerProcess, Say
 from tui.core.formation.seat import Callee, Seat, urls_line
 from tui.core.fs.private_files import make_private_dirs, write_private
 
@@ -38,13 +38,6 @@ READY_WITHIN = 180.0  # seconds for every member's door to answer
 PROBE_EVERY = 0.1  # seconds between two probes of a door's card
 KILL_AFTER = 25.0  # seconds from the lifelines' closing to SIGKILL
 OUTPUT_LOG = "output.log"  # the members' output, when it is not the launcher's stderr
-NOT_STARTED = "E-RUN-045"
-
-
-class FormationError(MurmurTuiError):
-    """A formation that could not start (`E-RUN-045`); what was started is ended."""
-
-    default_code = NOT_STARTED
 
 
 @dataclass(eq=False)
@@ -53,7 +46,7 @@ class Formation:
     formation_id: str
     folder: Path  # $MURMUR_HOME/formations/<frm>/
     entry_seat: Seat
-    peers: list[Peer] = field(default_factory=list)
+    peers: list[PeerProcess] = field(default_factory=list)
     _signing: Any = field(default=None, repr=False)
 
     def line(self) -> str:

@@ -41,7 +41,7 @@ class Ready:
 
 
 @dataclass(eq=False)
-class Peer:
+class PeerProcess:
     member: AdmittedMember
     seat: Seat
     folder: Path  # $MURMUR_HOME/formations/<frm>/<member>/
@@ -78,7 +78,7 @@ class Peer:
             os.killpg(self.process.pid, signal.SIGKILL)
 
 
-def start(member: AdmittedMember, seat: Seat, folder: Path, say: Say) -> Peer:
+def start(member: AdmittedMember, seat: Seat, folder: Path, say: Say) -> PeerProcess:
     """Start the member's process in `folder`, its seat already on its channel; its output
     goes to `say`, each line prefixed `[<member>] `."""
     channel_read, channel_write = os.pipe()
@@ -100,7 +100,7 @@ def start(member: AdmittedMember, seat: Seat, folder: Path, say: Say) -> Peer:
     finally:
         os.close(channel_read)
         os.close(lifeline_read)
-    peer = Peer(member, seat, folder, process, channel_write, lifeline_write)
+    peer = PeerProcess(member, seat, folder, process, channel_write, lifeline_write)
     assert process.stdout is not None and process.stderr is not None
     threading.Thread(target=_stdout, args=(peer, process.stdout, say), daemon=True,
                      name=f"peer-{member.name}-out").start()
@@ -111,7 +111,7 @@ def start(member: AdmittedMember, seat: Seat, folder: Path, say: Say) -> Peer:
     return peer
 
 
-def _stdout(peer: Peer, stream: IO[bytes], say: Say) -> None:
+def _stdout(peer: PeerProcess, stream: IO[bytes], say: Say) -> None:
     """The first JSON object naming a session and a url is the readiness line; every line
     (that one too) is handed on."""
     for line in _read(stream):
@@ -120,7 +120,7 @@ def _stdout(peer: Peer, stream: IO[bytes], say: Say) -> None:
         say(f"[{peer.name}] {line}")
 
 
-def _lines(peer: Peer, stream: IO[bytes], say: Say) -> None:
+def _lines(peer: PeerProcess, stream: IO[bytes], say: Say) -> None:
     for line in _read(stream):
         say(f"[{peer.name}] {line}")
 
@@ -131,7 +131,7 @@ def _read(stream: IO[bytes]) -> Any:
             yield raw.decode("utf-8", "replace").rstrip("\r\n")
 
 
-def _waiter(peer: Peer, say: Say) -> None:
+def _waiter(peer: PeerProcess, say: Say) -> None:
     """When the process ends: how, and — when the launcher was not ending it — say so."""
     code = peer.process.wait()
     peer.gone = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
