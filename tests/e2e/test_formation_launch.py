@@ -191,6 +191,10 @@ def test_a_three_member_formation_starts_every_door_and_ends_every_member(
     assert (started["formation_id"], started["formation_member"]) == (frm, "lead")
     assert started["formation_callees"] == ["coder"]
     assert started["workdir"] == str((tmp_path / "team").resolve())
+    entry_record = record(murmur_home, started["session_id"])
+    assert (entry_record["formation_id"], entry_record["formation_member"]) == (frm, "lead")
+    assert entry_record["formation_entry"] is True
+    assert entry_record["formation_launcher"]["pid"] == launched.process.pid
     coder = line["peers"][0]
     send_task(coder, record(murmur_home, coder["session_id"])["door_token"], "code it")
     block_until(lambda: "task_end" in event_types(trace_of(coder)), what=launched.told)

@@ -48,7 +48,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
     lifecycle = capsule.lifecycle
     serving: Any = None
     if door is not None:
-        serving = _serve(door, session, args.json, launch_member.record_keys(args))
+        serving = _serve(door, session, args)
     elif lifecycle.task_acceptance == "queue" and lifecycle.after_task == "sleep":
         responder.feed_tasks(session.submit, session.inbox.close)  # stdin: one task a line
     else:
@@ -95,25 +95,20 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
     return launch_member.exit_code(wind_down, EXIT_OK if results[0].ok else EXIT_NOT_OK)
 
 
-def _serve(door: Any, session: Any, as_json: bool, formation: dict[str, Any]) -> Any:
+def _serve(door: Any, session: Any, args: argparse.Namespace) -> Any:
     """Serve `session` on `door` and print the one readiness line; a session that cannot be
     served gives back what it holds before the refusal is told. A formation member's record
-    carries its `formation` keys."""
-    from dataclasses import replace
-
+    carries the formation's keys."""
     from tui.core.door.serving import Serving
     from tui.core.errors import MurmurTuiError
-    from tui.core.running.records import write_record
 
     try:
         serving = Serving.start(door, session)
-        if formation and serving.record is not None:
-            serving.record = replace(serving.record, kept=formation)
-            write_record(session.home, serving.record)
+        launch_member.mark_record(serving, args)
     except (MurmurTuiError, OSError):
         session.close_unstarted()
         raise
-    sys.stdout.write(serving.readiness(as_json) + "\n")
+    sys.stdout.write(serving.readiness(args.json) + "\n")
     sys.stdout.flush()
     return serving
 

@@ -111,3 +111,16 @@ def record_keys(args: argparse.Namespace) -> dict[str, Any]:
         membership = Membership(seat.formation_id, seat, None, None)
     start = process_start_token(pid)
     return keys(membership, {"pid": pid, "process_start": start} if start else None)
+
+
+def mark_record(serving: Any, args: argparse.Namespace) -> None:
+    """Write the formation keys into a served session's running record (nothing for a
+    session that is no formation's)."""
+    from dataclasses import replace
+
+    from tui.core.running.records import write_record
+
+    formation = record_keys(args)
+    if formation and serving.record is not None:
+        serving.record = replace(serving.record, kept=formation)
+        write_record(serving.session.home, serving.record)

@@ -67,7 +67,8 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
 
         try:
             serving = Serving.start(door, session)
-        except MurmurTuiError:
+            launch_member.mark_record(serving, args)
+        except (MurmurTuiError, OSError):
             session.close_unstarted()
             raise
         app.serve(serving, board)
