@@ -332,3 +332,29 @@ def test_a_member_that_does_not_wind_down_is_sigkilled_with_its_group(
     assert formation.peers[1].process.returncode == 143  # it wound down by itself
     assert not any(" gone (" in line for line in said)  # the launcher ended them: not "gone"
     assert group_empty(coder.process.pid)
+
+
+def test_a_member_that_cannot_start_refuses_the_formation_with_e_run_045(
+        tmp_path: Path, murmur_home: Path) -> None:
+    folder = team(tmp_path / "team")
+    # coder's manifest names a script that is not there: its launch is refused, no door
+    (folder / "coder" / "script.json").unlink()
+    launcher = Launcher(folder, murmur_home)
+    assert launcher.process.wait(120) == 1, launcher.told()
+    block_until(lambda: any("[E-RUN-045]" in text for text in launcher.err), what=launcher.told)
+    refusal = next(text for text in launcher.err if "[E-RUN-045]" in text)
+    assert "member coder ended before its door was ready (exit 2)" in refusal
+    assert any(text.startswith("[coder] ") for text in launcher.err)  # why, in its own words
+    assert launcher.out == []  # no formation line: nothing ran
+    reviewer_pids = [int(json.loads(text.removeprefix("[reviewer] "))["pid"])
+                     for text in launcher.err if text.startswith('[reviewer] {"auth"')]
+    assert all(gone(pid) for pid in reviewer_pids)
+
+
+def test_roster_takes_no_capsule(tmp_path: Path) -> None:
+    folder = team(tmp_path / "team")
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "launch", str(folder / "lead"), "--roster", str(folder),
+         "--headless"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "give a capsule to a single capsule's launch, not with --roster" in done.stderr

@@ -171,7 +171,7 @@ def _wait_ready(formation: Formation, home: Path, stopped: Callable[[], bool],
         for peer in list(waiting):
             if peer.gone is not None:
                 raise FormationError(f"member {peer.name} ended before its door was ready "
-                                     f"({peer.gone}); its output is above, prefixed "
+                                     f"({peer.gone}); its output is the lines prefixed "
                                      f"[{peer.name}]")
             if peer.ready is None:
                 continue
