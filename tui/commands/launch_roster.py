@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         args.on_signal = received.append
         code = _entry(capsule, args)
     finally:
-        formation.end(kill_after=float(getattr(args, "kill_after", launcher.KILL_AFTER)))
+        formation.end()
     return 128 + received[0] if received else code
 
 
