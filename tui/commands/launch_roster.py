@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if received:  # a signal came as the last door answered: the entry does not start
             return 128 + received[0]
-        if args.json:
+        if args.json and args.headless:  # the screen's stdout is the screen
             sys.stdout.write(formation.line() + "\n")
             sys.stdout.flush()
         else:
