@@ -29,7 +29,7 @@ def options_of(args: argparse.Namespace) -> LaunchOptions:
     return LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
                          more_tasks=tuple(args.task[1:]) if args.task else (),
                          context_id=args.context_id, resume=resume_of(args),
-                         workdir=args.workdir)
+                         workdir=args.workdir, seat=getattr(args, "seat", None))
 
 
 def resume_of(args: argparse.Namespace) -> Resume | None:
@@ -52,6 +52,9 @@ def add_parser(commands: Any) -> None:
 
 def add_arguments(launch: argparse.ArgumentParser) -> None:
     launch.add_argument("capsule", nargs="?", type=Path, help="capsule folder or murmur.yaml")
+    launch.add_argument("--roster", type=Path, metavar="DIR",
+                        help="launch the formation DIR/roster.yaml names (or that file): "
+                             "every member at its door, the entry member last, here")
     launch.add_argument("--headless", action="store_true",
                         help="no screen: one line per event on stdout")
     launch.add_argument("--json", action="store_true",

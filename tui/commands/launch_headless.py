@@ -13,6 +13,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from tui.commands import launch_member
 from tui.commands.exits import EXIT_INTERRUPTED, EXIT_NOT_OK, EXIT_OK
 from tui.commands.launch import options_of
 from tui.core.loop.build import SessionSpec, build_session
@@ -48,7 +49,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
     lifecycle = capsule.lifecycle
     serving: Any = None
     if door is not None:
-        serving = _serve(door, session, args.json)
+        serving = _serve(door, session, args)
     elif lifecycle.task_acceptance == "queue" and lifecycle.after_task == "sleep":
         responder.feed_tasks(session.submit, session.inbox.close)  # stdin: one task a line
     else:
@@ -73,9 +74,11 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         if serving is not None:
             serving.end()
 
-    forget: Callable[[], None] = _record_without_door(session) if door is None else _nothing
+    forget: Callable[[], None] = (_record_without_door(session, launch_member.record_keys(args))
+                                  if door is None else _nothing)
+    wind_down = launch_member.wire(args, session, cancel, finish_now)
     worker = threading.Thread(target=work, name="session", daemon=True)
-    previous = _install(_interrupt_handler(cancel, finish_now))
+    previous = _install(_interrupt_handler(cancel, finish_now, getattr(args, "on_signal", None)))
     try:
         worker.start()
         while worker.is_alive():
@@ -89,37 +92,42 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         raise errors[0]
     if not results:
         sys.stderr.write("murmur-tui: stopped before any task was sent\n")
-        return EXIT_OK
-    return EXIT_OK if results[0].ok else EXIT_NOT_OK
+        return launch_member.exit_code(wind_down, EXIT_OK)
+    return launch_member.exit_code(wind_down, EXIT_OK if results[0].ok else EXIT_NOT_OK)
 
 
-def _serve(door: Any, session: Any, as_json: bool) -> Any:
+def _serve(door: Any, session: Any, args: argparse.Namespace) -> Any:
     """Serve `session` on `door` and print the one readiness line; a session that cannot be
-    served gives back what it holds before the refusal is told."""
+    served gives back what it holds before the refusal is told. A formation member's record
+    carries the formation's keys."""
     from tui.core.door.serving import Serving
     from tui.core.errors import MurmurTuiError
 
     try:
         serving = Serving.start(door, session)
-    except MurmurTuiError:
+        launch_member.mark_record(serving, args)
+    except (MurmurTuiError, OSError):
         session.close_unstarted()
         raise
-    sys.stdout.write(serving.readiness(as_json) + "\n")
+    sys.stdout.write(serving.readiness(args.json) + "\n")
     sys.stdout.flush()
     return serving
 
 
-def _record_without_door(session: Any) -> Callable[[], None]:
+def _record_without_door(session: Any, formation: dict[str, Any]) -> Callable[[], None]:
     """A session with no door has a running record all the same, `url: null`, as Murmur
     v0.9.0 onward writes one for a session that binds no door, so `ps` (murmur-tui's and
     `mur ps`) lists it: written now, removed by what this returns. A record that cannot be
     written is said on stderr and the session runs without it."""
+    from dataclasses import replace
+
     from tui.core.running.records import RunningRecord, remove_record, write_record
 
     try:
-        write_record(session.home, RunningRecord.for_this_process(
+        record = RunningRecord.for_this_process(
             session.session_id, None, session.capsule.name, session.capsule.version,
-            str(session.paths.accessible), records_dir=session.paths.session))
+            str(session.paths.accessible), records_dir=session.paths.session)
+        write_record(session.home, replace(record, kept=formation) if formation else record)
     except OSError as exc:
         sys.stderr.write(f"murmur-tui: the session's running record could not be written "
                          f"({exc.strerror or exc}); `ps` will not list it\n")
@@ -148,13 +156,16 @@ def _install(handler: object) -> object:
     return previous
 
 
-def _interrupt_handler(cancel: threading.Event, finish_now: Callable[[], None]
+def _interrupt_handler(cancel: threading.Event, finish_now: Callable[[], None],
+                       on_signal: Callable[[int], None] | None = None
                        ) -> Callable[[int, FrameType | None], None]:
     """The first Ctrl-C (or SIGTERM / SIGHUP) cancels the session: the running component, model
     call or shell command is stopped and the task ends `canceled`, every file finished. A
     second one stops at once: the files are finished where they are and the process exits 130."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if on_signal is not None:
+            on_signal(signum)  # a formation's launcher exits 128 + the signal
         if cancel.is_set():
             finish_now()
             from tui.core.shell.process import kill_running

@@ -59,13 +59,17 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         responder=app.responder, cancel=app.cancel,
         approver=args.approvals.gate(app.approver) if args.approvals else None))
     app.attach(session)
+    from tui.commands import launch_member
+
+    wind_down = launch_member.wire(args, session, app.cancel, session.finish_now)
     if door is not None:
         from tui.core.door.serving import Serving
         from tui.core.errors import MurmurTuiError
 
         try:
             serving = Serving.start(door, session)
-        except MurmurTuiError:
+            launch_member.mark_record(serving, args)
+        except (MurmurTuiError, OSError):
             session.close_unstarted()
             raise
         app.serve(serving, board)
@@ -77,7 +81,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         app.cancel.set()
     for line in quit_lines(app, session):
         sys.stdout.write(line + "\n")
-    return code if isinstance(code, int) else EXIT_NOT_OK
+    return launch_member.exit_code(wind_down, code if isinstance(code, int) else EXIT_NOT_OK)
 
 
 def quit_lines(app: SupervisorApp, first: Ran) -> list[str]:

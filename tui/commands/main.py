@@ -106,7 +106,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _launch(args: argparse.Namespace) -> int:
-    """`launch`, checked, then on the screen or headless."""
+    """`launch`, checked, then on the screen or headless; `--roster`, a whole formation. A
+    formation's member reads its seat first (launch_member.py)."""
+    if args.roster is not None:
+        from tui.commands import launch_roster
+
+        return launch_roster.run(args)
+    from tui.commands import launch_member
+
+    refused_seat = launch_member.join(args)
+    if refused_seat is not None:
+        return refused_seat
     capsule = launch.checked(args)
     if isinstance(capsule, int):
         return capsule

@@ -83,6 +83,12 @@ class TokenRefused(MurmurTuiError):
     default_code = "E-TOKEN"
 
 
+class FormationError(MurmurTuiError):
+    """A formation whose members could not all start (`E-RUN-045`); what started is ended."""
+
+    default_code = "E-RUN-045"
+
+
 class ManifestError(MurmurTuiError):
     """The manifest was refused; each problem names file, line and key (`where`: the first's)."""
 

@@ -29,6 +29,9 @@ class Ending:
         self.tasks: list[str] = []
         self._task_ended = False
         self.session_ended = False
+        # what ended the session from outside, when it was not its own doing (a formation's
+        # end: `formation_ended`); `session_end` says it in place of the outcome's status
+        self.ended_by: ExitStatus | None = None
 
     def task_started(self, task: TaskState) -> None:
         self.live, self._task_ended = task, False
@@ -69,7 +72,8 @@ class Ending:
             self.session_ended = True
             totals = self.totals
             self._report.emit(ev.SessionEnded(
-                exit_status=exit_status, duration_ms=duration_ms, total_turns=totals.turns,
+                exit_status=self.ended_by or exit_status, duration_ms=duration_ms,
+                total_turns=totals.turns,
                 total_input_tokens=totals.input_tokens,
                 total_output_tokens=totals.output_tokens, total_tool_calls=totals.tool_calls,
                 total_shell_calls=totals.shell_calls))

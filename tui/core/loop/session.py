@@ -85,7 +85,7 @@ class Session:
         self.capsule = capsule
         self.inference: Inference = capsule.inference or Inference(model="", driver_artifact="")
         self.home = (options.home or paths.murmur_home()).resolve()
-        self.resume = options.resume
+        self.resume, self.seat = options.resume, options.seat
         if self.resume is not None:
             self.context_id = setup.resumable(capsule, self.resume)
         else:
@@ -302,7 +302,7 @@ class Session:
         self._session_started = True
         report.emit(setup.session_started(
             capsule, inference, self.paths, self.context_id, self.record_path, tool_payload,
-            self.resume.entry.session_id if self.resume else None))
+            self.resume.entry.session_id if self.resume else None, self.seat))
         self._index(ended=False)
         if self.resume is not None:  # background work that session died with: shell_lost
             lifecycle.report_lost(self.inbox, report, self.resume.entry, self.session_id)

@@ -31,6 +31,7 @@ from tui.core.tools import contracts
 from tui.core.tools.table import SkillHandler, ToolSpec, ToolTable
 
 if TYPE_CHECKING:
+    from tui.core.formation.seat import Seat
     from tui.core.inference.retry import RetryNotice
     from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
@@ -343,8 +344,9 @@ def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
 
 def session_started(capsule: Capsule, inference: Inference, target: SessionPaths,
                     context_id: str, record: Path | None, tool_payload: list[dict[str, Any]],
-                    resumed_from: str | None) -> ev.SessionStarted:
-    """The session's first event (trace `session_start`)."""
+                    resumed_from: str | None, seat: Seat | None = None) -> ev.SessionStarted:
+    """The session's first event (trace `session_start`); a formation member's names its
+    formation, itself and whom it may call."""
     kinds = ("shell",) if capsule.capabilities.shell_allow else ()
     prompt = inference.system_prompt
     return ev.SessionStarted(
@@ -356,4 +358,7 @@ def session_started(capsule: Capsule, inference: Inference, target: SessionPaths
         capabilities=kinds + (("network",) if capsule.capabilities.network_allow else ()),
         system_prompt_source="manifest" if prompt else "none",
         system_prompt_sha256=sha(prompt) if prompt else None, credential_source="none",
-        context_max_tokens=capsule.context.max_tokens, resumed_from=resumed_from)
+        context_max_tokens=capsule.context.max_tokens, resumed_from=resumed_from,
+        formation_id=seat.formation_id if seat else None,
+        formation_member=seat.member if seat else None,
+        formation_callees=seat.callee_names if seat else ())

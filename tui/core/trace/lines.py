@@ -36,7 +36,20 @@ def session_start(event: ev.SessionStarted) -> dict[str, Any]:
         "credential_source": event.credential_source,
         "gateways": [],
         "effective_grants": {},
+        **formation_keys(event),
     }
+
+
+def formation_keys(event: ev.SessionStarted) -> dict[str, Any]:
+    """A formation member's `session_start` keys (spec murmur-newest §7.6); none otherwise."""
+    if event.formation_id is None:
+        return {}
+    return {"formation_id": event.formation_id, "formation_member": event.formation_member,
+            "formation_callees": list(event.formation_callees)}
+
+
+def formation_ended(event: ev.FormationEnded) -> dict[str, Any]:
+    return {"formation_id": event.formation_id}
 
 
 def task_start(event: ev.TaskStarted) -> dict[str, Any]:

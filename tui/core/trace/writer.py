@@ -199,6 +199,10 @@ class TraceWriter:
         self.write("a2a_send", self._task_node or self._session_node, event.ts_ms,
                    lines.a2a_send(event), event.session_id)
 
+    def _formation_ended(self, event: ev.FormationEnded) -> None:
+        self.write("formation_ended", self._session_node, event.ts_ms,
+                   lines.formation_ended(event), event.session_id)
+
 
 _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.Compacted: TraceWriter._compacted,
@@ -219,4 +223,5 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.SessionEnded: TraceWriter._session_end,
     ev.CallDenied: TraceWriter._call_denied,
     ev.Delegated: TraceWriter._a2a_send,
+    ev.FormationEnded: TraceWriter._formation_ended,
 }
