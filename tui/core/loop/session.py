@@ -34,7 +34,7 @@ from tui.core.fs.private_files import private_home
 from tui.core.fs.task_file import write_task
 from tui.core.fs.workdir import session_paths, write_manifest_copy, write_result
 from tui.core.inference.driver import Driver
-from tui.core.loop import lifecycle, resume, setup, task
+from tui.core.loop import awaiting, lifecycle, resume, setup, task
 from tui.core.loop.context import Context, sha
 from tui.core.loop.dispatch import Dispatcher
 from tui.core.loop.ending import Ending
@@ -85,7 +85,7 @@ class Session:
         self.capsule = capsule
         self.inference: Inference = capsule.inference or Inference(model="", driver_artifact="")
         self.home = (options.home or paths.murmur_home()).resolve()
-        self.resume = options.resume
+        self.resume, self.spawner = options.resume, options.spawner
         if self.resume is not None:
             self.context_id = setup.resumable(capsule, self.resume)
         else:
@@ -180,6 +180,9 @@ class Session:
             self.tools = setup.build_tools(capsule, self.paths, self.home, self.runtime,
                                            self.host, self.attachments, component_env,
                                            tool_stream)
+            self.awaiting = awaiting.Awaiting()  # what a task's delegations and calls await
+            setup.runtime_tools(self.tools, capsule, self.paths, self.home, report,
+                                self.awaiting, component_env)
             self.hooks = HookPoints(hooks_of(capsule, self.home, self.paths, component_env),
                                     self.runtime, self.host, self.paths, report)
         except (ComponentLoadError, IncompatibleComponent) as exc:
@@ -222,8 +225,7 @@ class Session:
         self._first_ids = (task_id, context_id, via, origin)
 
     def close_unstarted(self) -> None:
-        """Give back what a session that will never run holds (its components, the context
-        lock); nothing is written."""
+        """Give back what a never-run session holds (components, context lock); writes nothing."""
         self.close_runtime()
         self._release_context()
 
@@ -252,7 +254,8 @@ class Session:
             raise LaunchError(f"cannot create the session workdir: {exc}") from None
         self.report.stream.set_primary(self._trace)
         if self.record_path is not None:
-            self._record = RecordWriter(self.home, self.record_path, self._warn_record)
+            self._record = RecordWriter(self.home, self.record_path, lambda text:
+                                        self.report.warn_and_log("W-RECORD", text))
         outcome: TaskOutcome = Failed("error: the session did not start", "runtime_error")
         last = outcome
         try:
@@ -303,7 +306,7 @@ class Session:
         self._session_started = True
         report.emit(setup.session_started(
             capsule, inference, self.paths, self.context_id, self.record_path, tool_payload,
-            self.resume.entry.session_id if self.resume else None))
+            self.resume.entry.session_id if self.resume else None, self.spawner))
         self._index(ended=False)
         if self.resume is not None:  # background work that session died with: shell_lost
             lifecycle.report_lost(self.inbox, report, self.resume.entry, self.session_id)
@@ -394,7 +397,3 @@ class Session:
         self.report.warn(exc.code, reason.removeprefix("error: "))
         write_result(self.paths, reason)
         return Failed(reason, "runtime_error")
-
-    def _warn_record(self, text: str) -> None:
-        self.report.warn_and_log("W-RECORD", text)
-

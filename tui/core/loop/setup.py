@@ -20,6 +20,7 @@ from tui.core.fs import murmur_md
 from tui.core.fs.task_file import TASK_FILE, read_task_at
 from tui.core.fs.workdir import SessionPaths
 from tui.core.inference.driver import Driver, DriverReply, StreamSink
+from tui.core.loop.awaiting import Arrival, Awaiting
 from tui.core.loop.context import sha
 from tui.core.loop.report import Report
 from tui.core.manifest.model import HTTP_BUILTINS, Artifact, Capsule, Inference
@@ -31,6 +32,7 @@ from tui.core.tools import contracts
 from tui.core.tools.table import SkillHandler, ToolSpec, ToolTable
 
 if TYPE_CHECKING:
+    from tui.core.formation.spawner import Spawner
     from tui.core.inference.retry import RetryNotice
     from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
@@ -205,6 +207,24 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
     return table
 
 
+def runtime_tools(table: ToolTable, capsule: Capsule, target: SessionPaths, home: Path,
+                  report: Report, awaiting: Awaiting, identity: Mapping[str, str]) -> None:
+    """The tools the runtime provides, each where the manifest makes it: `delegate-task` with
+    a non-empty `capabilities.spawn.allow` (docs/formations.md, "Delegation")."""
+    if capsule.capabilities.spawn_allow:
+        from tui.core.formation.delegate import TOOL_NAME, DelegateTool
+        from tui.core.formation.spawn_allow import targets
+
+        def arrive(task_id: str, ident: str, name: str, outcome: str, text: str) -> None:
+            awaiting.arrive(task_id, Arrival("delegation", ident, name, outcome, text))
+
+        delegate = DelegateTool(capsule, targets(capsule), target.accessible, home, identity,
+                                report.emit, lambda task, ident: awaiting.expect(
+                                    task, ident, "delegation"), arrive)
+        table.wasm[TOOL_NAME] = delegate
+        table.closers.append(delegate.close)
+
+
 def _contract(table: ToolTable, name: str, contract: contracts.ToolContract, component: bytes,
               spec: ToolSpec) -> None:
     table.contracts.setdefault(name, contract)
@@ -242,6 +262,10 @@ def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
     write_contracts(table, target)
     for binary in table.shell:  # tools/<binary>/ 0700, its murmur.yaml 0600
         write_private(target.tools / binary / "murmur.yaml", synthetic_manifest(binary))
+    from tui.core.formation.delegate import STAGED_MANIFEST, TOOL_NAME
+
+    if TOOL_NAME in table.wasm:  # the runtime's own tool, staged as Murmur stages it
+        write_private(target.tools / TOOL_NAME / "murmur.yaml", STAGED_MANIFEST)
 
 
 def http_driver(capsule: Capsule, entry: Artifact, home: Path,
@@ -343,7 +367,8 @@ def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
 
 def session_started(capsule: Capsule, inference: Inference, target: SessionPaths,
                     context_id: str, record: Path | None, tool_payload: list[dict[str, Any]],
-                    resumed_from: str | None) -> ev.SessionStarted:
+                    resumed_from: str | None, spawner: Spawner | None = None
+                    ) -> ev.SessionStarted:
     """The session's first event (trace `session_start`)."""
     kinds = ("shell",) if capsule.capabilities.shell_allow else ()
     prompt = inference.system_prompt
@@ -356,4 +381,6 @@ def session_started(capsule: Capsule, inference: Inference, target: SessionPaths
         capabilities=kinds + (("network",) if capsule.capabilities.network_allow else ()),
         system_prompt_source="manifest" if prompt else "none",
         system_prompt_sha256=sha(prompt) if prompt else None, credential_source="none",
-        context_max_tokens=capsule.context.max_tokens, resumed_from=resumed_from)
+        context_max_tokens=capsule.context.max_tokens, resumed_from=resumed_from,
+        spawned_by=spawner.session_id if spawner else None,
+        delegation_id=spawner.delegation_id if spawner else None)

@@ -196,6 +196,20 @@ class TraceWriter:
         self.write("a2a_send", self._task_node or self._session_node, event.ts_ms,
                    lines.a2a_send(event), event.session_id)
 
+    # -- delegate-task: the parent's two lines (under the task that delegated, else the
+    # session), the child's spawner_ended (under its session)
+    def _delegation_start(self, event: ev.DelegationStarted) -> None:
+        self.write("delegation_start", self._task_node or self._session_node, event.ts_ms,
+                   lines.delegation_start(event), event.session_id)
+
+    def _delegation(self, event: ev.DelegationEnded) -> None:
+        self.write("delegation", self._task_node or self._session_node, event.ts_ms,
+                   lines.delegation(event), event.session_id)
+
+    def _spawner_ended(self, event: ev.SpawnerEnded) -> None:
+        self.write("spawner_ended", self._session_node, event.ts_ms,
+                   lines.spawner_ended(event), event.session_id)
+
 
 _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.Compacted: TraceWriter._compacted,
@@ -216,4 +230,7 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.SessionEnded: TraceWriter._session_end,
     ev.CallDenied: TraceWriter._call_denied,
     ev.Delegated: TraceWriter._a2a_send,
+    ev.DelegationStarted: TraceWriter._delegation_start,
+    ev.DelegationEnded: TraceWriter._delegation,
+    ev.SpawnerEnded: TraceWriter._spawner_ended,
 }
