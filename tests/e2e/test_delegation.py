@@ -237,8 +237,8 @@ def test_a_child_killed_is_reported_crashed(tmp_path: Path, murmur_home: Path) -
     ended = running.ended()
     running.finish()
     assert ended.outcome == "failed"
-    assert ended.reason == ("the child's session ended crashed: the child killed by SIGKILL "
-                            "without a completion record")
+    assert ended.reason == ("the child's session ended crashed: the child was killed by "
+                            "SIGKILL and left no completion record")
     session_dir = Path(started.child_workdir) / ".murmur" / started.child_session_id
     completion = json.loads((session_dir / "completion.json").read_text())
     assert (completion["status"], completion["reported_by"]) == ("crashed", "parent")
@@ -277,6 +277,7 @@ def test_the_parents_process_ending_ends_the_child(tmp_path: Path, murmur_home: 
     lines = trace(session_dir / "trace.jsonl")
     kinds = [line["event_type"] for line in lines]
     assert "spawner_ended" in kinds and kinds[-1] == "session_end"
+    assert lines[-1]["exit_status"] == "canceled"  # wound down as on a first SIGTERM
     ended = next(line for line in lines if line["event_type"] == "spawner_ended")
     assert ended["spawned_by"] == record["spawned_by"]
     assert ended["delegation_id"] == lines[0]["delegation_id"]

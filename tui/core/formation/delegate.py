@@ -44,6 +44,7 @@ from tui.core.formation.spawn_allow import Allowed, capsule_folder, input_schema
 from tui.core.fs.private_files import make_private_dirs
 from tui.core.fs.safe_read import read_bounded
 from tui.core.manifest.model import Capsule
+from tui.core.running.record_keys import safe_session_id
 from tui.core.text.fence import fence
 from tui.core.tools.table import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, refusal
 
@@ -217,7 +218,8 @@ class DelegateTool:
                 except ValueError:
                     continue
                 if isinstance(event, dict) and event.get("event") == "SessionStarted" \
-                        and isinstance(event.get("session_id"), str):
+                        and isinstance(event.get("session_id"), str) \
+                        and safe_session_id(event["session_id"]):  # it names a folder
                     child.session_id = event["session_id"]
                     child.seen_start.set()
 
@@ -262,7 +264,7 @@ class DelegateTool:
         stopped it, else `crashed`; written where the child would have (`reported_by:
         parent`)."""
         code = child.process.returncode
-        how = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
+        how = (f"was killed by {signal.Signals(-code).name}" if code is not None and code < 0
                else f"exited with code {code}")
         stopped = child.timed_out or child.parent_ended
         status = "terminated" if stopped else "crashed"
@@ -270,7 +272,7 @@ class DelegateTool:
             sp.Spawner(None, self._session_id, self._context_id, "trusted",
                        child.delegation_id), child.capsule, child.version,
             child.session_id or "", status, child.folder, _ms(child.started),
-            detail=f"the child {how} without a completion record", reported_by="parent")
+            detail=f"the child {how} and left no completion record", reported_by="parent")
         with contextlib.suppress(OSError, MurmurTuiError):
             make_private_dirs(session)
             sp.write_completion(session, record)
