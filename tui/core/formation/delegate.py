@@ -124,6 +124,8 @@ class DelegateTool:
                 return self._start(call, target, version, task, folder, cancel, started)
             except MurmurTuiError as exc:
                 problem = exc.text
+            except OSError as exc:  # the child's folder or its log (a full disk, say)
+                problem = f"the child could not be set up ({exc.strerror or exc})"
         self._ended(call.task_id, None, shown, shown_version, None, started, "refused", problem)
         return refusal(f"error: {TOOL_NAME}: {problem}", "wasm", _ms(started))
 
@@ -136,13 +138,13 @@ class DelegateTool:
         workdir = self._workdir / ".murmur" / "children" / \
             f"{target.name}-{secrets.token_hex(8)}"
         make_private_dirs(workdir)
-        read_end, write_end = os.pipe()
         spawner = sp.Spawner(self._door_url(), self._session_id, self._context_id, "trusted",
                              dlg)
+        log = os.open(workdir / "launch.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        read_end, write_end = os.pipe()  # the spawner lifeline: the child holds the read end
         env = {key: value for key, value in os.environ.items() if key not in _NOT_INHERITED}
         env.update({"MURMUR_HOME": str(self._home), sp.SPAWNER_ENV: spawner.env_value(),
                     sp.LIFELINE_ENV: str(read_end)})
-        log = os.open(workdir / "launch.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "tui", "launch", str(folder), "--headless", "--json",
@@ -304,8 +306,9 @@ class DelegateTool:
                 return
             except subprocess.TimeoutExpired:
                 pass
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(child.process.pid, signal.SIGKILL)
+        if child.process.poll() is None:  # not reaped yet: its group id is still its own
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.process.wait(timeout=KILL_WAIT)
 
