@@ -5,6 +5,7 @@ while the main thread prints its events and takes Ctrl-C; tasks and answers come
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 from tui.commands import launch_member
 from tui.commands.exits import EXIT_INTERRUPTED, EXIT_NOT_OK, EXIT_OK
 from tui.commands.launch import options_of
+from tui.core.formation.spawner import Child, spawner_from_env
 from tui.core.loop.build import SessionSpec, build_session
 from tui.core.manifest.model import Capsule
 
@@ -41,11 +43,13 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
     # In a terminal the printer's "? … asks:" line is the question; the responder adds "> ".
     responder = HeadlessResponder(args.answer, board=board,
                                   question_shown=not args.json and sys.stdout.isatty())
+    spawner = spawner_from_env(os.environ)  # a delegated child's parent (E-RUN-020)
     session = build_session(SessionSpec(
-        capsule, options,
+        capsule, dataclasses.replace(options, spawner=spawner),
         sinks=(printer, door.sink) if door is not None else (printer,), responder=responder,
         cancel=cancel,
         approver=args.approvals.gate(Nobody(sys.stderr.write)) if args.approvals else None))
+    child = Child(spawner, session.report.emit, cancel.set) if spawner is not None else None
     lifecycle = capsule.lifecycle
     serving: Any = None
     if door is not None:
@@ -80,6 +84,8 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
     worker = threading.Thread(target=work, name="session", daemon=True)
     previous = _install(_interrupt_handler(cancel, finish_now, getattr(args, "on_signal", None)))
     try:
+        if child is not None:
+            child.watch()  # the spawner lifeline
         worker.start()
         while worker.is_alive():
             worker.join(0.2)
@@ -88,6 +94,10 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         forget()
         if serving is not None:
             serving.end()
+        if child is not None:  # completion.json, which the parent reads
+            child.finish(capsule.name, capsule.version, session.session_id,
+                         results[0].exit_status if results else None, session.paths.session,
+                         session.paths.accessible, results[0].result if results else "")
     if errors:
         raise errors[0]
     if not results:
@@ -123,11 +133,14 @@ def _record_without_door(session: Any, formation: dict[str, Any]) -> Callable[[]
 
     from tui.core.running.records import RunningRecord, remove_record, write_record
 
+    spawner = session.spawner  # a delegated child's record names its parent (`spawned_by`)
+    kept = {"spawned_by": spawner.session_id} if spawner is not None else {}
     try:
         record = RunningRecord.for_this_process(
             session.session_id, None, session.capsule.name, session.capsule.version,
             str(session.paths.accessible), records_dir=session.paths.session)
-        write_record(session.home, replace(record, kept=formation) if formation else record)
+        keys = {**formation, **kept}
+        write_record(session.home, replace(record, kept=keys) if keys else record)
     except OSError as exc:
         sys.stderr.write(f"murmur-tui: the session's running record could not be written "
                          f"({exc.strerror or exc}); `ps` will not list it\n")

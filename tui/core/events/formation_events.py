@@ -1,9 +1,10 @@
 """What a session reports of its formation and of the work it hands to others (spec
 murmur-newest §7.5–7.6, §9.1): a `call-member` call started, re-offered while the callee is busy
 and ended; a task that waited on its calls and delegations and continues with their answers;
-a delegated child started and ended; the formation ended under the member. Each is one of
-Murmur's trace lines (`member_call_start`, `member_call_busy`, `member_call`, `task_continued`,
-`delegation_start`, `delegation`, `formation_ended`)."""
+a delegated child started and ended, and its parent gone under it; the formation ended under
+the member. Each is one of Murmur's trace lines (`member_call_start`, `member_call_busy`,
+`member_call`, `task_continued`, `delegation_start`, `delegation`, `spawner_ended`,
+`formation_ended`)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,15 @@ class DelegationEnded(Event):
     duration_ms: int
     outcome: str
     reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class SpawnerEnded(Event):
+    """A delegated child's spawner lifeline closed: the session that started it ended, and the
+    child winds down."""
+
+    spawned_by: str
+    delegation_id: str
 
 
 # -- the formation -------------------------------------------------------------------------------

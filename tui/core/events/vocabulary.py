@@ -27,6 +27,7 @@ from tui.core.events.formation_events import (
     MemberCallBusy,
     MemberCallEnded,
     MemberCallStarted,
+    SpawnerEnded,
     TaskContinued,
 )
 from tui.core.events.task_events import (
@@ -71,7 +72,8 @@ __all__ = [
     "DelegationStarted", "Event", "FormationEnded", "HookFault", "InferenceRetry", "InputAnswered",
     "InputRequested", "JsonObject", "MemberCallBusy", "MemberCallEnded", "MemberCallStarted",
     "Progress", "SessionEnded", "SessionStarted", "ShellAbandoned", "ShellCompleted",
-    "ShellDetached", "ShellExecuted", "ShellLost", "ShellOutput", "TaskCanceled", "TaskContinued",
+    "ShellDetached", "ShellExecuted", "ShellLost", "ShellOutput", "SpawnerEnded", "TaskCanceled",
+    "TaskContinued",
     "TaskEnded", "TaskFailed", "TaskReopened", "TaskStarted", "TextDelta", "ThinkingDelta",
     "ToolCallComposing", "ToolCallFinished", "ToolCallRestored", "ToolCallStarted", "ToolProgress",
     "TurnCompleted", "TurnStarted", "Warning", "event_from_dict",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from tui.core.events import vocabulary as ev
+from tui.core.events.delegation_words import delegation_line
 from tui.core.events.words import ANSWER_LINES as ANSWER_LINES
 from tui.core.events.words import Form as Form
 from tui.core.events.words import LineKind as LineKind
@@ -328,6 +329,8 @@ def log_line(event: ev.Event) -> str | None:
             return call_denied(event, Form.LOG)
         case ev.Delegated():
             return delegated(event, Form.LOG)
+        case ev.DelegationStarted() | ev.DelegationEnded() | ev.SpawnerEnded():
+            return delegation_line(event)  # delegate-task (docs/formations.md)
         case ev.InputRequested():
             return question(event, Form.LOG)
         case ev.Progress():

@@ -9,6 +9,7 @@ from pathlib import Path
 from tui.core.errors import NoAnswer
 from tui.core.events.kinds import ExitStatus
 from tui.core.formation.seat import Seat
+from tui.core.formation.spawner import Spawner
 from tui.core.fs.workdir import SessionPaths
 from tui.core.session_index import Resume
 
@@ -23,6 +24,7 @@ class LaunchOptions:
     more_tasks: tuple[str, ...] = ()  # `--task` given again: queued after the first, in order
     resume: Resume | None = None  # `--resume`: continue that session's conversation
     seat: Seat | None = None  # a formation's member: its seat, from the formation channel
+    spawner: Spawner | None = None  # a delegated child: the session that started it
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from tui.core.errors import (
     TraceWriteError,
 )
 from tui.core.events.stream import EventSink, EventStream
+from tui.core.formation import awaiting
 from tui.core.fs import paths
 from tui.core.fs.private_files import private_home
 from tui.core.fs.task_file import write_task
@@ -85,7 +86,7 @@ class Session:
         self.capsule = capsule
         self.inference: Inference = capsule.inference or Inference(model="", driver_artifact="")
         self.home = (options.home or paths.murmur_home()).resolve()
-        self.resume, self.seat = options.resume, options.seat
+        self.resume, self.seat, self.spawner = options.resume, options.seat, options.spawner
         if self.resume is not None:
             self.context_id = setup.resumable(capsule, self.resume)
         else:
@@ -153,9 +154,8 @@ class Session:
 
     def _build(self, script: Path | None, driver: Driver | None, responder: InputResponder,
                approver: Approvals | None) -> None:
-        """The script, driver, host, tools, hooks and dispatcher, in the order each needs the
-        one before; a component that cannot load refuses the launch (LaunchError) and nothing
-        is left running."""
+        """Script, driver, host, tools, hooks, dispatcher, each after what it needs; a component
+        that cannot load refuses the launch (LaunchError), leaving nothing running."""
         capsule, report = self.capsule, self.report
         component_env = setup.identity_env(capsule, self.session_id, self.context_id)
         self.script: ScriptCapsule | None = None
@@ -180,6 +180,9 @@ class Session:
             self.tools = setup.build_tools(capsule, self.paths, self.home, self.runtime,
                                            self.host, self.attachments, component_env,
                                            tool_stream)
+            self.awaiting = awaiting.Awaiting()  # what a task's delegations and calls await
+            setup.runtime_tools(self.tools, capsule, self.paths, self.home, report,
+                                self.awaiting, component_env)
             self.hooks = HookPoints(hooks_of(capsule, self.home, self.paths, component_env),
                                     self.runtime, self.host, self.paths, report)
         except (ComponentLoadError, IncompatibleComponent) as exc:
@@ -251,7 +254,8 @@ class Session:
             raise LaunchError(f"cannot create the session workdir: {exc}") from None
         self.report.stream.set_primary(self._trace)
         if self.record_path is not None:
-            self._record = RecordWriter(self.home, self.record_path, self._warn_record)
+            self._record = RecordWriter(self.home, self.record_path, lambda text:
+                                        self.report.warn_and_log("W-RECORD", text))
         outcome: TaskOutcome = Failed("error: the session did not start", "runtime_error")
         last = outcome
         try:
@@ -302,7 +306,7 @@ class Session:
         self._session_started = True
         report.emit(setup.session_started(
             capsule, inference, self.paths, self.context_id, self.record_path, tool_payload,
-            self.resume.entry.session_id if self.resume else None, self.seat))
+            self.resume.entry.session_id if self.resume else None, self.seat, self.spawner))
         self._index(ended=False)
         if self.resume is not None:  # background work that session died with: shell_lost
             lifecycle.report_lost(self.inbox, report, self.resume.entry, self.session_id)
@@ -394,7 +398,3 @@ class Session:
         self.report.warn(exc.code, reason.removeprefix("error: "))
         write_result(self.paths, reason)
         return Failed(reason, "runtime_error")
-
-    def _warn_record(self, text: str) -> None:
-        self.report.warn_and_log("W-RECORD", text)
-

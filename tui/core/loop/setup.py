@@ -16,6 +16,7 @@ from tui.core.chat import compact_json
 from tui.core.cost import override as prices
 from tui.core.errors import ComponentLoadError, DriverError, IncompatibleComponent, LaunchError
 from tui.core.events import vocabulary as ev
+from tui.core.formation.awaiting import Arrival, Awaiting
 from tui.core.fs import murmur_md
 from tui.core.fs.task_file import TASK_FILE, read_task_at
 from tui.core.fs.workdir import SessionPaths
@@ -32,6 +33,7 @@ from tui.core.tools.table import SkillHandler, ToolSpec, ToolTable
 
 if TYPE_CHECKING:
     from tui.core.formation.seat import Seat
+    from tui.core.formation.spawner import Spawner
     from tui.core.inference.retry import RetryNotice
     from tui.core.wasm.calls import HostServices
     from tui.core.wasm.runtime import WasmRuntime
@@ -206,6 +208,24 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
     return table
 
 
+def runtime_tools(table: ToolTable, capsule: Capsule, target: SessionPaths, home: Path,
+                  report: Report, awaiting: Awaiting, identity: Mapping[str, str]) -> None:
+    """The tools the runtime provides, each where the manifest makes it: `delegate-task` with
+    a non-empty `capabilities.spawn.allow` (docs/formations.md, "Delegation")."""
+    if capsule.capabilities.spawn_allow:
+        from tui.core.formation.delegate import TOOL_NAME, DelegateTool
+        from tui.core.formation.spawn_allow import targets
+
+        def arrive(task_id: str, ident: str, name: str, outcome: str, text: str) -> None:
+            awaiting.arrive(task_id, Arrival("delegation", ident, name, outcome, text))
+
+        delegate = DelegateTool(capsule, targets(capsule), target.accessible, home, identity,
+                                report.emit, lambda task, ident: awaiting.expect(
+                                    task, ident, "delegation"), arrive)
+        table.wasm[TOOL_NAME] = delegate
+        table.closers.append(delegate.close)
+
+
 def _contract(table: ToolTable, name: str, contract: contracts.ToolContract, component: bytes,
               spec: ToolSpec) -> None:
     table.contracts.setdefault(name, contract)
@@ -243,6 +263,10 @@ def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
     write_contracts(table, target)
     for binary in table.shell:  # tools/<binary>/ 0700, its murmur.yaml 0600
         write_private(target.tools / binary / "murmur.yaml", synthetic_manifest(binary))
+    from tui.core.formation.delegate import STAGED_MANIFEST, TOOL_NAME
+
+    if TOOL_NAME in table.wasm:  # the runtime's own tool, staged as Murmur stages it
+        write_private(target.tools / TOOL_NAME / "murmur.yaml", STAGED_MANIFEST)
 
 
 def http_driver(capsule: Capsule, entry: Artifact, home: Path,
@@ -344,9 +368,10 @@ def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
 
 def session_started(capsule: Capsule, inference: Inference, target: SessionPaths,
                     context_id: str, record: Path | None, tool_payload: list[dict[str, Any]],
-                    resumed_from: str | None, seat: Seat | None = None) -> ev.SessionStarted:
+                    resumed_from: str | None, seat: Seat | None = None,
+                    spawner: Spawner | None = None) -> ev.SessionStarted:
     """The session's first event (trace `session_start`); a formation member's names its
-    formation, itself and whom it may call."""
+    formation, itself and whom it may call, a delegated child's its parent."""
     kinds = ("shell",) if capsule.capabilities.shell_allow else ()
     prompt = inference.system_prompt
     return ev.SessionStarted(
@@ -361,4 +386,6 @@ def session_started(capsule: Capsule, inference: Inference, target: SessionPaths
         context_max_tokens=capsule.context.max_tokens, resumed_from=resumed_from,
         formation_id=seat.formation_id if seat else None,
         formation_member=seat.member if seat else None,
-        formation_callees=seat.callee_names if seat else ())
+        formation_callees=seat.callee_names if seat else (),
+        spawned_by=spawner.session_id if spawner else None,
+        delegation_id=spawner.delegation_id if spawner else None)

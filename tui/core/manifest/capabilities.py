@@ -1,5 +1,6 @@
-"""A `capabilities:` block -> `Capabilities`: network, filesystem, shell, env, limits and the
-read grants (conversation, task_io), capsule-wide or on one artifacts entry."""
+"""A `capabilities:` block -> `Capabilities`: network, filesystem, shell, env, limits, the
+read grants (conversation, task_io) and, capsule-wide, `spawn.allow`; capsule-wide or on one
+artifacts entry."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ from pathlib import Path
 
 from tui.core.manifest.model import Capabilities, Limits
 from tui.core.manifest.problems import describe
+from tui.core.manifest.runtime_tools import RESERVED, RUNTIME_TOOLS, reserved_problem
 from tui.core.manifest.yaml_section import MISSING, Section, path_problem
 from tui.core.text.secrets import credential_shaped
 from tui.core.text.segments import MAX_NAME_BYTES
 
 _BINARY_NAME = re.compile(r"^[A-Za-z0-9._+-]+$")
+_CAPSULE_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,98}[a-z0-9])?$")  # an artifact's name
 # Keys Murmur defines that murmur-tui reads no further (accepted without a warning).
-_INERT_CAPABILITIES = ("peer_fetch", "resources", "containment", "plan", "spawn", "state",
-                       "task_io")
+_INERT_CAPABILITIES = ("peer_fetch", "resources", "containment", "plan", "state", "task_io")
 
 
 def read_capabilities(
@@ -37,6 +39,8 @@ def read_capabilities(
         for binary in shell_allow:
             if not _BINARY_NAME.match(binary):
                 shell.problem("allow", f"{describe(binary)} is not a bare binary name")
+            elif binary in RUNTIME_TOOLS:
+                shell.problem("allow", reserved_problem(binary), RESERVED)
             elif len(binary) > MAX_NAME_BYTES:  # ASCII: a character is a byte
                 shell.problem("allow", f"{describe(binary)} is {len(binary)} bytes long; a "
                               f"binary's name (and its tools/<name>/ folder) holds at most "
@@ -58,15 +62,43 @@ def read_capabilities(
                                     capsule_wide=capsule_wide, hook=hook)
     task_io_read = _read_grant(section, "task_io", Capabilities.task_io_read,
                                capsule_wide=capsule_wide, hook=hook)
-    section.mark_known(*_INERT_CAPABILITIES)
+    spawn_allow = _read_spawn(section.section("spawn")) if capsule_wide else ()
+    section.mark_known("spawn", *_INERT_CAPABILITIES)
     section.finish()
     return Capabilities(
         network_allow=network_allow, network_declared=network_declared, filesystem_scope=scope,
         filesystem_read_only=read_only,
         shell_allow=shell_allow, shell_strip_env=strip_env, env_allow=env_allow, limits=limits,
         limits_declared=section.has("limits"),
-        conversation_read=conversation_read, task_io_read=task_io_read,
+        conversation_read=conversation_read, task_io_read=task_io_read, spawn_allow=spawn_allow,
     )
+
+
+def _read_spawn(section: Section | None) -> tuple[str, ...]:
+    """`spawn.allow`: each entry an installed capsule artifact's name (Murmur's), or a capsule
+    folder relative to this capsule, written with a `/` (`./helper`, `../team/reviewer`:
+    murmur-tui's). The folders are read when the session builds its tools."""
+    if section is None:
+        return ()
+    allow = section.strings("allow") or ()
+    section.finish()
+    seen: set[str] = set()
+    for entry in allow:
+        if entry in seen:
+            section.problem("allow", f"{describe(entry)} is listed twice")
+            return ()
+        seen.add(entry)
+        if "/" in entry:
+            if entry.startswith("/") or not entry.strip("./"):
+                section.problem("allow", f"{describe(entry)} must be a capsule folder relative "
+                                "to this capsule's folder (./helper), not absolute")
+                return ()
+        elif not _CAPSULE_NAME.match(entry):
+            section.problem("allow", f"{describe(entry)} is neither an installed capsule's name "
+                            "(lowercase letters, digits and '-') nor a capsule folder (a "
+                            "relative path such as ./helper)")
+            return ()
+    return allow
 
 
 def _read_filesystem(section: Section | None) -> tuple[str | None, tuple[str, ...]]:

@@ -78,6 +78,9 @@ class Capabilities(Frozen):
     limits_declared: bool = False  # an entry without a limits block inherits the capsule's
     conversation_read: bool = False
     task_io_read: bool = False
+    # `spawn.allow` (capsule-wide only): the capsules `delegate-task` may start — installed
+    # artifacts by name, or capsule folders relative to the capsule (a path with a `/`)
+    spawn_allow: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -165,6 +168,7 @@ class Lifecycle(Frozen):
     conversation: Conversation = "stateless"
     max_task_reopens: int = 1
     shell_grace_secs: float = 10.0
+    delegation_deadline_secs: float = 600.0  # a delegation (and a call-member call) at most
 
 
 @dataclass(frozen=True, repr=False, eq=False)

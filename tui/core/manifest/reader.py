@@ -41,6 +41,7 @@ from tui.core.manifest.model import (
 from tui.core.manifest.network import read_network
 from tui.core.manifest.older_forms import OlderEndpoint, as_gateway, read_older_endpoint
 from tui.core.manifest.problems import ProblemReport, describe
+from tui.core.manifest.runtime_tools import check_runtime_names, check_spawn_with_authentication
 from tui.core.manifest.yaml_section import Section
 from tui.core.text.segments import segment_problem
 
@@ -101,12 +102,14 @@ def _read_capsule(top: Section, path: Path) -> Capsule:
                        if entry.builtin is None and isinstance(item.data.get("builtin"), str)}
     _check_unique_names(top, artifacts)
     capabilities = read_capabilities(top.section("capabilities"), capsule_wide=True)
+    check_runtime_names(top, artifacts)
     context = _read_context(top.section("context"))
     inference, older = _read_inference(top.section("inference"), path.parent)
     lifecycle = _read_lifecycle(top.section("lifecycle"))
     trace = _read_trace(top.section("trace"))
     network = read_network(top.section("network"))
     exports = read_exports(top.section("exports"))
+    check_spawn_with_authentication(top, capabilities, network)
     top.finish()
     if inference is not None and older is not None:  # Murmur v0.2.0's provider keys
         artifacts = as_gateway(top, older, artifacts, inference.driver_artifact)
@@ -314,8 +317,10 @@ def _read_lifecycle(section: Section | None) -> Lifecycle:
         shell_grace_secs=section.number("shell_grace_secs", Lifecycle.shell_grace_secs,
                                         check=lambda v: v >= 0,
                                         expectation="a number of seconds >= 0"),
+        delegation_deadline_secs=section.number(
+            "delegation_deadline_secs", Lifecycle.delegation_deadline_secs,
+            check=lambda v: v > 0, expectation="a number of seconds > 0"),
     )
-    section.mark_known("delegation_deadline_secs")
     section.finish()
     return lifecycle
 

@@ -37,6 +37,8 @@ def session_start(event: ev.SessionStarted) -> dict[str, Any]:
         "gateways": [],
         "effective_grants": {},
         **formation_keys(event),
+        **({"spawned_by": event.spawned_by, "delegation_id": event.delegation_id}
+           if event.spawned_by is not None else {}),  # a delegated child (§9.1)
     }
 
 
@@ -263,3 +265,22 @@ def shell_abandoned(event: ev.ShellAbandoned) -> dict[str, Any]:
     if event.reason is not None:
         fields["reason"] = event.reason
     return fields
+
+
+# -- delegate-task (spec murmur-newest §9.1) ---------------------------------------------------
+def delegation_start(event: ev.DelegationStarted) -> dict[str, Any]:
+    return {"task_id": event.task_id, "delegation_id": event.delegation_id,
+            "capsule": event.capsule, "version": event.version,
+            "child_session_id": event.child_session_id, "child_workdir": event.child_workdir}
+
+
+def delegation(event: ev.DelegationEnded) -> dict[str, Any]:
+    """The delegating call's terminal line: `completed`, `timed_out`, `failed` or `refused`."""
+    return {"task_id": event.task_id, "capsule": event.capsule, "version": event.version,
+            "delegation_id": event.delegation_id, "child_session_id": event.child_session_id,
+            "duration_ms": event.duration_ms, "outcome": event.outcome,
+            "reason": bounded(event.reason) if event.reason is not None else None}
+
+
+def spawner_ended(event: ev.SpawnerEnded) -> dict[str, Any]:
+    return {"spawned_by": event.spawned_by, "delegation_id": event.delegation_id}

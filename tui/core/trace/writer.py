@@ -203,6 +203,20 @@ class TraceWriter:
         self.write("formation_ended", self._session_node, event.ts_ms,
                    lines.formation_ended(event), event.session_id)
 
+    # -- delegate-task: the parent's two lines (under the task that delegated, else the
+    # session), the child's spawner_ended (under its session)
+    def _delegation_start(self, event: ev.DelegationStarted) -> None:
+        self.write("delegation_start", self._task_node or self._session_node, event.ts_ms,
+                   lines.delegation_start(event), event.session_id)
+
+    def _delegation(self, event: ev.DelegationEnded) -> None:
+        self.write("delegation", self._task_node or self._session_node, event.ts_ms,
+                   lines.delegation(event), event.session_id)
+
+    def _spawner_ended(self, event: ev.SpawnerEnded) -> None:
+        self.write("spawner_ended", self._session_node, event.ts_ms,
+                   lines.spawner_ended(event), event.session_id)
+
 
 _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.Compacted: TraceWriter._compacted,
@@ -224,4 +238,7 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.CallDenied: TraceWriter._call_denied,
     ev.Delegated: TraceWriter._a2a_send,
     ev.FormationEnded: TraceWriter._formation_ended,
+    ev.DelegationStarted: TraceWriter._delegation_start,
+    ev.DelegationEnded: TraceWriter._delegation,
+    ev.SpawnerEnded: TraceWriter._spawner_ended,
 }
