@@ -47,6 +47,7 @@ from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
 from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
 from tui.core.loop.turn import Turns
+from tui.core.loop.waiting import formation_tools
 from tui.core.manifest.model import Capsule, Inference
 from tui.core.record.attachments import AttachmentStore
 from tui.core.record.context_lock import ContextLock, lock_path
@@ -128,7 +129,7 @@ class Session:
             from tui.core.wasm.runtime import WasmRuntime
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
-        self._build(script, driver, responder or NoResponder(), approver)
+        self._build(script, driver, responder or NoResponder(), approver, options)
         if self._found.turn is not None and not self.task_text.strip():
             self.no_task = False  # the first task goes on with the turn that session died in
         if self.resume is not None and self.resume.mode == "compact" and \
@@ -152,7 +153,7 @@ class Session:
             self._context_lock = lock
 
     def _build(self, script: Path | None, driver: Driver | None, responder: InputResponder,
-               approver: Approvals | None) -> None:
+               approver: Approvals | None, options: LaunchOptions) -> None:
         """The script, driver, host, tools, hooks and dispatcher, in the order each needs the
         one before; a component that cannot load refuses the launch (LaunchError) and nothing
         is left running."""
@@ -180,6 +181,7 @@ class Session:
             self.tools = setup.build_tools(capsule, self.paths, self.home, self.runtime,
                                            self.host, self.attachments, component_env,
                                            tool_stream)
+            self.waiting = formation_tools(self.tools, capsule, options.seat, report)
             self.hooks = HookPoints(hooks_of(capsule, self.home, self.paths, component_env),
                                     self.runtime, self.host, self.paths, report)
         except (ComponentLoadError, IncompatibleComponent) as exc:
@@ -209,21 +211,20 @@ class Session:
 
     @property
     def waits_for_first(self) -> bool:
-        """No task was given and the capsule takes one: the session needs its first task
-        (`take_first`) before it can run."""
+        """No task was given and the capsule takes one: it needs `take_first` before `run`."""
         return not self.task_text.strip() and not self.no_task and self._found.turn is None
 
     def take_first(self, text: str, task_id: str | None = None, context_id: str | None = None,
-                   via: TaskVia | None = None, origin: TaskOrigin = "user") -> None:
-        """The session's first task, sent after it was built (before `run`): written to
-        `task.md` as a task given at launch is, and run under `task_id` when one is named."""
+                   via: TaskVia | None = None, origin: TaskOrigin = "user",
+                   caller_member: str | None = None) -> None:
+        """The first task, sent after the build (before `run`): written to `task.md` as a task
+        given at launch is, run under `task_id` when named (`caller_member`: a member sent it)."""
         self.task_text = text
         self._write_task_file = True
-        self._first_ids = (task_id, context_id, via, origin)
+        self._first_ids = (task_id, context_id, via, origin, caller_member)
 
     def close_unstarted(self) -> None:
-        """Give back what a session that will never run holds (its components, the context
-        lock); nothing is written."""
+        """Give back what a session that never runs holds (components, context lock)."""
         self.close_runtime()
         self._release_context()
 
@@ -252,7 +253,8 @@ class Session:
             raise LaunchError(f"cannot create the session workdir: {exc}") from None
         self.report.stream.set_primary(self._trace)
         if self.record_path is not None:
-            self._record = RecordWriter(self.home, self.record_path, self._warn_record)
+            self._record = RecordWriter(self.home, self.record_path, lambda text:
+                                        self.report.warn_and_log("W-RECORD", text))
         outcome: TaskOutcome = Failed("error: the session did not start", "runtime_error")
         last = outcome
         try:
@@ -312,7 +314,7 @@ class Session:
         turns = None if self.script is not None else Turns(
             self.driver, context, report, self.hooks, self.dispatch, self.task_cancel, inference,
             capsule.context.max_tokens, self.paths.out, head, tool_payload, sha(system),
-            sha(compact_json(tool_payload)))
+            sha(compact_json(tool_payload)), self.waiting)
         return task.TaskDeps(
             capsule, self.context_id, context, report, self.hooks, self.dispatch, self.ending,
             self.task_cancel, self.paths, self.reader, self.record_path, self._record, turns,
@@ -323,10 +325,11 @@ class Session:
         task is the one its predecessor died in, under that task's id."""
         turn = self._found.turn
         continued = turn.task_id if turn is not None and not self.task_text.strip() else None
-        task_id, context_id, via, origin = self._first_ids
+        task_id, context_id, via, origin, caller = self._first_ids
         return task.TaskInput(self.task_text, task_id=task_id or continued, via=via, origin=origin,
                               context_id=context_id, task_file_written=self._write_task_file,
-                              resume=self.resume.mode if self.resume else None, rebuild=turn)
+                              resume=self.resume.mode if self.resume else None, rebuild=turn,
+                              caller_member=caller)
 
     def _end(self, outcome: TaskOutcome, started: float) -> None:
         if not self._session_started:
@@ -394,7 +397,4 @@ class Session:
         self.report.warn(exc.code, reason.removeprefix("error: "))
         write_result(self.paths, reason)
         return Failed(reason, "runtime_error")
-
-    def _warn_record(self, text: str) -> None:
-        self.report.warn_and_log("W-RECORD", text)
 

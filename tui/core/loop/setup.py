@@ -334,6 +334,7 @@ def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
         report.warn(warning.code or "W-MANIFEST", str(warning))
         report.log(f"warning: {warning}")
     told = [("W-TOOL-CAPABILITY", text) for text in (tools.warnings if tools is not None else ())]
+    told += tools.notices if tools is not None else []  # W-RUN-008: call-member cannot reach
     told += [("W-SEC-028", home_warning)] if home_warning else []
     told += [("W-PRICES", text) for text in prices.current().warnings]  # tui.core.cost
     for code, text in told:

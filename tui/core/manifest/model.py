@@ -165,6 +165,7 @@ class Lifecycle(Frozen):
     conversation: Conversation = "stateless"
     max_task_reopens: int = 1
     shell_grace_secs: float = 10.0
+    delegation_deadline_secs: float = 600.0  # a call-member call's (and delegation's) bound
 
 
 @dataclass(frozen=True, repr=False, eq=False)

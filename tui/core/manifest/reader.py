@@ -314,8 +314,10 @@ def _read_lifecycle(section: Section | None) -> Lifecycle:
         shell_grace_secs=section.number("shell_grace_secs", Lifecycle.shell_grace_secs,
                                         check=lambda v: v >= 0,
                                         expectation="a number of seconds >= 0"),
+        delegation_deadline_secs=section.number(
+            "delegation_deadline_secs", Lifecycle.delegation_deadline_secs,
+            check=lambda v: v > 0, expectation="a number of seconds > 0"),
     )
-    section.mark_known("delegation_deadline_secs")
     section.finish()
     return lifecycle
 

@@ -196,6 +196,23 @@ class TraceWriter:
         self.write("a2a_send", self._task_node or self._session_node, event.ts_ms,
                    lines.a2a_send(event), event.session_id)
 
+    # -- call-member and the task's continuation: under the turn that called, else the task --
+    def _member_call_start(self, event: ev.MemberCallStarted) -> None:
+        self.write("member_call_start", self._turn_node or self._task_node, event.ts_ms,
+                   lines.member_call_start(event), event.session_id)
+
+    def _member_call_busy(self, event: ev.MemberCallBusy) -> None:
+        self.write("member_call_busy", self._task_node or self._session_node, event.ts_ms,
+                   lines.member_call_busy(event), event.session_id)
+
+    def _member_call(self, event: ev.MemberCallEnded) -> None:
+        self.write("member_call", self._task_node or self._session_node, event.ts_ms,
+                   lines.member_call(event), event.session_id)
+
+    def _task_continued(self, event: ev.TaskContinued) -> None:
+        self.write("task_continued", self._task_node, event.ts_ms,
+                   lines.task_continued(event), event.session_id)
+
 
 _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.Compacted: TraceWriter._compacted,
@@ -216,4 +233,8 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.SessionEnded: TraceWriter._session_end,
     ev.CallDenied: TraceWriter._call_denied,
     ev.Delegated: TraceWriter._a2a_send,
+    ev.MemberCallStarted: TraceWriter._member_call_start,
+    ev.MemberCallBusy: TraceWriter._member_call_busy,
+    ev.MemberCallEnded: TraceWriter._member_call,
+    ev.TaskContinued: TraceWriter._task_continued,
 }
