@@ -21,6 +21,7 @@ from tests.responses import call_response, text_response
 from tests.served import SLEEP, Served, serve, served
 from tests.waits import block_until
 from tui.core import ids
+from tui.core.door.frames import Broadcast, FrameSink, Subscriber
 from tui.core.events import vocabulary as ev
 from tui.core.formation.seat import Callee, Seat
 from tui.core.loop.launch import LaunchOptions, SessionResult
@@ -49,10 +50,11 @@ def caller(root: Path, responses: list[dict[str, Any]], *, network: str = LOCALH
                          lifecycle=lifecycle)
 
 
-def run(root: Path, seat: Seat, task: str = "ask coder") -> tuple[SessionResult, Collect]:
+def run(root: Path, seat: Seat, task: str = "ask coder", *more: Any
+        ) -> tuple[SessionResult, Collect]:
     sink = Collect()
     result = Session(load_capsule(root), LaunchOptions(task=task, seat=seat),
-                     sinks=[sink]).run()
+                     sinks=[sink, *more]).run()
     return result, sink
 
 
@@ -85,11 +87,17 @@ def test_a_call_is_answered_and_the_task_continues_with_the_fenced_answer(
     door = serve(callee)
     served.append(door)
     root = caller(murmur_home.parent / "lead", [CALL, WAIT, QUOTE])
-    result, sink = run(root, seat_for(("coder", door.url)))
+    broadcast = Broadcast()  # what the caller's own door would stream
+    result, sink = run(root, seat_for(("coder", door.url)), "ask coder", FrameSink(broadcast))
 
     assert (result.exit_status, result.result) == ("ok", "coder said: roses are red")
     assert progress(sink) == ["waiting on call-member: 1 call(s) outstanding",
                               "continuing with 1 member answer(s)"]
+    said = [frame.data["status"]["message"] for frame in broadcast.subscribe(
+        Subscriber(lambda: None), 0) if frame.event == "status"]
+    assert said == ["inference turn 1", "inference turn 2",
+                    "waiting on call-member: 1 call(s) outstanding",
+                    "continuing with 1 member answer(s)", "inference turn 3", "session ended"]
     # the tool answered at once, in Murmur's words, with the call's id and the callee's task
     [finished] = [e for e in sink.of(ev.ToolCallFinished) if e.tool_name == "call-member"]
     summary, data = finished.output.split("\n")
@@ -274,3 +282,99 @@ def test_a_task_that_ends_with_a_call_out_abandons_it(
     assert progress(sink) == []
     task_id = of(trace(result), "member_call_start")[0]["member_task_id"]
     door.until(task_id, "TASK_STATE_CANCELED")
+
+
+# -- end-without-answer ---------------------------------------------------------------------------
+END = call_response("end-without-answer", {"reason": "the poem needs a topic"}, "e1")
+
+
+class DoorView:
+    """The door's task table following the session's events, as a served session's door does
+    (what `GetTask` answers)."""
+
+    def __init__(self) -> None:
+        from tui.core.door.tasks import TaskTable
+
+        self.table = TaskTable()
+
+    def emit(self, event: ev.Event) -> None:
+        self.table.apply(event)
+
+
+def member_session(root: Path, caller_member: str | None,
+                   sinks: list[Any]) -> Session:
+    session = Session(load_capsule(root), LaunchOptions(
+        seat=Seat(ids.formation_id(), "coder", False, "a-verifying-key")), sinks=sinks)
+    session.take_first("write a poem", origin="peer", caller_member=caller_member)
+    return session
+
+
+def test_end_without_answer_ends_a_members_task_with_no_answer(murmur_home: Path) -> None:
+    root = write_capsule(murmur_home.parent / "coder", [END, text_response("never read")],
+                         name="coder", shell=())
+    sink, door = Collect(), DoorView()
+    result = member_session(root, "lead", [sink, door]).run()
+
+    assert (result.exit_status, result.result) == ("no_answer",
+                                                   "no answer: the poem needs a topic")
+    assert result.paths.result.read_text() == "no answer: the poem needs a topic"
+    lines = trace(result)
+    assert of(lines, "task_start")[0]["task_id"] == of(lines, "task_end")[0]["task_id"]
+    assert of(lines, "task_end")[0]["exit_status"] == "no_answer"
+    assert of(lines, "task_failed") == []
+    assert len(of(lines, "inference")) == 1  # the task ended with that turn
+    [finished] = [e for e in sink.of(ev.ToolCallFinished)
+                  if e.tool_name == "end-without-answer"]
+    assert finished.output == ("The task ends without an answer when this turn ends; lead "
+                               "reads: no answer: the poem needs a topic")
+    # what the door answers GetTask with: failed, the reason as its message, noAnswer
+    [task] = [door.table.get(e.task_id) for e in sink.of(ev.TaskStarted)]
+    assert task is not None
+    wire = task.wire()
+    assert wire["status"]["state"] == "TASK_STATE_FAILED"
+    assert wire["status"]["message"]["parts"][0]["text"] == "the poem needs a topic"
+    assert wire["metadata"] == {"murmur": {"noAnswer": True}}
+
+
+def test_end_without_answer_in_a_task_no_member_sent_fails_and_the_task_goes_on(
+        murmur_home: Path) -> None:
+    root = write_capsule(murmur_home.parent / "coder",
+                         [END, text_response("then here is the poem")], name="coder",
+                         shell=())
+    sink, door = Collect(), DoorView()
+    result = member_session(root, None, [sink, door]).run()
+    assert (result.exit_status, result.result) == ("ok", "then here is the poem")
+    [finished] = [e for e in sink.of(ev.ToolCallFinished)
+                  if e.tool_name == "end-without-answer"]
+    assert finished.status == "error"
+    assert finished.output == ("error: end-without-answer ends only a task another formation "
+                               "member sent with call-member; this task was not sent by a "
+                               "member, so answer it (or say why you cannot) in your reply")
+    [task] = [door.table.get(e.task_id) for e in sink.of(ev.TaskStarted)]
+    assert task is not None and "metadata" not in task.wire()
+
+
+def test_the_roster_scaffolds_lead_calls_its_worker_and_answers_with_what_it_said(
+        murmur_home: Path, served: list[Served], tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+    from tui.core.running.tokens import token_at
+
+    made = run_cli("new", "--roster", "crew", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    worker = serve(tmp_path / "crew" / "worker")
+    served.append(worker)
+    host, _, port = worker.url.removeprefix("http://").rpartition(":")
+    # the worker's door is authenticated: until the launcher mints the formation's tokens,
+    # the lead is handed the worker's own operator token for the edge
+    token = token_at(murmur_home, host, int(port))
+    assert token
+    seat = Seat(ids.formation_id(), "lead", True, "a-verifying-key", (Callee("worker", token),))
+    seat.know_urls({"worker": worker.url})
+    sink = Collect()
+    result = Session(load_capsule(tmp_path / "crew" / "lead"), LaunchOptions(seat=seat),
+                     sinks=[sink]).run()  # the task: lead's task.md
+    assert (result.exit_status, result.result) == (
+        "ok", "worker answered: Hello from worker, the member of crew that lead calls.")
+    assert progress(sink) == ["waiting on call-member: 1 call(s) outstanding",
+                              "continuing with 1 member answer(s)"]
+    assert [line["status"] for line in of(trace(result), "member_call")] == ["completed"]

@@ -76,7 +76,7 @@ class Result:
 
 
 @dataclass(eq=False)
-class Call:
+class MemberCall:
     call_id: str
     task_id: str
     member: str
@@ -86,6 +86,7 @@ class Call:
     callee_task_id: str | None = None
     stop: threading.Event = field(default_factory=threading.Event)
     ended: bool = False
+    cancel_callee: bool = False  # abandoned or out of time: the callee's task is canceled
 
 
 class MemberCalls:
@@ -98,9 +99,8 @@ class MemberCalls:
         self.deadline = deadline
         self._emit, self._expect, self._arrive = emit, expect, arrive
         self._lock = threading.Lock()
-        self._live: dict[str, Call] = {}
+        self._live: dict[str, MemberCall] = {}
         self._threads: list[threading.Thread] = []
-        self._closed = False
 
     # -- the tool's call --------------------------------------------------------------------
     def call(self, task_id: str, turn: int, member: Any, text: Any) -> Result:
@@ -120,7 +120,7 @@ class MemberCalls:
             return _failed(member, f"the launcher sent no door URL for {member}")
         client = DoorClient(url, callee.token, REQUEST_SECONDS,
                             {"x-murmur-task-origin": "peer"})
-        call = Call(ids.mint("mcl"), task_id, member, text, client)
+        call = MemberCall(ids.mint("mcl"), task_id, member, text, client)
         try:
             task = client.send_task(text)
         except DoorError as exc:
@@ -163,7 +163,6 @@ class MemberCalls:
     def close(self) -> None:
         """The session ends: every call's thread stops (within a request's time)."""
         with self._lock:
-            self._closed = True
             calls, threads = list(self._live.values()), list(self._threads)
         for call in calls:
             call.stop.set()
@@ -171,22 +170,22 @@ class MemberCalls:
             thread.join(REQUEST_SECONDS + 1)
 
     # -- a call's thread --------------------------------------------------------------------
-    def _follow(self, call: Call, turn: int, first_wait: float) -> None:
+    def _follow(self, call: MemberCall, turn: int, first_wait: float) -> None:
         try:
             if call.callee_task_id is None:
                 self._offer_again(call, turn, first_wait)
             if call.callee_task_id is not None:
                 self._poll(call)
         finally:
-            if call.stop.is_set() and call.callee_task_id is not None and not self._closed:
+            if call.cancel_callee and call.callee_task_id is not None:
                 with contextlib.suppress(DoorError):  # abandoned or late: the callee stops
                     call.client.cancel(call.callee_task_id)
             call.client.close()
 
-    def _left(self, call: Call) -> float:
+    def _left(self, call: MemberCall) -> float:
         return self.deadline - (time.monotonic() - call.started)
 
-    def _offer_again(self, call: Call, turn: int, wait: float) -> None:
+    def _offer_again(self, call: MemberCall, turn: int, wait: float) -> None:
         attempt, delay = 1, BUSY_FIRST
         while True:
             if call.stop.wait(max(0.0, min(wait, self._left(call)))):
@@ -210,13 +209,12 @@ class MemberCalls:
             attempt, delay = attempt + 1, min(delay * 2, BUSY_MAX)
             wait = self._busy(call, attempt, delay)
 
-    def _poll(self, call: Call) -> None:
+    def _poll(self, call: MemberCall) -> None:
         failures = 0
         assert call.callee_task_id is not None
         while not call.stop.wait(POLL_SECONDS):
             if self._left(call) <= 0:
                 self._ended(call, "timed_out", reason=self._late())
-                call.stop.set()  # the callee's task is canceled
                 return
             try:
                 task = call.client.get_task(call.callee_task_id)
@@ -241,13 +239,13 @@ class MemberCalls:
                 return
 
     # -- events ----------------------------------------------------------------------------
-    def _started(self, call: Call, task: RemoteTask, turn: int) -> None:
+    def _started(self, call: MemberCall, task: RemoteTask, turn: int) -> None:
         call.callee_task_id = task.id
         self._emit(ev.MemberCallStarted(task_id=call.task_id, call_id=call.call_id,
                                         member=call.member, task=call.text,
                                         callee_task_id=task.id, turn=turn))
 
-    def _busy(self, call: Call, attempt: int, delay: float) -> float:
+    def _busy(self, call: MemberCall, attempt: int, delay: float) -> float:
         wait = delay + random.uniform(0, BUSY_JITTER)
         self._emit(ev.MemberCallBusy(task_id=call.task_id, member=call.member, attempt=attempt,
                                      retry_in_ms=int(wait * 1000)))
@@ -257,7 +255,7 @@ class MemberCalls:
         return (f"no answer within {self.deadline:g} s (lifecycle.delegation_deadline_secs, "
                 f"or {DEADLINE_ENV})")
 
-    def _ended(self, call: Call, status: str, *, answer: str | None = None,
+    def _ended(self, call: MemberCall, status: str, *, answer: str | None = None,
                reason: str | None = None, said: bool = False, tell: bool = True) -> None:
         """The call's one outcome: its event, then (`tell`) the answer the task waits on.
         `said`: the reason is the callee's own words (fenced for the task)."""
@@ -266,7 +264,8 @@ class MemberCalls:
                 return
             call.ended = True
             self._live.pop(call.call_id, None)
-            if status == "abandoned":
+            if status in ("abandoned", "timed_out"):
+                call.cancel_callee = True
                 call.stop.set()
             duration = int((time.monotonic() - call.started) * 1000)
             self._emit(ev.MemberCallEnded(task_id=call.task_id, call_id=call.call_id,

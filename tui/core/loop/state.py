@@ -96,7 +96,7 @@ class Limited(Frozen):
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class Unanswered(Frozen):
+class WithoutAnswer(Frozen):
     """The model ended a task another formation member sent with `end-without-answer`: the
     task ends with no answer and no failure (`result`: `no answer: <reason>`)."""
 
@@ -106,7 +106,7 @@ class Unanswered(Frozen):
     turn: None = None
 
 
-TaskOutcome: TypeAlias = Finished | Failed | Canceled | Limited | Unanswered
+TaskOutcome: TypeAlias = Finished | Failed | Canceled | Limited | WithoutAnswer
 
 
 @dataclass(frozen=True, repr=False, eq=False)

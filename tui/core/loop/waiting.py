@@ -33,7 +33,7 @@ from tui.core.formation.seat import Seat
 from tui.core.loop.awaiting import Arrival, Awaiting
 from tui.core.loop.context import Context
 from tui.core.loop.report import Report
-from tui.core.loop.state import TaskState, Unanswered
+from tui.core.loop.state import TaskState, WithoutAnswer
 from tui.core.manifest.model import Capsule
 from tui.core.tools.table import ToolTable
 
@@ -47,11 +47,11 @@ class Waiting:
         self._report = report
         self._continued: dict[str, int] = {}  # task -> continuations so far
 
-    def unanswered(self, task: TaskState) -> Unanswered | None:
+    def unanswered(self, task: TaskState) -> WithoutAnswer | None:
         """After a turn's tool calls: the task ends here when the model called
         `end-without-answer`."""
         reason = self.callers.take(task.task_id)
-        return None if reason is None else Unanswered(f"no answer: {reason}")
+        return None if reason is None else WithoutAnswer(f"no answer: {reason}")
 
     def go_on(self, task: TaskState, max_turns: int, context: Context,
               cancel: CancelToken) -> bool:
