@@ -378,3 +378,32 @@ def test_the_roster_scaffolds_lead_calls_its_worker_and_answers_with_what_it_sai
     assert progress(sink) == ["waiting on call-member: 1 call(s) outstanding",
                               "continuing with 1 member answer(s)"]
     assert [line["status"] for line in of(trace(result), "member_call")] == ["completed"]
+
+
+def test_a_task_canceled_while_it_waits_ends_and_abandons_its_call(
+        make_capsule: CapsuleFactory, murmur_home: Path, served: list[Served]) -> None:
+    callee = make_capsule([call_response("bash", {"command": "sleep 60"})], folder="coder",
+                          extra=SLEEP + ACCEPTS)
+    door = serve(callee)
+    served.append(door)
+    root = caller(murmur_home.parent / "lead", [CALL, WAIT, QUOTE])
+    sink = Collect()
+    session = Session(load_capsule(root), LaunchOptions(task="ask", seat=seat_for(
+        ("coder", door.url))), sinks=[sink])
+    results: list[SessionResult] = []
+    thread = threading.Thread(target=lambda: results.append(session.run()))
+    thread.start()
+    try:
+        block_until(lambda: "waiting on call-member: 1 call(s) outstanding" in progress(sink),
+                    what="the task waited on its call")
+        [started] = sink.of(ev.TaskStarted)
+        assert session.cancel_task(started.task_id) == "running"
+    finally:
+        thread.join(120)
+    [result] = results
+    assert result.exit_status == "canceled"
+    lines = trace(result)
+    assert of(lines, "task_canceled")[0]["phase"] == "member_call"
+    assert [line["status"] for line in of(lines, "member_call")] == ["abandoned"]
+    assert of(lines, "task_continued") == []
+    door.until(of(lines, "member_call_start")[0]["member_task_id"], "TASK_STATE_CANCELED")
