@@ -21,6 +21,7 @@ from tests.responses import call_response, text_response
 from tests.served import SLEEP, Served, serve, served
 from tests.waits import block_until
 from tui.core import ids
+from tui.core.a2a.task import parse_task
 from tui.core.door.frames import Broadcast, FrameSink, Subscriber
 from tui.core.events import vocabulary as ev
 from tui.core.formation.seat import Callee, Seat
@@ -334,6 +335,10 @@ def test_end_without_answer_ends_a_members_task_with_no_answer(murmur_home: Path
     assert wire["status"]["state"] == "TASK_STATE_FAILED"
     assert wire["status"]["message"]["parts"][0]["text"] == "the poem needs a topic"
     assert wire["metadata"] == {"murmur": {"noAnswer": True}}
+    # a caller's poll reads it so: its call ends no_answer
+    read = parse_task({"task": wire}, "http://127.0.0.1:1")
+    assert (read.state, read.no_answer, read.message) == ("failed", True,
+                                                          "the poem needs a topic")
 
 
 def test_end_without_answer_in_a_task_no_member_sent_fails_and_the_task_goes_on(
