@@ -133,6 +133,10 @@ def test_a_call_is_answered_and_the_task_continues_with_the_fenced_answer(
         order.index("task_continued") < order.index("task_end")
     assert of(lines, "task_end")[0]["exit_status"] == "ok"
     assert "roses are red" not in json.dumps(of(lines, "member_call"))  # meta: no content
+    # the edge's token reached the callee's door and nothing else
+    assert TOKEN not in result.paths.trace.read_text()
+    assert not any(TOKEN in event.to_json() for event in sink.events)
+    assert TOKEN not in (root / "requests.jsonl").read_text()
 
 
 def test_without_localhost_in_network_allow_every_call_fails_and_start_warns(
