@@ -151,10 +151,10 @@ def test_the_import_graph_of_tui_has_no_cycle() -> None:
 
 
 # The loop's layers, lowest first: a module imports only loop modules before it.
-LOOP_LAYERS = ("state", "inbox", "launch", "journal_seal", "journal", "journal_read",
-               "continuation", "report", "context",
-               "hook_points", "host", "compaction", "dispatch", "rebuild", "resume", "turn",
-               "ending", "task", "lifecycle", "setup", "session", "build")
+LOOP_LAYERS = ("state", "inbox", "launch", "journal_seal", "journal",
+               "journal_read", "continuation", "report", "context",
+               "hook_points", "host", "compaction", "dispatch", "rebuild", "resume", "waiting",
+               "runtime", "turn", "ending", "task", "lifecycle", "setup", "session", "build")
 
 
 def test_the_loop_imports_only_downward() -> None:

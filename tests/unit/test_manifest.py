@@ -613,3 +613,12 @@ def test_launch_refuses_a_hostile_manifest_with_exit_2_and_a_location(tmp_path: 
     assert "Traceback" not in done.stderr and done.stdout == ""
     assert f"{tmp_path / 'murmur.yaml'}:" in done.stderr
     assert "aliases here expand to more than" in done.stderr
+
+
+def test_the_delegation_deadline_is_600_seconds_unless_the_lifecycle_says_otherwise() -> None:
+    assert parse_capsule(FILE, MINIMAL).lifecycle.delegation_deadline_secs == 600
+    set_to = parse_capsule(FILE, MINIMAL + "lifecycle:\n  delegation_deadline_secs: 90\n")
+    assert set_to.lifecycle.delegation_deadline_secs == 90 and set_to.warnings == ()
+    problem = only(refused(MINIMAL + "lifecycle:\n  delegation_deadline_secs: 0\n"))
+    assert (problem.line, problem.key, problem.message) == (
+        12, "lifecycle.delegation_deadline_secs", "expected a number of seconds > 0, got 0")

@@ -151,7 +151,8 @@ def test_lead_calls_worker_with_call_member_then_answers_with_workers_answer(
     [worker] = load_script(folder / "worker" / "script.yaml")
     answer = worker["content"][0]["text"]
     assert answer == "Hello from worker, the member of crew that lead calls."
-    assert lead[-1]["content"][0]["text"] == f"worker answered: {answer}"
+    # the scripted driver quotes what worker really said (fenced member:worker) there
+    assert lead[-1]["content"][0]["text"] == "worker answered: {{member:worker}}"
     assert (folder / "lead" / "task.md").read_text().strip()
 
 

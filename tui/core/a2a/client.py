@@ -42,14 +42,15 @@ DEFAULT_TIMEOUT = 10.0
 class DoorClient:
     """Calls one door. Thread-safe: the fleet shares one per session between its threads."""
 
-    def __init__(self, url: str, token: str | None = None, timeout: float = DEFAULT_TIMEOUT
-                 ) -> None:
+    def __init__(self, url: str, token: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 extra: Mapping[str, str] | None = None) -> None:
         url = url.strip()
         if "://" not in url:  # door A's card says "localhost:P"
             url = f"http://{url}"
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.extra = dict(extra or {})  # sent on every JSON-RPC request (origin `peer`)
         remember(token)  # never shown, in any encoding
         self._ids = itertools.count(1)
         self._messages = itertools.count(1)
@@ -75,7 +76,8 @@ class DoorClient:
 
     def headers(self, generation: Generation | None) -> dict[str, str]:
         """The headers every JSON-RPC request to this door carries."""
-        return rpc.headers(VERSION_HEADER[generation] if generation else None, self.token)
+        return {**rpc.headers(VERSION_HEADER[generation] if generation else None, self.token),
+                **self.extra}
 
     def envelope(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
         return rpc.envelope(method, params, next(self._ids))

@@ -23,6 +23,7 @@ class RemoteTask:
     response: str | None = None  # a completed task's answer (the `response` artifact)
     message: str | None = None  # a terminal task's status message
     text: str | None = None  # what it was asked: its history's first user message
+    no_answer: bool = False  # ended by end-without-answer (`metadata.murmur.noAnswer`)
 
 
 def task_state(value: Any) -> str:
@@ -72,7 +73,14 @@ def parse_task(value: Any, url: str) -> RemoteTask:
     return RemoteTask(task["id"], context if isinstance(context, str) else "",
                       task_state(status.get("state")), artifact_text(task, "prompt"),
                       artifact_text(task, "response"),
-                      message if isinstance(message, str) else None, first_user_text(task))
+                      message if isinstance(message, str) else None, first_user_text(task),
+                      _no_answer(task))
+
+
+def _no_answer(task: Mapping[str, Any]) -> bool:
+    metadata = task.get("metadata")
+    murmur = metadata.get("murmur") if isinstance(metadata, Mapping) else None
+    return isinstance(murmur, Mapping) and murmur.get("noAnswer") is True
 
 
 REJECTED = "task rejected: "  # how Murmur's status message opens (`capsule is busy`, …)

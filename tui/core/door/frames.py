@@ -184,6 +184,8 @@ def final_message(exit_status: str, result: str) -> str:
         return "session ended"
     if exit_status == "canceled":
         return "task canceled"
+    if exit_status == "no_answer":  # end-without-answer: failed, with the model's reason
+        return result.removeprefix("no answer: ") or "no answer"
     reason = result.removeprefix("error: ")
     if reason.startswith("input-timeout"):
         return "input-timeout"
@@ -274,6 +276,9 @@ class FrameSink:
                                      event.prompt, before_restart=event.before_restart))
         elif isinstance(event, ev.InputAnswered) and not event.journaled:
             publish("status", status((event.task_id or ""), "working", "resumed"))
+        elif isinstance(event, ev.Progress) and event.task_id:  # waiting on call-member
+            publish("status", status(event.task_id, "working", event.text,
+                                     context_id=self._contexts.get(event.task_id)))
         elif isinstance(event, ev.TaskReopened):
             self._ended.discard(event.task_id)  # a new attempt: it ends in a status of its own
         elif isinstance(event, ev.TaskEnded):

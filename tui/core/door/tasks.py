@@ -39,7 +39,7 @@ class DoorTask:
     held: bool = False  # the door ended it (CancelTask, session/stop): events change nothing
     origin: TaskOrigin = "user"  # `peer`: sent with x-murmur-task-origin: peer
     caller_member: str | None = None  # sent with this formation member's mft1. token
-
+    no_answer: bool = False  # ended by end-without-answer: `metadata.murmur.noAnswer`
 
     @property
     def terminal(self) -> bool:
@@ -59,6 +59,8 @@ class DoorTask:
                 "taskId": self.task_id, "role": "ROLE_AGENT",
                 "parts": [{"text": self.message, "mediaType": "text/plain"}]}
         body["status"] = status
+        if self.no_answer:
+            body["metadata"] = {"murmur": {"noAnswer": True}}
         artifacts = []
         if self.state == "completed" and self.result:
             artifacts.append(_artifact("response", self.result))
@@ -130,6 +132,7 @@ class TaskTable:
                 task.state = final_state(event.exit_status)
                 task.message = final_message(event.exit_status, event.result)
                 task.result = event.result if task.state == "completed" else None
+                task.no_answer = event.exit_status == "no_answer"
                 task.prompt = task.request_id = None
 
     def _started(self, event: ev.TaskStarted) -> None:

@@ -18,7 +18,7 @@ FailureCause: TypeAlias = Literal["driver_error", "malformed_response", "credent
 TurnDecision: TypeAlias = Literal["tool_call", "end_turn", "text", "error"]
 # What a task was doing when it was canceled (Murmur's task_canceled `phase`, the ones a single
 # session has).
-CancelPhase: TypeAlias = Literal["turn", "inference", "input"]
+CancelPhase: TypeAlias = Literal["turn", "inference", "input", "member_call"]
 # Why a driver call failed: the task_failed causes a driver's failure can carry (spec §2).
 DriverCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
                                  "runtime_error"]
@@ -38,8 +38,9 @@ TaskOrigin: TypeAlias = Literal["user", "completion", "peer"]
 # to task.md as a task given at launch). None: `source` tells (the task file, a later door
 # task, a completion).
 TaskVia: TypeAlias = Literal["typed", "queued", "door"]
-# Which kind of tool ran a call (`unknown`: a remote session's call whose tool is not named).
-ToolKind: TypeAlias = Literal["shell", "skill", "wasm", "unknown"]
+# Which kind of tool ran a call (`runtime`: one murmur-tui provides itself, as `call-member`;
+# `unknown`: a remote session's call whose tool is not named).
+ToolKind: TypeAlias = Literal["shell", "skill", "wasm", "runtime", "unknown"]
 # How one call went, as the tool said it (`passed`, `failed`) or the host did (`error`).
 ToolStatus: TypeAlias = Literal["passed", "failed", "error"]
 # How one call went, as the stream reports it.

@@ -225,9 +225,11 @@ class InferenceRetry(Event):
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class Progress(Event):
-    """Something slow is under way (compiling a large component)."""
+    """Something slow is under way (compiling a large component; a task waiting on its
+    `call-member` calls, `task_id` naming it: the A2A stream says it as the task's status)."""
 
     text: str
+    task_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

@@ -182,7 +182,8 @@ def _cut(text: str, limit: int) -> str:
 
 def canceled(event: ev.TaskCanceled) -> str:
     where = {"inference": "during a model call", "input": "while a question waited",
-             "turn": "between steps"}[event.phase]
+             "turn": "between steps",
+             "member_call": "while it waited on call-member"}[event.phase]
     return f"⊘ canceled {where} (turn {event.turn + 1})"
 
 

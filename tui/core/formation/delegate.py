@@ -98,7 +98,7 @@ class DelegateTool:
         self.spec = ToolSpec(TOOL_NAME, "Start a child session of another capsule with a task "
                              f"(allowed: {names}). Returns at once with status started; the "
                              "child's outcome arrives when your turn ends.",
-                             input_schema(allowed), "wasm")
+                             input_schema(allowed), "runtime")
 
     # -- the call ---------------------------------------------------------------------------
     def call(self, call: ToolCall, cancel: CancelToken,
@@ -127,7 +127,7 @@ class DelegateTool:
             except OSError as exc:  # the child's folder or its log (a full disk, say)
                 problem = f"the child could not be set up ({exc.strerror or exc})"
         self._ended(call.task_id, None, shown, shown_version, None, started, "refused", problem)
-        return refusal(f"error: {TOOL_NAME}: {problem}", "wasm", _ms(started))
+        return refusal(f"error: {TOOL_NAME}: {problem}", "runtime", _ms(started))
 
     def _start(self, call: ToolCall, target: Allowed, version: str, task: str, folder: Path,
                cancel: CancelToken, started: float) -> ToolOutcome:
@@ -184,7 +184,7 @@ class DelegateTool:
                 "child_session_id": child.session_id, "status": "started"}
         text = json.dumps(data, separators=(",", ":"))
         return ToolOutcome(status="passed", text=f"Delegated {target.name}: started\n{text}",
-                           fenced=False, kind="wasm", duration_ms=_ms(started),
+                           fenced=False, kind="runtime", duration_ms=_ms(started),
                            summary=f"Delegated {target.name}: started", data=text)
 
     def _wait_for_start(self, child: _Child, cancel: CancelToken) -> str | None:

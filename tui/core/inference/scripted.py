@@ -8,11 +8,17 @@ blocks stream as deltas of `config.chunk_chars` characters (default 8), paced at
 the conversation's last assistant message calls tools that a response not yet played calls (by
 id), the script goes on after that response: a session resumed from one that died in that turn
 goes on with the script where the dead session stopped, not from its start.
+
+A text block may quote what a formation member answered: `{{member:<name>}}` becomes the text
+fenced `member:<name>` in the conversation's last user message (the message a task continues
+with once its `call-member` calls are answered), or `(no answer from <name>)` when it holds
+none — so a scripted lead can answer with what its worker really said.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -91,15 +97,17 @@ class ScriptedDriver:
             self._next = index + 1
             if self.requests_log is not None:  # what the driver was sent, one line a call
                 append_private(self.requests_log, redact(compact_json(request)) + "\n")
-        response = self._responses[index]
+        response, encoded = self._responses[index], self._encoded[index]
+        if MEMBER_ANSWER.search(encoded):
+            response = _with_answers(response, _last_user_text(request))
+            encoded = compact_json({k: v for k, v in response.items() if k != "metadata"})
         for block in response.get("content", []):
             kind = block.get("type")
             if kind == "text":
                 self._stream(str(block.get("text", "")), stream.text, cancel)
             elif kind == "thinking":
                 self._stream(str(block.get("text", "")), stream.thinking, cancel)
-        return DriverReply(status="passed", data=self._encoded[index],
-                           metadata=self._metadata[index])
+        return DriverReply(status="passed", data=encoded, metadata=self._metadata[index])
 
     def _stream(self, text: str, send: Any, cancel: CancelToken) -> None:
         for start in range(0, len(text), self._chunk):
@@ -111,6 +119,38 @@ class ScriptedDriver:
 
     def close(self) -> None:
         return None
+
+
+MEMBER_ANSWER = re.compile(r"\{\{member:([a-z][a-z0-9-]{0,31})\}\}")
+
+
+def _last_user_text(request: Mapping[str, Any]) -> str:
+    messages = request.get("messages")
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return "\n".join(str(block.get("text", "")) for block in content
+                             if isinstance(block, dict) and block.get("type") == "text") \
+                if isinstance(content, list) else ""
+    return ""
+
+
+def _with_answers(response: dict[str, Any], said: str) -> dict[str, Any]:
+    """`response` with each `{{member:<name>}}` in its text blocks replaced (module
+    docstring)."""
+    def answer(match: re.Match[str]) -> str:
+        name = match.group(1)
+        found = re.search(f"<untrusted-content source=member:{re.escape(name)}>\n(.*?)\n"
+                          "</untrusted-content>", said, re.DOTALL)
+        return found.group(1) if found else f"(no answer from {name})"
+
+    content = [{**block, "text": MEMBER_ANSWER.sub(answer, block["text"])}
+               if isinstance(block, dict) and block.get("type") == "text"
+               and isinstance(block.get("text"), str) else block
+               for block in response.get("content", [])]
+    return {**response, "content": content}
 
 
 def _call_ids(content: Any) -> set[str]:

@@ -29,7 +29,6 @@ from tui.core.errors import (
     TraceWriteError,
 )
 from tui.core.events.stream import EventSink, EventStream
-from tui.core.formation import awaiting
 from tui.core.fs import paths
 from tui.core.fs.private_files import private_home
 from tui.core.fs.task_file import write_task
@@ -46,6 +45,7 @@ from tui.core.loop.journal import JOURNAL, Journal, JournaledQuestions
 from tui.core.loop.journal_seal import Seal
 from tui.core.loop.launch import LaunchOptions, NoResponder, SessionResult
 from tui.core.loop.report import Report
+from tui.core.loop.runtime import runtime_tools
 from tui.core.loop.state import Canceled, Failed, Finished, TaskOutcome
 from tui.core.loop.turn import Turns
 from tui.core.manifest.model import Capsule, Inference
@@ -129,7 +129,7 @@ class Session:
             from tui.core.wasm.runtime import WasmRuntime
 
             self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
-        self._build(script, driver, responder or NoResponder(), approver)
+        self._build(script, driver, responder or NoResponder(), approver, options)
         if self._found.turn is not None and not self.task_text.strip():
             self.no_task = False  # the first task goes on with the turn that session died in
         if self.resume is not None and self.resume.mode == "compact" and \
@@ -153,7 +153,7 @@ class Session:
             self._context_lock = lock
 
     def _build(self, script: Path | None, driver: Driver | None, responder: InputResponder,
-               approver: Approvals | None) -> None:
+               approver: Approvals | None, options: LaunchOptions) -> None:
         """Script, driver, host, tools, hooks, dispatcher, each after what it needs; a component
         that cannot load refuses the launch (LaunchError), leaving nothing running."""
         capsule, report = self.capsule, self.report
@@ -180,9 +180,8 @@ class Session:
             self.tools = setup.build_tools(capsule, self.paths, self.home, self.runtime,
                                            self.host, self.attachments, component_env,
                                            tool_stream)
-            self.awaiting = awaiting.Awaiting()  # what a task's delegations and calls await
-            setup.runtime_tools(self.tools, capsule, self.paths, self.home, report,
-                                self.awaiting, component_env)
+            self.waiting = runtime_tools(self.tools, capsule, self.paths, self.home, report,
+                                         component_env, options.seat)
             self.hooks = HookPoints(hooks_of(capsule, self.home, self.paths, component_env),
                                     self.runtime, self.host, self.paths, report)
         except (ComponentLoadError, IncompatibleComponent) as exc:
@@ -213,19 +212,20 @@ class Session:
 
     @property
     def waits_for_first(self) -> bool:
-        """No task given and the capsule takes one: the session waits for `take_first`."""
+        """No task was given and the capsule takes one: it needs `take_first` before `run`."""
         return not self.task_text.strip() and not self.no_task and self._found.turn is None
 
     def take_first(self, text: str, task_id: str | None = None, context_id: str | None = None,
                    via: TaskVia | None = None, origin: TaskOrigin = "user",
                    caller_member: str | None = None) -> None:
-        """The session's first task, sent after it was built (before `run`): written to
-        `task.md` as a task given at launch is, and run under `task_id` when one is named."""
-        self.task_text, self._write_task_file = text, True
+        """The first task, sent after the build (before `run`): written to `task.md` as a task
+        given at launch is, run under `task_id` when named (`caller_member`: a member sent it)."""
+        self.task_text = text
+        self._write_task_file = True
         self._first_ids = (task_id, context_id, via, origin, caller_member)
 
     def close_unstarted(self) -> None:
-        """Give back what a never-run session holds (components, context lock); write nothing."""
+        """Give back what a session that never runs holds (components, context lock)."""
         self.close_runtime()
         self._release_context()
 
@@ -315,7 +315,7 @@ class Session:
         turns = None if self.script is not None else Turns(
             self.driver, context, report, self.hooks, self.dispatch, self.task_cancel, inference,
             capsule.context.max_tokens, self.paths.out, head, tool_payload, sha(system),
-            sha(compact_json(tool_payload)))
+            sha(compact_json(tool_payload)), self.waiting)
         return task.TaskDeps(
             capsule, self.context_id, context, report, self.hooks, self.dispatch, self.ending,
             self.task_cancel, self.paths, self.reader, self.record_path, self._record, turns,

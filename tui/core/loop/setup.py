@@ -16,7 +16,6 @@ from tui.core.chat import compact_json
 from tui.core.cost import override as prices
 from tui.core.errors import ComponentLoadError, DriverError, IncompatibleComponent, LaunchError
 from tui.core.events import vocabulary as ev
-from tui.core.formation.awaiting import Arrival, Awaiting
 from tui.core.fs import murmur_md
 from tui.core.fs.task_file import TASK_FILE, read_task_at
 from tui.core.fs.workdir import SessionPaths
@@ -208,24 +207,6 @@ def build_tools(capsule: Capsule, target: SessionPaths, home: Path,
     return table
 
 
-def runtime_tools(table: ToolTable, capsule: Capsule, target: SessionPaths, home: Path,
-                  report: Report, awaiting: Awaiting, identity: Mapping[str, str]) -> None:
-    """The tools the runtime provides, each where the manifest makes it: `delegate-task` with
-    a non-empty `capabilities.spawn.allow` (docs/formations.md, "Delegation")."""
-    if capsule.capabilities.spawn_allow:
-        from tui.core.formation.delegate import TOOL_NAME, DelegateTool
-        from tui.core.formation.spawn_allow import targets
-
-        def arrive(task_id: str, ident: str, name: str, outcome: str, text: str) -> None:
-            awaiting.arrive(task_id, Arrival("delegation", ident, name, outcome, text))
-
-        delegate = DelegateTool(capsule, targets(capsule), target.accessible, home, identity,
-                                report.emit, lambda task, ident: awaiting.expect(
-                                    task, ident, "delegation"), arrive)
-        table.wasm[TOOL_NAME] = delegate
-        table.closers.append(delegate.close)
-
-
 def _contract(table: ToolTable, name: str, contract: contracts.ToolContract, component: bytes,
               spec: ToolSpec) -> None:
     table.contracts.setdefault(name, contract)
@@ -359,6 +340,7 @@ def first_warnings(capsule: Capsule, home_warning: str | None, report: Report,
         report.warn(warning.code or "W-MANIFEST", str(warning))
         report.log(f"warning: {warning}")
     told = [("W-TOOL-CAPABILITY", text) for text in (tools.warnings if tools is not None else ())]
+    told += tools.notices if tools is not None else []  # W-RUN-008: call-member cannot reach
     told += [("W-SEC-028", home_warning)] if home_warning else []
     told += [("W-PRICES", text) for text in prices.current().warnings]  # tui.core.cost
     for code, text in told:

@@ -95,7 +95,18 @@ class Limited(Frozen):
     turn: None = None
 
 
-TaskOutcome: TypeAlias = Finished | Failed | Canceled | Limited
+@dataclass(frozen=True, repr=False, eq=False)
+class WithoutAnswer(Frozen):
+    """The model ended a task another formation member sent with `end-without-answer`: the
+    task ends with no answer and no failure (`result`: `no answer: <reason>`)."""
+
+    result: str
+    exit_status: Literal["no_answer"] = "no_answer"
+    cause: None = None
+    turn: None = None
+
+
+TaskOutcome: TypeAlias = Finished | Failed | Canceled | Limited | WithoutAnswer
 
 
 @dataclass(frozen=True, repr=False, eq=False)

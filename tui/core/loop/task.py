@@ -70,7 +70,8 @@ class TaskDeps(Frozen):
 
 
 # The ids a session's first task runs under when its sender named them (a door's task id and
-# context), how it came, and who sent it (`peer`: a task from another capsule).
+# context), how it came, who sent it (`peer`: a task from another capsule) and the formation
+# member whose call-member sent it.
 FirstIds = tuple[str | None, str | None, TaskVia | None, TaskOrigin, str | None]
 NO_FIRST_IDS: FirstIds = (None, None, None, "user", None)
 
@@ -89,7 +90,7 @@ class TaskInput(Frozen):
     resume: str | None = None  # `--resume` mode (full | compact): the record always reloads
     rebuild: OpenTurn | None = None  # the turn the resumed session died in (rebuild.py)
     via: TaskVia | None = None  # typed on the supervisor's prompt: at once, or queued
-    caller_member: str | None = None  # the formation member that sent it (TaskStarted)
+    caller_member: str | None = None  # the formation member whose call-member sent it
 
 
 def run(deps: TaskDeps, asked: TaskInput) -> TaskOutcome:
@@ -156,6 +157,8 @@ def _run(deps: TaskDeps, asked: TaskInput, task: TaskState) -> TaskOutcome:
             outcome = refused
             break
     report.position.task_id = None
+    if deps.turns is not None and deps.turns.waiting is not None:
+        deps.turns.waiting.ended(task.task_id)  # its call-member calls still out: abandoned
     deps.ending.task(task, outcome)
     deps.ending.task_done(task)
     return outcome

@@ -29,6 +29,7 @@ from tui.core.loop.state import (
     TaskState,
     TurnOutcome,
 )
+from tui.core.loop.waiting import Waiting
 from tui.core.manifest.model import Inference
 from tui.core.text import tokens
 
@@ -53,6 +54,7 @@ class Turns:
     tool_payload: list[dict[str, Any]]
     system_sha: str
     tools_sha: str
+    waiting: Waiting | None = None  # a formation member's: call-member answers, no answer
 
     def run(self, task: TaskState) -> TaskOutcome:
         """Turns until the model is done or a limit is reached (raises StopOnCancel)."""
@@ -150,13 +152,17 @@ class Turns:
             self.context.append(message)
             for result in results:
                 self.context.append(result)
-            return Continue()
+            unanswered = self.waiting.unanswered(task) if self.waiting else None
+            return unanswered or Continue()
         if stop in ("end_turn", "max_tokens"):
             self.context.append(assistant_message(response.content))
             if stop == "max_tokens":
                 self.report.warn("W-RUN-001", f"turn {turn + 1} stopped at "
                                  f"inference.max_tokens ({self.inference.max_tokens}); the "
                                  "result is a fragment")
+            elif self.waiting is not None and self.waiting.go_on(
+                    task, self.inference.max_turns, self.context, self.cancel):
+                return Continue()  # with the answers of its call-member calls
             return Finished(response.text)
         return Failed(f"error: unsupported stop_reason '{stop}'", "malformed_response", turn)
 

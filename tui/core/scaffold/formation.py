@@ -136,7 +136,7 @@ network:
     scheme: bearer           # a roster with a rule needs every member's door authenticated
 """
 
-# worker's answer; lead's last turn answers with the same words, as they came back
+# worker's answer; lead's last turn quotes it as it came back ({{member:worker}})
 WORKER_ANSWER = "Hello from worker, the member of {name} that lead calls."
 
 LEAD_SCRIPT = """\
@@ -161,11 +161,12 @@ LEAD_SCRIPT = """\
     - type: text
       text: worker has the task; I'll answer when its answer arrives.
 
-# 3. worker's answer arrives (one user message, fenced member:worker): answer with it.
+# 3. worker's answer arrives (one user message, fenced member:worker): answer with it. The
+#    scripted driver puts what worker said where {{member:worker}} stands.
 - stop_reason: end_turn
   content:
     - type: text
-      text: "worker answered: {answer}"
+      text: "worker answered: {{member:worker}}"
 """
 
 WORKER_SCRIPT = """\

@@ -2,7 +2,9 @@
 
 Order: (1) native artifact binaries (not supported by murmur-tui), (2) the shell tool for a
 name in `capabilities.shell.allow`, (3) skills, (4) WebAssembly tools declared in the manifest;
-any other name is an error result naming the allowlist.
+any other name is an error result naming the allowlist. The runtime-provided tools
+(`call-member`, `end-without-answer`: tui/core/formation/call_member.py) come first: their
+names are reserved, no artifact may take them.
 """
 
 from __future__ import annotations
@@ -189,6 +191,7 @@ def ms_since(started: float) -> int:
 class ToolTable:
     """Every tool of a session, by dispatch order; built once per session."""
 
+    runtime: dict[str, ToolHandler] = field(default_factory=dict)  # murmur-tui's own
     shell: dict[str, ToolHandler] = field(default_factory=dict)
     skills: dict[str, ToolHandler] = field(default_factory=dict)
     wasm: dict[str, ToolHandler] = field(default_factory=dict)
@@ -196,10 +199,11 @@ class ToolTable:
     contracts: dict[str, ToolContract] = field(default_factory=dict)  # by tool name
     fingerprints: dict[str, str] = field(default_factory=dict)  # by tool name
     warnings: list[str] = field(default_factory=list)  # declared capabilities not granted
+    notices: list[tuple[str, str]] = field(default_factory=list)  # (code, text) said at start
 
     def handlers(self) -> Iterable[ToolHandler]:
         seen: set[str] = set()
-        for table in (self.shell, self.skills, self.wasm):
+        for table in (self.runtime, self.shell, self.skills, self.wasm):
             for name, handler in table.items():
                 if name not in seen:
                     seen.add(name)
@@ -210,7 +214,7 @@ class ToolTable:
         return sorted((handler.spec for handler in self.handlers()), key=lambda s: s.name)
 
     def resolve(self, name: str) -> ToolHandler | None:
-        for table in (self.shell, self.skills, self.wasm):
+        for table in (self.runtime, self.shell, self.skills, self.wasm):
             if name in table:
                 return table[name]
         return None

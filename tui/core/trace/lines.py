@@ -284,3 +284,29 @@ def delegation(event: ev.DelegationEnded) -> dict[str, Any]:
 
 def spawner_ended(event: ev.SpawnerEnded) -> dict[str, Any]:
     return {"spawned_by": event.spawned_by, "delegation_id": event.delegation_id}
+
+# -- call-member and the task's continuation (spec murmur-newest §7.5, §9.1) --------------------
+def member_call_start(event: ev.MemberCallStarted) -> dict[str, Any]:
+    """The call was taken by the callee's door (its task id there); never the task's text."""
+    return {"turn": event.turn, "task_id": event.task_id, "call_id": event.call_id,
+            "member": event.member, "member_task_id": event.callee_task_id,
+            "task_bytes": len(event.task.encode())}
+
+
+def member_call_busy(event: ev.MemberCallBusy) -> dict[str, Any]:
+    return {"task_id": event.task_id, "member": event.member, "attempt": event.attempt,
+            "retry_in_ms": event.retry_in_ms}
+
+
+def member_call(event: ev.MemberCallEnded) -> dict[str, Any]:
+    """The call's outcome: the answer's size (never its text), the reason when it has none."""
+    return {"task_id": event.task_id, "call_id": event.call_id, "member": event.member,
+            "status": event.status, "duration_ms": event.duration_ms,
+            "answer_bytes": len(event.answer.encode()) if event.answer is not None else None,
+            "reason": bounded(event.reason) if event.reason is not None else None}
+
+
+def task_continued(event: ev.TaskContinued) -> dict[str, Any]:
+    return {"task_id": event.task_id, "continuation_number": event.continuation_number,
+            "member_calls": list(event.member_calls), "delegations": list(event.delegations),
+            "waited_ms": event.waited_ms, "turns_remaining": event.turns_remaining}

@@ -217,6 +217,23 @@ class TraceWriter:
         self.write("spawner_ended", self._session_node, event.ts_ms,
                    lines.spawner_ended(event), event.session_id)
 
+    # -- call-member and the task's continuation: under the turn that called, else the task --
+    def _member_call_start(self, event: ev.MemberCallStarted) -> None:
+        self.write("member_call_start", self._turn_node or self._task_node, event.ts_ms,
+                   lines.member_call_start(event), event.session_id)
+
+    def _member_call_busy(self, event: ev.MemberCallBusy) -> None:
+        self.write("member_call_busy", self._task_node or self._session_node, event.ts_ms,
+                   lines.member_call_busy(event), event.session_id)
+
+    def _member_call(self, event: ev.MemberCallEnded) -> None:
+        self.write("member_call", self._task_node or self._session_node, event.ts_ms,
+                   lines.member_call(event), event.session_id)
+
+    def _task_continued(self, event: ev.TaskContinued) -> None:
+        self.write("task_continued", self._task_node, event.ts_ms,
+                   lines.task_continued(event), event.session_id)
+
 
 _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.Compacted: TraceWriter._compacted,
@@ -241,4 +258,8 @@ _HANDLERS: dict[type[ev.Event], Callable[[TraceWriter, Any], None]] = {
     ev.DelegationStarted: TraceWriter._delegation_start,
     ev.DelegationEnded: TraceWriter._delegation,
     ev.SpawnerEnded: TraceWriter._spawner_ended,
+    ev.MemberCallStarted: TraceWriter._member_call_start,
+    ev.MemberCallBusy: TraceWriter._member_call_busy,
+    ev.MemberCallEnded: TraceWriter._member_call,
+    ev.TaskContinued: TraceWriter._task_continued,
 }
