@@ -23,7 +23,6 @@ from tests.responses import call_response, text_response
 from tests.rosters import install_capsule
 from tests.unit.processes import seen
 from tests.waits import block_until
-from tui.core.cancel import CancelToken
 from tui.core.events import vocabulary as ev
 from tui.core.formation.awaiting import Arrival
 from tui.core.loop.build import SessionSpec, build_session
@@ -82,6 +81,17 @@ def call_of(sink: Collect) -> ev.ToolCallFinished:
     return next(e for e in sink.of(ev.ToolCallFinished) if e.tool_name == "delegate-task")
 
 
+def strings(value: Any) -> list[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in strings(item)]
+    return []
+
+
 def trace(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -120,7 +130,8 @@ def test_a_child_runs_and_its_result_arrives_in_the_task(tmp_path: Path,
                                                          murmur_home: Path) -> None:
     helper_capsule(tmp_path / "parent" / "helper")
     running = Running(parent_capsule(tmp_path / "parent",
-                                     [delegate(), text_response("delegated")]))
+                                     [delegate(), text_response("delegated"),
+                                      text_response("the helper answered")]))
     ended = running.ended()
     started = running.sink.of(ev.DelegationStarted)[0]
     parent = running.sink.of(ev.SessionStarted)[0]
@@ -158,14 +169,22 @@ def test_a_child_runs_and_its_result_arrives_in_the_task(tmp_path: Path,
 
     assert (ended.outcome, ended.delegation_id, ended.child_session_id, ended.reason) == (
         "completed", started.delegation_id, started.child_session_id, None)
-    arrivals = running.session.awaiting.wait(task_id, CancelToken())
-    assert arrivals == [Arrival(
+    # the task waited for it and went on with its outcome, in one user message
+    block_until(lambda: running.sink.of(ev.TaskEnded), what=lambda: running.sink.events)
+    continued = running.sink.of(ev.TaskContinued)[0]
+    assert (continued.task_id, continued.delegations, continued.member_calls) == (
+        task_id, (started.delegation_id,), ())
+    outcome = Arrival(
         "delegation", started.delegation_id, "helper", "completed",
         f"Delegation {started.delegation_id} to helper@0.1.0 (child session "
         f"{started.child_session_id}) completed. Its result:\n"
         f"<untrusted-content source=delegation:helper>\n{CHILD_ANSWER}\n"
-        "</untrusted-content>")]
-
+        "</untrusted-content>")
+    assert running.sink.of(ev.TaskEnded)[0].result == "the helper answered"
+    assert parent.record_path is not None
+    said = [text for line in Path(parent.record_path).read_text().splitlines()
+            for text in strings(json.loads(line))]
+    assert outcome.text in said  # the user message the model read next
     result = running.finish()
     lines = trace(result.paths.trace)
     start_line = next(line for line in lines if line["event_type"] == "delegation_start")
@@ -328,8 +347,9 @@ def _with_deadline(tmp_path: Path) -> Path:
 def test_the_parent_session_ending_winds_its_children_down(tmp_path: Path,
                                                            murmur_home: Path) -> None:
     helper_capsule(tmp_path / "parent" / "helper", "x" * 2000, driver_config=SLOW)
+    # no turn left after the second: the task ends without waiting for its delegation
     root = write_capsule(tmp_path / "parent", [delegate(), text_response("done without it")],
-                         name="parent", version="0.1.0", shell=(),
+                         name="parent", version="0.1.0", shell=(), max_turns=2,
                          capabilities="  spawn:\n    allow: [./helper]")
     sink = Collect()
     result = build_session(SessionSpec(load_capsule(root), LaunchOptions(task="go"),

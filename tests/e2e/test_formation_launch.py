@@ -27,6 +27,7 @@ from tests.waits import block_until
 from tui.core.a2a.card import parse_card
 
 AUTH = "network:\n  authentication:\n    scheme: bearer\n"
+REACH = "  network:\n    allow: [localhost]\n"  # call-member reaches a callee's door
 SERVES = "exports:\n  peer_tasks:\n    accept: true\n"
 SLEEP = {"task_acceptance": "queue", "after_task": "sleep", "queue_depth": 4}
 ROSTER = """roster_version: 1
@@ -50,10 +51,11 @@ def team(folder: Path) -> Path:
     write_capsule(folder / "lead", [call_response("ask", {"q": "go on?"}, "q1"),
                                     text_response("the formation is done")],
                   name="team-lead", shell=(), tools={"ask": FIXTURES / "ask_tool.wasm"},
-                  extra=AUTH)
+                  capabilities=REACH, extra=AUTH)
     for name in ("coder", "reviewer"):
         write_capsule(folder / name, [text_response(f"{name} did it")], name=f"team-{name}",
-                      shell=(), lifecycle=SLEEP, extra=AUTH + SERVES)
+                      shell=(), lifecycle=SLEEP, capabilities=REACH if name == "coder" else "",
+                      extra=AUTH + SERVES)
     write_roster(folder, ROSTER)
     return folder
 

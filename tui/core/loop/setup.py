@@ -246,7 +246,7 @@ def write_tool_manifests(table: ToolTable, target: SessionPaths) -> None:
         write_private(target.tools / binary / "murmur.yaml", synthetic_manifest(binary))
     from tui.core.formation.delegate import STAGED_MANIFEST, TOOL_NAME
 
-    if TOOL_NAME in table.wasm:  # the runtime's own tool, staged as Murmur stages it
+    if TOOL_NAME in table.runtime:  # the runtime's own tool, staged as Murmur stages it
         write_private(target.tools / TOOL_NAME / "murmur.yaml", STAGED_MANIFEST)
 
 

@@ -50,7 +50,7 @@ class MemberSession:
 
 
 @dataclass
-class MemberCall:
+class TracedCall:
     call_id: str
     caller: str
     callee: str
@@ -65,7 +65,7 @@ class FormationTrace:
     formation_id: str
     roots: list[Path]
     members: list[MemberSession] = field(default_factory=list)
-    calls: list[MemberCall] = field(default_factory=list)
+    calls: list[TracedCall] = field(default_factory=list)
     unreadable: int = 0  # a trace of this formation that could not be read whole
 
 
@@ -163,7 +163,7 @@ def _take(found: FormationTrace, path: Path, head: dict[str, Any],
     session_id = _text(head.get("session_id")) or path.parent.name
     found.members.append(MemberSession(session_id, member, capsule, exit_status,
                                        _int(head.get("timestamp")) or 0, path))
-    calls: dict[str, MemberCall] = {}
+    calls: dict[str, TracedCall] = {}
     delivered: set[str] = set()
     for line in lines:
         kind = line.get("event_type")
@@ -171,7 +171,7 @@ def _take(found: FormationTrace, path: Path, head: dict[str, Any],
         if kind in ("member_call_start", "member_call") and call_id:
             call = calls.get(call_id)
             if call is None:
-                call = calls[call_id] = MemberCall(call_id, member,
+                call = calls[call_id] = TracedCall(call_id, member,
                                                    _text(line.get("member")) or "?",
                                                    _int(line.get("timestamp")) or 0)
             if kind == "member_call":
