@@ -85,7 +85,7 @@ class Session:
         self.capsule = capsule
         self.inference: Inference = capsule.inference or Inference(model="", driver_artifact="")
         self.home = (options.home or paths.murmur_home()).resolve()
-        self.resume = options.resume
+        self.resume, self.seat = options.resume, options.seat  # seat: a formation's member
         if self.resume is not None:
             self.context_id = setup.resumable(capsule, self.resume)
         else:
