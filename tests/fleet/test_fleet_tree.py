@@ -81,7 +81,16 @@ def test_an_outstanding_call_is_an_edge_until_it_ends() -> None:
     assert [(e.callee, e.since) for e in formation.edges["ses_lead"]] == [("coder", 10.0)]
     shown = lines(grouped([formation]), {formation.key}, now=5.0, wall=22.5)
     row = next(line for line in shown if line.key == "ses_lead")
-    assert row.cells[1] == "├ lead" and row.cells[6].startswith("⇢ coder · 0:12  ")
+    assert (row.cells[1], row.cells[3], row.cells[6]) == ("├ lead", "⇢ coder · 0:12", "work")
+    # waiting on two: the longest wait in the status, every edge before the task
+    calls(lead, "tester", 20_000)
+    formation = the_formation([lead, coder])
+    row = next(line for line in lines(grouped([formation]), {formation.key}, now=5.0,
+                                      wall=22.5) if line.key == "ses_lead")
+    assert row.cells[3] == "⇢ coder +1 · 0:12"
+    assert row.cells[6] == "⇢ coder · 0:12  ⇢ tester · 0:02  work"
+    lead.apply(ev.MemberCallEnded(task_id="t_lead", call_id="mcl_lead_tester", member="tester",
+                                  status="unreachable", duration_ms=1))
     answered(lead, "coder", call)
     assert the_formation([lead, coder]).edges == {}
     assert (clock(5), clock(754), clock(3723)) == ("0:05", "12:34", "1:02:03")
@@ -98,19 +107,20 @@ def test_the_deepest_member_asking_blocks_and_puts_the_formation_under_needs_you
     formation = the_formation([lead, coder, reviewer])
     assert formation.blocker is reviewer
     assert formation.group == "needs" and formation.since == 5.0
-    assert formation.status == "2 asks · 1 working"
+    assert formation.status == "reviewer asks +1"
     shown = lines(grouped([formation]), set(), now=6.0, wall=10.0)
     assert [line.key for line in shown] == ["group:needs", formation.key, "group:working",
                                             "group:done"]
     head = shown[1].cells
     assert head[1] == "▸ frm_…be3d399" and head[2] == "team-lead"
-    assert head[6] == "3 members · reviewer asks: Which branch?"
+    assert head[3] == "reviewer asks +1" and head[6] == "3 members · ? Which branch?"
     opened = lines(grouped([formation]), {formation.key}, now=6.0, wall=10.0)
     rows = {line.key: line.cells for line in opened}
     assert opened[1].cells[1] == "▾ frm_…be3d399"
     assert [line.cells[1] for line in opened[2:5]] == ["├ lead", "├ coder", "└ reviewer"]
-    assert rows["ses_reviewer"][6] == "◆ blocks  ? Which branch?"
-    assert not rows["ses_lead"][6].startswith("◆")
+    assert (rows["ses_reviewer"][3], rows["ses_reviewer"][6]) == (
+        "◆ blocks · asks", "? Which branch?")
+    assert rows["ses_lead"][3] == "⇢ coder · 0:09" and rows["ses_coder"][3] == "⇢ reviewer · 0:08"
 
 
 def test_with_no_question_the_member_all_others_wait_on_blocks() -> None:
@@ -121,11 +131,13 @@ def test_with_no_question_the_member_all_others_wait_on_blocks() -> None:
     calls(coder, "reviewer", 2_000)
     formation = the_formation([lead, coder, reviewer])
     assert formation.blocker is reviewer and formation.group == "working"
+    assert formation.status == "waits on reviewer"
     # two branches: no single member is waited on by all, so none is marked
     tester = member("tester")
     working(tester)
     calls(lead, "tester", 3_000)
-    assert the_formation([lead, coder, reviewer, tester]).blocker is None
+    branches = the_formation([lead, coder, reviewer, tester])
+    assert branches.blocker is None and branches.status == "4 working"
     # nobody waits: nothing blocks
     assert the_formation([member("a", entry=True), member("b")]).blocker is None
 

@@ -97,12 +97,19 @@ class Formation:
 
     @property
     def status(self) -> str:
-        """What its members do, counted: `1 asks · 2 working`; `idle` or `ended` when none
-        does anything."""
+        """What it does, naming the member that blocks it: `reviewer asks` (`+1` when another
+        asks too), `waits on reviewer`; else its members counted, `2 working · 1 gone`, or
+        `idle` / `ended` when none does anything."""
         members = [node.session for node in self.members]
-        counts = [(sum(s.status == word for s in members), word)
-                  for word in ("asks", "working")]
-        counts.append((sum(s.connection == "gone" for s in members), "gone"))
+        blocker = self.blocker
+        if blocker is not None:
+            name = blocker.member or "a member"
+            if blocker.question is None:
+                return f"waits on {name}"
+            more = sum(s.status == "asks" for s in members) - 1
+            return f"{name} asks" + (f" +{more}" if more > 0 else "")
+        counts = [(sum(s.status == "working" for s in members), "working"),
+                  (sum(s.connection == "gone" for s in members), "gone")]
         said = [f"{n} {word}" for n, word in counts if n]
         if said:
             return " · ".join(said)

@@ -2,10 +2,12 @@
 session or formation, a formation's members under it once it is opened, and each delegated
 child under the session that started it.
 
-A formation's row: `▸ frm_…` (`▾` opened), its entry member's capsule, what its members do
-(`1 asks · 2 working`), how long it has waited, its tokens, and `3 members · coder asks: …`.
-A member's row is a session's row, named by the member (`├ coder`), with the member that blocks
-marked `◆ blocks` and each outstanding call shown as an edge: `⇢ reviewer · 0:12`.
+A formation's row: `▸ frm_…` (`▾` opened), its entry member's capsule, what it does naming the
+member that blocks it (`reviewer asks`, `waits on reviewer`, else `2 working`), how long it has
+waited, its tokens, and `3 members · ? the question` (or the entry's task).
+A member's row is a session's row, named by the member (`├ coder`); its status says when it
+blocks the formation (`◆ blocks · asks`) and whom it waits on, for how long (`⇢ reviewer ·
+0:12`, its outstanding `call-member` calls).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from tui.app.fleet.model import GROUPS, FleetSession, Group, age
-from tui.app.fleet.tree import Formation, Node, Top, top_group
+from tui.app.fleet.tree import Edge, Formation, Node, Top, top_group
 from tui.core.text.printable import printable
 
 GROUP_TITLES = dict(GROUPS)
@@ -55,9 +57,9 @@ def lines(groups: Sequence[tuple[Group, Sequence[Top]]], opened: Collection[str]
     out: list[Line] = []
     numbers: list[int] = [0]
 
-    def session(s: FleetSession, label: str, what: str = "") -> None:
+    def session(s: FleetSession, label: str, status: str = "", what: str = "") -> None:
         numbers[0] += 1
-        out.append(session_line(numbers[0], s, label, now, what))
+        out.append(session_line(numbers[0], s, label, now, status, what))
 
     def children(node: Node, depth: int) -> None:
         for child in node.children:
@@ -79,18 +81,30 @@ def lines(groups: Sequence[tuple[Group, Sequence[Top]]], opened: Collection[str]
                 continue
             for index, node in enumerate(top.members):
                 last = index == len(top.members) - 1
-                marks = [BLOCKS] if node.session is top.blocker else []
-                marks += [f"⇢ {printable(edge.callee)} · {clock(wall - edge.since)}"
-                          for edge in top.edges.get(node.key, ())]
                 name = printable(node.session.member) or short_id(node.key, 12)
                 session(node.session, ("└ " if last else "├ ") + name,
-                        "  ".join(marks))
+                        *member_marks(node.session is top.blocker,
+                                      top.edges.get(node.key, []), wall))
                 children(node, 2)
     return out
 
 
+def member_marks(blocks: bool, edges: Sequence[Edge], wall: float) -> tuple[str, str]:
+    """A member's status when it blocks (`◆ blocks · asks`) or waits on others (`⇢ coder ·
+    0:12`, `⇢ coder +1 · 0:12`: the call waited on longest), and every edge before its task
+    when it waits on more than one ("" when the session's own status says it all)."""
+    said = [f"⇢ {printable(edge.callee)} · {clock(wall - edge.since)}" for edge in edges]
+    if blocks:
+        return BLOCKS, "  ".join(said)
+    if not edges:
+        return "", ""
+    more = f" +{len(edges) - 1}" if len(edges) > 1 else ""
+    return (f"⇢ {printable(edges[0].callee)}{more} · {clock(wall - edges[0].since)}",
+            "  ".join(said) if more else "")
+
+
 def session_line(number: int, session: FleetSession, label: str, now: float,
-                 marks: str = "") -> Line:
+                 status: str = "", marks: str = "") -> Line:
     if session.question is not None:
         again = "(asked before the restart) " if session.question.before_restart else ""
         what = f"? {again}{first_line(session.question.prompt)}"
@@ -109,7 +123,8 @@ def session_line(number: int, session: FleetSession, label: str, now: float,
     return Line(session.session_id, [
         str(number) if number < 10 else "", label,
         printable(session.capsule) + (" ·new" if session.origin == "launched" else ""),
-        session.status, age(now - session.since),
+        f"{status} · {session.status}" if status == BLOCKS else status or session.status,
+        age(now - session.since),
         f"{session.tokens_in + session.tokens_out:,}", what], style, session=session)
 
 
@@ -118,10 +133,7 @@ def formation_line(top: Formation, is_open: bool, now: float) -> Line:
     count = f"{len(members)} member{'s' if len(members) != 1 else ''}"
     blocker = top.blocker
     if blocker is not None and blocker.question is not None:
-        what = f"{count} · {printable(blocker.member) or short_id(blocker.session_id)} asks: " \
-               f"{first_line(blocker.question.prompt)}"
-    elif blocker is not None:
-        what = f"{count} · waiting on {printable(blocker.member) or 'a member'}"
+        what = f"{count} · ? {first_line(blocker.question.prompt)}"
     else:
         what = f"{count} · {first_line(top.entry.task)}" if top.entry.task else count
     group = top_group(top)
