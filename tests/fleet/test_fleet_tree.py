@@ -4,10 +4,14 @@ group, and delegated children under their parent."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from tui.app.fleet.model import FleetSession
 from tui.app.fleet.tree import Formation, Node, build, grouped
 from tui.app.fleet.tree_rows import clock, lines
 from tui.core.events import vocabulary as ev
+from tui.core.running.roster_order import roster_order
 
 FRM = "frm_019f01a940ce7761854e768ecbe3d399"
 OTHER = "frm_019f01a940ce7761854e768ecbe3d400"
@@ -183,3 +187,26 @@ def test_formations_are_apart_and_a_loop_of_spawned_by_is_no_tree() -> None:
     # neither is under the other: both on their own rows, each shown once
     assert all(isinstance(top, Node) and not top.children for top in placed)
     assert sorted(top.key for top in placed) == ["ses_a", "ses_b"]
+
+
+def test_the_roster_order_comes_from_the_launchers_formation_json(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "team"
+    project.mkdir()
+    folder = home / "formations" / FRM
+    folder.mkdir(parents=True)
+    state = folder / "formation.json"
+    assert roster_order(home, FRM) is None  # not written yet
+    state.write_text(json.dumps({"project_dir": str(project)}))
+    state.chmod(0o600)
+    assert roster_order(home, FRM) is None  # no roster there
+    (project / "roster.yaml").write_text(
+        "roster_version: 1\nmembers:\n  - name: lead\n    source: ./lead\n    entry: true\n"
+        "  - name: zed\n    source: ./zed\n  - name: coder\n    source: ./coder\n")
+    assert roster_order(home, FRM) == ("lead", "zed", "coder")
+    assert roster_order(home, "frm_../../etc") is None
+    for bad in ("[]", "{}", '{"project_dir": 3}', "not json"):
+        state.write_text(bad)
+        assert roster_order(home, FRM) is None
+    state.chmod(0o644)  # readable by others: not the launcher's file
+    state.write_text(json.dumps({"project_dir": str(project)}))
+    assert roster_order(home, FRM) is None
