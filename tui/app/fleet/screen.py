@@ -208,9 +208,19 @@ class FleetScreen(Screen[None]):
         if session is not None:
             self.post_message(self.Act("open", session))
 
+    def _member(self, say: str = "") -> FleetSession | None:
+        """The highlighted session; on a formation's row None, and a note saying to choose
+        one of its members (else `say`, when given)."""
+        session = self.selected()
+        if session is None and (self.rows.highlighted or "").startswith("frm:"):
+            say = "That row is a formation: open it (→) and choose one of its members."
+        if session is None and say:
+            self.notify(say, timeout=5)
+        return session
+
     def action_cancel(self) -> None:
         """`x`: cancel the highlighted session's running task, once the person says yes."""
-        session = self.selected()
+        session = self._member()
         if session is None:
             return
         task_id = session.task_id
@@ -224,7 +234,7 @@ class FleetScreen(Screen[None]):
 
     def action_stop(self) -> None:
         """`S`: stop the highlighted session, once the person says yes."""
-        session = self.selected()
+        session = self._member()
         if session is None:
             return
         if session.connection == "gone" or session.exit_status is not None:
@@ -248,9 +258,8 @@ class FleetScreen(Screen[None]):
     def action_resume(self) -> None:
         if self.input.display:
             return
-        session = self.selected()
+        session = self._member("Choose a session first.")
         if session is None:
-            self.notify("Choose a session first.", timeout=4)
             return
         self.post_message(self.Act("resume", session))
 
@@ -258,7 +267,9 @@ class FleetScreen(Screen[None]):
         session = self.selected()
         if what == "answer":
             if session is None or session.question is None or session.group != "needs":
-                waiting = [s for s in self.questions if s.question is not None]
+                line = self.lines.get(self.rows.highlighted or "")  # a formation's, first
+                mine = asking(line.formation) if line is not None and line.formation else []
+                waiting = [s for s in [*mine, *self.questions] if s.question is not None]
                 if not waiting:
                     self.notify("No session is waiting for an answer.", timeout=4)
                     return
@@ -273,8 +284,8 @@ class FleetScreen(Screen[None]):
                    f"{first_line(session.question.prompt, 300)}"
             placeholder = "your answer, Enter to send, Esc to close"
         elif what == "task":
+            session = self._member("Choose a session first.")
             if session is None:
-                self.notify("Choose a session first.", timeout=4)
                 return
             hint = f"A task for {session.capsule} ({session.session_id})"
             placeholder = "the task, Enter to send, Esc to close"
