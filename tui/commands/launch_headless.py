@@ -113,14 +113,12 @@ def _record_without_door(session: Any) -> Callable[[], None]:
     v0.9.0 onward writes one for a session that binds no door, so `ps` (murmur-tui's and
     `mur ps`) lists it: written now, removed by what this returns. A record that cannot be
     written is said on stderr and the session runs without it."""
-    from tui.core.running.membership import member_keys
     from tui.core.running.records import RunningRecord, remove_record, write_record
 
     try:
         write_record(session.home, RunningRecord.for_this_process(
             session.session_id, None, session.capsule.name, session.capsule.version,
-            str(session.paths.accessible), records_dir=session.paths.session,
-            kept=member_keys(session.seat)))
+            str(session.paths.accessible), records_dir=session.paths.session))
     except OSError as exc:
         sys.stderr.write(f"murmur-tui: the session's running record could not be written "
                          f"({exc.strerror or exc}); `ps` will not list it\n")
