@@ -17,13 +17,11 @@ from textual.widgets import Input, Static
 
 from tui.app.fleet.model import FleetSession, spent, totals
 from tui.app.fleet.tree import Formation, RosterOf, asking, build, grouped
-from tui.app.fleet.tree_rows import Line, first_line, lines, short_id
+from tui.app.fleet.tree_rows import Line, first_line, lines
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
 from tui.core.text.printable import printable
-
-__all__ = ["FleetScreen", "first_line", "short_id"]
 
 MAX_ROWS = 10_000
 Asking = Literal["answer", "task", "launch"]
