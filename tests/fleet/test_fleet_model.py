@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tui.app.fleet.model import FleetSession, age, ordered, totals
+from tui.app.fleet.model import FleetSession, age, totals
+from tui.app.fleet.tree import build, grouped
 from tui.core.a2a.task import RemoteTask
 from tui.core.events import vocabulary as ev
 
@@ -35,10 +36,10 @@ def test_groups_come_in_screen_order_and_the_longest_wait_is_first() -> None:
     asked(late, 20.0)
     asked(early, 10.0)
     busy.apply(ev.TaskStarted(task_id="t", context_id="c", text="work"), 5.0)
-    groups = dict(ordered([late, busy, early]))
-    assert [s.session_id for s in groups["needs"]] == ["ses_early", "ses_late"]
-    assert [s.session_id for s in groups["working"]] == ["ses_busy"]
-    assert [group for group, _ in ordered([])] == ["needs", "working", "done"]
+    groups = dict(grouped(build([late, busy, early])))
+    assert [top.key for top in groups["needs"]] == ["ses_early", "ses_late"]
+    assert [top.key for top in groups["working"]] == ["ses_busy"]
+    assert [group for group, _ in grouped([])] == ["needs", "working", "done"]
 
 
 def test_a_gone_session_is_done_whatever_it_was_doing() -> None:

@@ -122,5 +122,5 @@ def mark_record(serving: Any, args: argparse.Namespace) -> None:
 
     formation = record_keys(args)
     if formation and serving.record is not None:
-        serving.record = replace(serving.record, kept=formation)
+        serving.record = replace(serving.record, kept={**serving.record.kept, **formation})
         write_record(serving.session.home, serving.record)

@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty, SimpleQueue
 from typing import TYPE_CHECKING
@@ -30,15 +29,17 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from tui.app.browser.host import AppBase
-from tui.app.fleet.launching import Launched, resumable, tail
+from tui.app.fleet.launching import AttachTarget, Launched, resumable, tail
 from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession, RemoteQuestion
 from tui.app.fleet.screen import FleetScreen
+from tui.app.fleet.tree import record_membership
 from tui.app.gc_policy import GcPolicy
 from tui.core.a2a.task import rejection, taken_as
 from tui.core.errors import MurmurTuiError
 from tui.core.events import vocabulary as ev
 from tui.core.fs.private_files import create_private
+from tui.core.running.roster_order import RosterOrders
 from tui.core.text.printable import printable
 
 if TYPE_CHECKING:
@@ -50,14 +51,6 @@ REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing el
 DISCOVER_SECONDS = 2.0  # the running records are read again this often
 SWITCH_SECONDS = 0.001  # how long a thread may hold the GIL while others wait for it
 DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unreachable
-
-
-@dataclass(frozen=True)
-class AttachTarget:
-    """What Enter opened: the command line attaches to it."""
-
-    session_id: str
-    url: str
 
 
 class FleetApp(AppBase[int]):
@@ -77,7 +70,7 @@ class FleetApp(AppBase[int]):
         self.launched: list[Launched] = list(launched or [])
         self.notice = notice
         self.open_request: AttachTarget | None = None
-        self.fleet = FleetScreen(lambda: list(self.sessions.values()))
+        self.fleet = FleetScreen(lambda: list(self.sessions.values()), RosterOrders(home))
         self._dirty = False
         self._last_draw = 0.0
         self.gc_policy = GcPolicy(self.call_after_refresh)  # no full collection mid-frame
@@ -171,7 +164,8 @@ class FleetApp(AppBase[int]):
         resumes = next((item.resumes for item in self.launched
                         if item.process.pid == record.pid), "")
         session = FleetSession(record.session_id, url, origin=origin, resumes=resumes,
-                               capsule=record.capsule_name, version=record.capsule_version)
+                               capsule=record.capsule_name, version=record.capsule_version,
+                               **record_membership(record))
         self.sessions[record.session_id] = session
         self._dirty = True
         return session

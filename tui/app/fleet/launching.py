@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from tui.core.session_index import Entry
 
 
+@dataclass(frozen=True)
+class AttachTarget:
+    """What Enter opened on the fleet screen: the command line attaches to it."""
+
+    session_id: str
+    url: str
+
+
 @dataclass
 class Launched:
     process: subprocess.Popen[bytes]

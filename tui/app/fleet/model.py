@@ -34,6 +34,17 @@ class RemoteQuestion:
         return session_id, self.task_id or "", self.prompt, self.number
 
 
+@dataclass(frozen=True)
+class MemberCall:
+    """An outstanding `call-member` call of this session: to `member`, since `started`
+    (Unix seconds, the session's own clock when its event said)."""
+
+    call_id: str
+    task_id: str
+    member: str
+    started: float
+
+
 @dataclass
 class FleetSession:
     """One row of the fleet: a session reached over its door."""
@@ -63,6 +74,14 @@ class FleetSession:
     queued: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
     since: float = field(default_factory=time.monotonic)  # entered its group then
+    # a formation's member (its running record, else its session_start), a delegated child
+    formation_id: str | None = None
+    member: str = ""
+    entry: bool = False
+    spawned_by: str | None = None
+    started_at: str = ""  # the record's RFC 3339 start: members never called, in this order
+    calls: dict[str, MemberCall] = field(default_factory=dict)  # outstanding, by call id
+    first_called: dict[str, float] = field(default_factory=dict)  # member → first call (Unix s)
     ledger: Ledger = field(default_factory=lambda: Ledger(per_session=False))  # its cost
     _group: Group = "done"
     _questions: dict[str, int] = field(default_factory=dict)  # task id → questions asked
@@ -74,9 +93,19 @@ class FleetSession:
             case ev.SessionStarted():
                 self.capsule, self.version = event.capsule_name, event.capsule_version
                 self.model = event.model or self.model
+                self.formation_id = self.formation_id or event.formation_id
+                self.member = self.member or event.formation_member or ""
+                self.spawned_by = self.spawned_by or event.spawned_by
             case ev.TaskStarted():
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
                 self._unqueue(event.task_id)
+            case ev.MemberCallStarted():
+                started = event.ts_ms / 1000 if event.ts_ms else time.time()
+                self.calls[event.call_id] = MemberCall(event.call_id, event.task_id,
+                                                       event.member, started)
+                self.first_called.setdefault(event.member, started)
+            case ev.MemberCallEnded():
+                self.calls.pop(event.call_id, None)
             case ev.InputRequested():
                 number = self._questions[event.task_id or ""] = \
                     self._questions.get(event.task_id or "", 0) + 1
@@ -97,10 +126,11 @@ class FleetSession:
                 return True
             case ev.TaskEnded():
                 self.in_task, self.question = False, None
+                self.calls = {k: c for k, c in self.calls.items() if c.task_id != event.task_id}
                 self.last_task_status = event.exit_status
                 self._unqueue(event.task_id)  # canceled before it started, say
             case ev.SessionEnded():
-                self.in_task, self.question = False, None
+                self.in_task, self.question, self.calls = False, None, {}
                 self.exit_status = event.exit_status
             case _:
                 return False
@@ -173,16 +203,6 @@ class FleetSession:
         if self.last_task_status is not None:
             return f"idle · last {self.last_task_status}"
         return "idle"
-
-
-def ordered(sessions: list[FleetSession]) -> list[tuple[Group, list[FleetSession]]]:
-    """The groups in screen order, each sorted by how long its sessions have waited."""
-    out: list[tuple[Group, list[FleetSession]]] = []
-    for group, _ in GROUPS:
-        members = [s for s in sessions if s.group == group]
-        members.sort(key=lambda s: (s.since, s.session_id))
-        out.append((group, members))
-    return out
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,16 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from tui.app.fleet.model import GROUPS, FleetSession, age, ordered, spent, totals
+from tui.app.fleet.model import FleetSession, spent, totals
+from tui.app.fleet.tree import Formation, RosterOf, asking, build, grouped
+from tui.app.fleet.tree_rows import Line, first_line, lines
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
@@ -22,17 +25,28 @@ from tui.core.text.printable import printable
 
 MAX_ROWS = 10_000
 Asking = Literal["answer", "task", "launch"]
-GROUP_TITLES = dict(GROUPS)
 
 
-def first_line(text: str, limit: int = 200) -> str:
-    line = printable(text.strip().splitlines()[0] if text.strip() else "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+class FleetRows(RowList):
+    """The fleet's list: → opens the highlighted formation, ← closes it, a click on a
+    formation's row opens or closes it."""
 
+    BINDINGS = [Binding("right", "side(1)", "Open", show=False),
+                Binding("left", "side(-1)", "Close", show=False)]
 
-def short_id(session_id: str) -> str:
-    """`ses_…4d28f58b`: the end of an id is what `attach` and `ps` take (4+ characters)."""
-    return session_id if len(session_id) <= 14 else f"{session_id[:4]}…{session_id[-9:]}"
+    class Side(Message):
+        def __init__(self, key: str | None, how: int) -> None:  # 1 open, -1 close, 0 toggle
+            super().__init__()
+            self.key, self.how = key, how
+
+    def action_side(self, how: int) -> None:
+        self.post_message(self.Side(self.highlighted, how))
+
+    def on_click(self, event: events.Click) -> None:
+        super().on_click(event)
+        key = self.highlighted
+        if key is not None and key.startswith("frm:"):
+            self.post_message(self.Side(key, 0))
 
 
 class FleetScreen(Screen[None]):
@@ -60,10 +74,13 @@ class FleetScreen(Screen[None]):
             super().__init__()
             self.action, self.session, self.text = action, session, text
 
-    def __init__(self, sessions: Callable[[], list[FleetSession]]) -> None:
+    def __init__(self, sessions: Callable[[], list[FleetSession]],
+                 roster: RosterOf | None = None) -> None:
+        """`roster`: a formation's member names in roster order, when known."""
         super().__init__()
         self.sessions = sessions
-        self.rows = RowList(self.COLUMNS, MAX_ROWS, id="fleet")
+        self.roster = roster
+        self.rows = FleetRows(self.COLUMNS, MAX_ROWS, id="fleet")
         self.totals = Static("", id="fleet-totals", markup=False)
         self.heading = Static(self.rows.header(), id="fleet-heading", markup=False)
         self.detail = Static("", id="fleet-detail", markup=False)
@@ -72,6 +89,10 @@ class FleetScreen(Screen[None]):
         self.asking: Asking | None = None
         self.asked: FleetSession | None = None
         self.numbered: list[FleetSession] = []
+        self.opened: set[str] = set()  # the formations opened (`frm:<id>`)
+        self.lines: dict[str, Line] = {}
+        self.formation_of: dict[str, str] = {}  # a member's session id → its formation's key
+        self.questions: list[FleetSession] = []  # questions open, in Needs you's order
         self.chosen = False  # the person moved the highlight: it stays where they put it
 
     def compose(self) -> ComposeResult:
@@ -98,22 +119,22 @@ class FleetScreen(Screen[None]):
     # -- drawing ------------------------------------------------------------------------------
     def redraw(self) -> None:
         sessions = self.sessions()
-        now = time.monotonic()
-        rows: list[Row] = []
-        self.numbered = []
-        for group, members in ordered(sessions):
-            rows.append(Row(f"group:{group}", [
-                "", f"{GROUP_TITLES[group]} ({len(members)})", "", "", "", "", ""],
-                "bold"))
-            for session in members:
-                self.numbered.append(session)
-                rows.append(self._row(len(self.numbered), session, now))
+        groups = grouped(build(sessions, self.roster))
+        shown = lines(groups, self.opened, time.monotonic(), time.time())
+        self.lines = {line.key: line for line in shown}
+        self.numbered = [line.session for line in shown if line.session is not None]
+        self.formation_of = {s.session_id: top.key for _, tops in groups for top in tops
+                             if isinstance(top, Formation) for s in top.sessions()}
+        self.questions = [s for _, tops in groups for top in tops for s in asking(top)]
         keep = self.rows.highlighted
-        if self.numbered and (not self.chosen or keep is None or keep.startswith("group:")):
+        first = next((line.key for line in shown if not line.key.startswith("group:")), None)
+        if keep is not None and keep not in self.lines:
+            keep = self.formation_of.get(keep, keep)  # a member of a closed formation
+        if first is not None and (not self.chosen or keep is None or keep.startswith("group:")):
             # until the person moves it, the highlight is on the first row: the top of Needs
-            # you (the one waiting longest), else the first session
-            keep = self.numbered[0].session_id
-        self.rows.replace(rows, keep=keep)
+            # you (the one waiting longest), else the first session or formation
+            keep = first
+        self.rows.replace([Row(line.key, line.cells, line.style) for line in shown], keep=keep)
         self._show_detail()
         t, cost = totals(sessions), spent(sessions)
         self.totals.update(
@@ -121,25 +142,19 @@ class FleetScreen(Screen[None]):
             f"{t.working} working · tokens {t.tokens_in:,} in / {t.tokens_out:,} out · "
             f"{cost + ' · ' if cost else ''}{t.tool_calls:,} tool calls")
 
-    def _row(self, number: int, session: FleetSession, now: float) -> Row:
-        if session.question is not None:
-            again = "(asked before the restart) " if session.question.before_restart else ""
-            what = f"? {again}{first_line(session.question.prompt)}"
-            style = "red" if session.connection == "gone" else "yellow"
+    def on_fleet_rows_side(self, event: FleetRows.Side) -> None:
+        """→ opens the highlighted formation, ← closes it (from a member's row too: the
+        highlight goes back to the formation), a click opens or closes it."""
+        key = event.key or ""
+        formation = key if key.startswith("frm:") else self.formation_of.get(key)
+        if formation is None:
+            return
+        if event.how > 0 or (event.how == 0 and formation not in self.opened):
+            self.opened.add(formation)
         else:
-            what = first_line(session.task)
-            style = "cyan" if session.group == "working" else (
-                "red" if session.connection == "gone" or session.exit_status not in
-                (None, "ok") else "")
-        if session.sending:
-            what = f"[{session.sending}]  {what}"
-        if session.delegations:
-            what += f"  → asked {', '.join(session.delegations[-2:])}"
-        return Row(session.session_id, [
-            str(number) if number < 10 else "", short_id(session.session_id),
-            printable(session.capsule) + (" ·new" if session.origin == "launched" else ""),
-            session.status, age(now - session.since),
-            f"{session.tokens_in + session.tokens_out:,}", what], style)
+            self.opened.discard(formation)
+        self.redraw()
+        self.rows.select_key(key if key in self.lines else formation)
 
     def on_row_list_highlighted(self, _: RowList.Highlighted) -> None:
         self.chosen = True  # a key, a click or a number: redraw never posts this
@@ -148,8 +163,10 @@ class FleetScreen(Screen[None]):
     def _show_detail(self) -> None:
         """The highlighted session in full: on a narrow screen its row is cut."""
         session = self.selected()
+        line = self.lines.get(self.rows.highlighted or "")
         if session is None:
-            self.detail.update("")
+            self.detail.update(formation_detail(line.formation) if line is not None and
+                               line.formation is not None else "")
             return
         head = f"{session.session_id} · {printable(session.capsule)} " \
                f"{printable(session.version)} · {session.url.removeprefix('http://')}"
@@ -181,13 +198,27 @@ class FleetScreen(Screen[None]):
     def action_open(self) -> None:
         if self.input.display:
             return
+        key = self.rows.highlighted
+        if key is not None and key.startswith("frm:"):  # a formation opens, or closes
+            self.post_message(FleetRows.Side(key, 0))
+            return
         session = self.selected()
         if session is not None:
             self.post_message(self.Act("open", session))
 
+    def _member(self, say: str = "") -> FleetSession | None:
+        """The highlighted session; on a formation's row None, and a note saying to choose
+        one of its members (else `say`, when given)."""
+        session = self.selected()
+        if session is None and (self.rows.highlighted or "").startswith("frm:"):
+            say = "That row is a formation: open it (→) and choose one of its members."
+        if session is None and say:
+            self.notify(say, timeout=5)
+        return session
+
     def action_cancel(self) -> None:
         """`x`: cancel the highlighted session's running task, once the person says yes."""
-        session = self.selected()
+        session = self._member()
         if session is None:
             return
         task_id = session.task_id
@@ -201,7 +232,7 @@ class FleetScreen(Screen[None]):
 
     def action_stop(self) -> None:
         """`S`: stop the highlighted session, once the person says yes."""
-        session = self.selected()
+        session = self._member()
         if session is None:
             return
         if session.connection == "gone" or session.exit_status is not None:
@@ -225,9 +256,8 @@ class FleetScreen(Screen[None]):
     def action_resume(self) -> None:
         if self.input.display:
             return
-        session = self.selected()
+        session = self._member("Choose a session first.")
         if session is None:
-            self.notify("Choose a session first.", timeout=4)
             return
         self.post_message(self.Act("resume", session))
 
@@ -235,11 +265,16 @@ class FleetScreen(Screen[None]):
         session = self.selected()
         if what == "answer":
             if session is None or session.question is None or session.group != "needs":
-                waiting = [s for s in self.numbered if s.group == "needs"]
+                line = self.lines.get(self.rows.highlighted or "")  # a formation's, first
+                mine = asking(line.formation) if line is not None and line.formation else []
+                waiting = [s for s in [*mine, *self.questions] if s.question is not None]
                 if not waiting:
                     self.notify("No session is waiting for an answer.", timeout=4)
                     return
                 session = waiting[0]
+                if session.session_id not in self.lines:  # in a closed formation: open it
+                    self.opened.add(self.formation_of.get(session.session_id, ""))
+                    self.redraw()
                 self.rows.select_key(session.session_id)
             assert session.question is not None
             again = " (asked before the restart)" if session.question.before_restart else ""
@@ -247,8 +282,8 @@ class FleetScreen(Screen[None]):
                    f"{first_line(session.question.prompt, 300)}"
             placeholder = "your answer, Enter to send, Esc to close"
         elif what == "task":
+            session = self._member("Choose a session first.")
             if session is None:
-                self.notify("Choose a session first.", timeout=4)
                 return
             hint = f"A task for {session.capsule} ({session.session_id})"
             placeholder = "the task, Enter to send, Esc to close"
@@ -282,3 +317,16 @@ class FleetScreen(Screen[None]):
 
     def action_quit(self) -> None:
         self.app.exit()
+
+
+def formation_detail(formation: Formation) -> str:
+    """A formation's row in full: its whole id, its entry and members, what blocks it."""
+    members = ", ".join(printable(node.session.member) or node.key for node in formation.members)
+    head = f"{formation.formation_id} · entry {printable(formation.entry.member)} · " \
+           f"members: {members}"
+    blocker = formation.blocker
+    if blocker is None:
+        return f"{head}\nnothing blocks it · → opens it, ← closes it"
+    doing = f"asks: {first_line(blocker.question.prompt, 300)}" \
+        if blocker.question is not None else "the others wait on it"
+    return f"{head}\n◆ {printable(blocker.member)} ({blocker.session_id}) blocks it: {doing}"

@@ -25,6 +25,8 @@ from tui.core.cancel import CancelToken
 from tui.core.door import Door
 from tui.core.errors import LaunchError
 from tui.core.events.kinds import TaskOrigin, TaskVia
+from tui.core.formation.seat import Seat
+from tui.core.running.membership import member_keys
 from tui.core.running.records import RunningRecord, remove_record, write_record
 from tui.core.running.tokens import OPERATOR
 
@@ -37,6 +39,7 @@ class ServedSession(Protocol):
     capsule: Any
     paths: Any
     inbox: Any
+    seat: Seat | None  # a formation's member: its record names the formation
 
     @property
     def waits_for_first(self) -> bool: ...
@@ -84,7 +87,8 @@ class Serving:
         serving.record = RunningRecord.for_this_process(
             session.session_id, serving.url, session.capsule.name, session.capsule.version,
             str(session.paths.accessible), door_token=door.tokens.operator or None,
-            credentials=declared_tokens(door), records_dir=session.paths.session)
+            credentials=declared_tokens(door), records_dir=session.paths.session,
+            kept=member_keys(session.seat))
         write_record(session.home, serving.record)
         return serving
 

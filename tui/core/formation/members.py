@@ -147,9 +147,11 @@ def _pipe_fd(text: str, name: str) -> int:
 
 def record_keys(membership: Membership, launcher: Mapping[str, Any] | None
                 ) -> dict[str, Any]:
-    """The formation keys of the member's running record (spec §7.6, §4.1)."""
-    keys: dict[str, Any] = {"formation_id": membership.formation_id,
-                            "formation_lifeline": membership.lifeline is not None}
+    """The formation keys of the member's running record (spec §7.6, §4.1); as Murmur,
+    `formation_lifeline` only when it is true."""
+    keys: dict[str, Any] = {"formation_id": membership.formation_id}
+    if membership.lifeline is not None:
+        keys["formation_lifeline"] = True
     if membership.seat is not None:
         keys["formation_member"] = membership.seat.member
         keys["formation_entry"] = membership.seat.entry

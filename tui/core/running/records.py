@@ -83,10 +83,12 @@ class RunningRecord:
                          capsule_version: str, workdir: Path | str,
                          outlives_launcher: bool | None = None, door_token: str | None = None,
                          credentials: Mapping[str, str] | None = None,
-                         records_dir: Path | str | None = None) -> RunningRecord:
+                         records_dir: Path | str | None = None,
+                         kept: Mapping[str, Any] | None = None) -> RunningRecord:
         """The record of a session this process runs: its pid, its start time, now.
         `outlives_launcher` is, unless given, whether this process has no controlling
-        terminal (as Murmur decides it); `records_dir` is, unless given, `workdir`."""
+        terminal (as Murmur decides it); `records_dir` is, unless given, `workdir`; `kept`:
+        its formation keys and `spawned_by` (tui/core/running/membership.py)."""
         start = process_start_token(os.getpid())
         if start is None:  # pragma: no cover - /proc is always there on Linux
             raise RecordError("this process's start time cannot be read from /proc")
@@ -97,7 +99,8 @@ class RunningRecord:
                    capsule_version=capsule_version, workdir=Path(workdir),
                    outlives_launcher=outlives_launcher, started_at=rfc3339_now(),
                    door_token=door_token, credentials=dict(credentials or {}),
-                   records_dir=Path(records_dir if records_dir is not None else workdir))
+                   records_dir=Path(records_dir if records_dir is not None else workdir),
+                   kept=dict(kept or {}))
 
     def to_json(self) -> dict[str, Any]:
         """The file's object, in Murmur's key order: the ten required keys (`records_dir` when
