@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from tui.core.events import vocabulary as ev
+from tui.core.events.formation_wording import log_line as formation_log_line
 from tui.core.events.words import ANSWER_LINES as ANSWER_LINES
 from tui.core.events.words import Form as Form
 from tui.core.events.words import LineKind as LineKind
@@ -352,4 +353,4 @@ def log_line(event: ev.Event) -> str | None:
             return task_ended(event, Form.LOG)
         case ev.SessionEnded():
             return session_ended(event)
-    return None
+    return formation_log_line(event)  # a member's calls, delegations, its formation's end
