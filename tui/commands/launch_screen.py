@@ -52,12 +52,15 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
 
         board = QuestionBoard()
         door = Door(capsule, board, *parse_bind(args.serve))
+    options = options_of(args)
     session = build_session(SessionSpec(
-        capsule, options_of(args),
+        capsule, options,
         sinks=(app.bridge, door.sink) if door is not None else (app.bridge,),
         responder=app.responder, cancel=app.cancel,
         approver=args.approvals.gate(app.approver) if args.approvals else None))
     app.attach(session)
+    if app.local is not None:
+        app.local.seat = options.seat  # a formation's member: `g` finds its callees' doors
     if door is not None:
         from tui.core.door.serving import Serving
         from tui.core.errors import MurmurTuiError

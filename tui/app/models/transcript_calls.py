@@ -6,22 +6,32 @@ and the formation ending under the member. No Textual or Rich here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from tui.app.models.transcript_parts import Running, TurnModel
+from tui.app.models.transcript_parts import Running, SessionView, TaskBlock, TurnModel
 from tui.core.events import formation_wording as words
 from tui.core.events import vocabulary as ev
 from tui.core.events.words import LineKind, Said
 
-if TYPE_CHECKING:
-    from tui.app.models.transcript import TranscriptModel
+
+class ModelLines(Protocol):
+    """The transcript's model (tui.app.models.transcript), as these lines use it."""
+
+    session: SessionView
+
+    @property
+    def block(self) -> TaskBlock | None: ...
+
+    def turn(self, task_id: str, turn: int) -> TurnModel: ...
+
+    def current_turn(self, task_id: str) -> int: ...
 
 
 class FormationLines:
     """The lines of one transcript model's calls and delegations, kept where they were made:
     a call's start line is replaced in place by its end."""
 
-    def __init__(self, model: TranscriptModel) -> None:
+    def __init__(self, model: ModelLines) -> None:
         self.model = model
         self._out: dict[str, tuple[TurnModel, str]] = {}  # a call or delegation -> its line
 

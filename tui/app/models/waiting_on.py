@@ -16,14 +16,21 @@ class WaitingOn:
 
     out: dict[str, tuple[str, float]] = field(default_factory=dict)
     turn_ended: bool = False
+    calls: dict[str, str] = field(default_factory=dict)  # call-member calls out: id -> callee
+    last_called: str | None = None  # the callee of the newest call, out or not
+    formation_id: str | None = None  # the session is this formation's member
 
     def apply(self, event: ev.Event, at: float) -> None:
         """Take in `event`, which happened at clock reading `at`."""
         match event:
+            case ev.SessionStarted():
+                self.formation_id = event.formation_id
             case ev.MemberCallStarted():
                 self.out[event.call_id] = (event.member, at)
+                self.calls[event.call_id] = self.last_called = event.member
             case ev.MemberCallEnded():
                 self.out.pop(event.call_id, None)
+                self.calls.pop(event.call_id, None)
             case ev.DelegationStarted():
                 self.out[event.delegation_id] = (f"{event.capsule}@{event.version}", at)
             case ev.DelegationEnded() if event.delegation_id:
@@ -31,6 +38,7 @@ class WaitingOn:
             case ev.TaskContinued():  # what it goes on with is no longer waited on
                 for taken in (*event.member_calls, *event.delegations):
                     self.out.pop(taken, None)
+                    self.calls.pop(taken, None)
                 self.turn_ended = False
             case ev.TurnStarted() | ev.TaskStarted():
                 self.turn_ended = False
@@ -38,7 +46,14 @@ class WaitingOn:
                 self.turn_ended = event.decision != "tool_call"
             case ev.TaskEnded() | ev.SessionEnded():  # nothing it started is waited on now
                 self.out.clear()
+                self.calls.clear()
                 self.turn_ended = False
+
+    @property
+    def callee(self) -> str | None:
+        """The member `g` opens: the callee of the newest call still out, else of the newest
+        call made."""
+        return next(reversed(self.calls.values()), None) or self.last_called
 
     @property
     def waiting(self) -> bool:

@@ -76,6 +76,10 @@ class SeatError(MurmurTuiError):
     default_code = "E-RUN-046"
 
 
+class CalleeUnknown(MurmurTuiError):
+    """No reachable door for a formation member's callee; the text says why."""
+
+
 class ManifestError(MurmurTuiError):
     """The manifest was refused; each problem names file, line and key (`where`: the first's)."""
 
