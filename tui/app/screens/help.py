@@ -26,7 +26,7 @@ command; `Alt` keys do not reach every terminal.)
 | `End` | jump to the latest output and follow it again |
 | `t` | in the transcript: show or hide the model's thinking |
 | `o` | in the transcript: show the other members' answers whole, or folded to their first lines |
-| `g` | a formation member: open the member it called (the newest call still out), `Esc` comes back |
+| `g` | a formation member: open the member it called (its newest call still out); `Esc` back |
 | `Tab` / `Shift+Tab` | move between the transcript and the panes |
 | `1` … `5` | bring the calls, shell, hook faults, background or tools pane forward, in focus |
 | `x` | in the background pane: stop the highlighted work (`shell_abandoned`, reason stopped) |
