@@ -129,8 +129,9 @@ async def test_g_opens_the_callee_over_its_door(murmur_home: Path, callee: Serve
         assert "Fix the parser and run its tests" in shown()
         header = str(screen.header.render())
         assert header.startswith(f"coder · {callee.session_id} · http://127.0.0.1:")
-        await wait_until(pilot, lambda: "waiting for the next task" in str(
-            screen.status.render()), what=lambda: str(screen.status.render()))
+        await wait_until(pilot, lambda: re.match(r"waiting for its next task +· +turn 1/10",
+                                                 str(screen.status.render())) is not None,
+                         what=lambda: str(screen.status.render()))
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.supervisor)
         assert callee.process.poll() is None  # leaving lets the callee run on

@@ -24,6 +24,14 @@ from tui.core.events import vocabulary as ev
 from tui.core.formation.callee_door import CalleeDoor
 
 
+class WatchedState(SessionState):
+    """The callee's status: nothing is typed to it here (no prompt on this screen)."""
+
+    @property
+    def status(self) -> str:
+        return "waiting for its next task" if self.kind == "waiting" else super().status
+
+
 class CalleeScreen(Screen[None]):
     DEFAULT_CSS = """
     CalleeScreen #callee-header { height: 1; padding: 0 1; background: $panel; }
@@ -36,7 +44,7 @@ class CalleeScreen(Screen[None]):
     def __init__(self, home: Path, door: CalleeDoor) -> None:
         super().__init__()
         self.door = door
-        self.state = SessionState(session_clock=True)  # its clocks: the session's own stamps
+        self.state = WatchedState(session_clock=True)  # its clocks: the session's own stamps
         self.header = Static(self._title(), id="callee-header", markup=False)
         self.transcript = Transcript(id="callee-transcript")
         self.status = Static("connecting…", id="callee-status", markup=False)
@@ -46,7 +54,7 @@ class CalleeScreen(Screen[None]):
 
     def _title(self) -> str:
         session = f" · {self.door.session_id}" if self.door.session_id else ""
-        return f"{self.door.member}{session} · {self.door.url} · Esc comes back"
+        return f"{self.door.member}{session} · {self.door.url}"
 
     def compose(self) -> ComposeResult:
         yield self.header
