@@ -44,6 +44,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
             return error(f"--theme {args.theme!r} is not a theme here (themes: "
                          f"{', '.join(sorted(names)) or DEFAULT_THEME})")
     app = SupervisorApp(home, theme=args.theme)
+    options = options_of(args)
     door: Any = None
     board: Any = None
     if getattr(args, "serve", None) is not None:
@@ -52,7 +53,6 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
 
         board = QuestionBoard()
         door = Door(capsule, board, *parse_bind(args.serve))
-    options = options_of(args)
     session = build_session(SessionSpec(
         capsule, options,
         sinks=(app.bridge, door.sink) if door is not None else (app.bridge,),

@@ -76,10 +76,6 @@ class SeatError(MurmurTuiError):
     default_code = "E-RUN-046"
 
 
-class CalleeUnknown(MurmurTuiError):
-    """No reachable door for a formation member's callee; the text says why."""
-
-
 class ManifestError(MurmurTuiError):
     """The manifest was refused; each problem names file, line and key (`where`: the first's)."""
 
@@ -192,3 +188,7 @@ class TraceWriteError(MurmurTuiError):
 
     default_code = "E-RUN-007"
     text_names_place = True  # the text already names the trace file
+
+
+class CalleeUnknown(MurmurTuiError):
+    """No reachable door for a formation member's callee; the text says why."""
