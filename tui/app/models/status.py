@@ -153,7 +153,7 @@ class SessionState:
         return monotonic_at(event.ts_ms) if self.session_clock else time.monotonic()
 
     def apply(self, event: ev.Event) -> None:
-        self.waiting_on.apply(event, self._at(event))
+        self.waiting_on.apply(event, self._at)
         match event:
             case ev.SessionStarted():
                 if self.started is not None and event.session_id != self.session_id:

@@ -4,6 +4,7 @@ delegations it started that have not answered yet — the status bar's `waiting 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tui.core.events import vocabulary as ev
@@ -20,19 +21,19 @@ class WaitingOn:
     last_called: str | None = None  # the callee of the newest call, out or not
     formation_id: str | None = None  # the session is this formation's member
 
-    def apply(self, event: ev.Event, at: float) -> None:
-        """Take in `event`, which happened at clock reading `at`."""
+    def apply(self, event: ev.Event, at: Callable[[ev.Event], float]) -> None:
+        """Take in `event`; `at(event)` is the clock reading it happened at."""
         match event:
             case ev.SessionStarted():
                 self.formation_id = event.formation_id
             case ev.MemberCallStarted():
-                self.out[event.call_id] = (event.member, at)
+                self.out[event.call_id] = (event.member, at(event))
                 self.calls[event.call_id] = self.last_called = event.member
             case ev.MemberCallEnded():
                 self.out.pop(event.call_id, None)
                 self.calls.pop(event.call_id, None)
             case ev.DelegationStarted():
-                self.out[event.delegation_id] = (f"{event.capsule}@{event.version}", at)
+                self.out[event.delegation_id] = (f"{event.capsule}@{event.version}", at(event))
             case ev.DelegationEnded() if event.delegation_id:
                 self.out.pop(event.delegation_id, None)
             case ev.TaskContinued():  # what it goes on with is no longer waited on
