@@ -376,9 +376,11 @@ def test_the_headless_log_says_a_delegation_started_and_was_refused(
         [sys.executable, "-m", "tui", "launch", str(root), "--headless", "--task", "go"],
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert ('⇠ delegation to intruder@0.1.0 refused: capsule "intruder" is not one '
-            "capabilities.spawn.allow lets this session start (capsule is one of: helper)"
-            ) in done.stdout.splitlines()
+    refused = [line for line in done.stdout.splitlines() if "delegated to intruder" in line]
+    assert len(refused) == 1 and re.fullmatch(
+        r'✗ delegated to intruder@0\.1\.0 · refused · \d+ ms · capsule "intruder" is not one '
+        r"capabilities\.spawn\.allow lets this session start \(capsule is one of: helper\)",
+        refused[0]), refused
 
 
 def test_a_spawn_folder_that_is_not_a_capsule_refuses_the_launch(

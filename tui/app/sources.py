@@ -28,6 +28,7 @@ from tui.core.loop.session import Session
 if TYPE_CHECKING:
     from tui.app.browser.requests import ResumeConversation
     from tui.core.door.serving import Serving
+    from tui.core.formation.seat import Seat
     from tui.core.tools.approvals import Approver
 
 
@@ -145,6 +146,7 @@ class LocalSource:
         self.session: Session | None = None
         self.result: SessionResult | None = None
         self.serving: Serving | None = None  # `launch --serve`: the session's door
+        self.seat: Seat | None = None  # a formation's member: its seat (its callees' doors)
         self._starting = False  # a follow-up session is being built
         self.app: SourceHost | None = None  # the app, once it has started this
         self.ran: list[Session] = []  # every session attached, first to last (follow-ups too)

@@ -62,6 +62,8 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
     from tui.commands import launch_member
 
     wind_down = launch_member.wire(args, session, app.cancel, session.finish_now)
+    if app.local is not None:
+        app.local.seat = options.seat  # a formation's member: `g` finds its callees' doors
     if door is not None:
         from tui.core.door.serving import Serving
         from tui.core.errors import MurmurTuiError

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field, fields
 
 from tui.app.models.fitting import fit_parts
+from tui.app.models.waiting_on import WaitingOn
 from tui.core.cost import Ledger
 from tui.core.events import vocabulary as ev
 from tui.core.events.stream import monotonic_at
@@ -47,6 +48,7 @@ class SessionState:
     in_task: bool = False  # a task runs (between its task_start and task_end)
     tasks_ended: int = 0
     ledger: Ledger = field(default_factory=Ledger)  # what the calls cost (tui.core.cost)
+    waiting_on: WaitingOn = field(default_factory=WaitingOn)  # member calls, delegations out
     # what each earlier session on this screen spent (`spent`), by id: kept across follow-ups
     spent_by_session: dict[str, str] = field(default_factory=dict)
 
@@ -93,6 +95,8 @@ class SessionState:
             return "faulted"
         if self.sleeping:
             return "waiting"
+        if self.waiting_on.waiting:
+            return "calls"
         return "busy" if self.started is not None else "idle"
 
     @property
@@ -108,6 +112,8 @@ class SessionState:
             tools = ", ".join(dict.fromkeys(tool for _, tool in self.approvals))
             waited = time.monotonic() - (self.approval_since or time.monotonic())
             return f"waiting for your approval: {tools} · {_clock(waited)}"
+        if kind == "calls":
+            return self.waiting_on.text(time.monotonic())
         return kind
 
     def waiting_for_approval(self, calls: tuple[tuple[str, str], ...]) -> None:
@@ -147,6 +153,7 @@ class SessionState:
         return monotonic_at(event.ts_ms) if self.session_clock else time.monotonic()
 
     def apply(self, event: ev.Event) -> None:
+        self.waiting_on.apply(event, self._at)
         match event:
             case ev.SessionStarted():
                 if self.started is not None and event.session_id != self.session_id:

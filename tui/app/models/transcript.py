@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
+from tui.app.models.transcript_calls import FormationLines
 from tui.app.models.transcript_parts import (
     Running,
     SessionView,
@@ -71,6 +72,7 @@ class TranscriptModel:
         self._moved: dict[str, _Moved] = {}  # running background work's id -> its call's line
         self._denied: set[str] = set()  # denied calls' line keys, until their finish comes
         self.ledger = Ledger()  # what each task's calls cost, for its end line
+        self._formation = FormationLines(self)  # member calls and delegations
 
     # -- blocks -------------------------------------------------------------------------------
     @property
@@ -285,6 +287,10 @@ class TranscriptModel:
                 self._say(self._current(event.task_id), f"cancel{event.seq}", event)
             case ev.TaskEnded():
                 self._ended(event)
+            case ev.MemberCallStarted() | ev.MemberCallBusy() | ev.MemberCallEnded() | \
+                    ev.TaskContinued() | ev.DelegationStarted() | ev.DelegationEnded() | \
+                    ev.FormationEnded():
+                return self._formation.take(event)
             case _:
                 return False
         return True
@@ -315,6 +321,8 @@ class TranscriptModel:
 
     def _origin(self, event: ev.TaskStarted, first: bool) -> str:
         """Where the task came from, in the header's words."""
+        if event.caller_member:  # a formation member's `call-member`
+            return f"from {event.caller_member}"
         if event.origin == "peer":  # another capsule's, through the door (its first or not)
             return "from a peer"
         if event.via == "door":  # a session's first task, sent to its door

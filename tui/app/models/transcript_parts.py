@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from tui.core.events.formation_wording import fold as fold_lines
 from tui.core.events.wording import LineKind, Said, duration
 
 
@@ -25,6 +26,7 @@ class SessionView:
     model: str = ""
     resumed_from: str | None = None
     sessions: int = 0  # sessions seen: more than one when follow-ups went on here
+    formation_ended: str = ""  # a member's formation ended: the line that says so
 
 
 @dataclass(eq=False)  # compared (and hashed) by identity: the widget caches per block
@@ -80,6 +82,7 @@ class TurnModel:
     lines: dict[str, str] = field(default_factory=dict)  # key -> line, in order
     kinds: dict[str, LineKind] = field(default_factory=dict)  # key -> what the line is
     running: dict[str, Running] = field(default_factory=dict)  # key -> a call still running
+    folded: set[str] = field(default_factory=set)  # keys of long lines the screen folds
     done: bool = False
     version: int = 0  # bumped on every change: what was drawn of it is stale
 
@@ -91,6 +94,16 @@ class TurnModel:
         self.lines[key] = line.text
         self.kinds[key] = line.kind
         self.touch()
+
+    def say_after(self, anchor: str, key: str, line: Said) -> None:
+        """Add the line under `key` right after the line under `anchor` (a call's answer
+        under the call's own line, whatever was said since)."""
+        self.say(key, line)
+        if anchor in self.lines:
+            order = list(self.lines)
+            order.remove(key)
+            order.insert(order.index(anchor) + 1, key)
+            self.lines = {name: self.lines[name] for name in order}
 
     def run(self, key: str, running: Running) -> None:
         """The call under `key` runs (its line shows how long, ticking) or goes on."""
@@ -104,10 +117,15 @@ class TurnModel:
         else:
             self.running.pop(key, None)
 
-    def entries(self, now_ms: int | None = None) -> Iterator[tuple[LineKind, str]]:
+    def entries(self, now_ms: int | None = None, fold: bool = False
+                ) -> Iterator[tuple[LineKind, str]]:
         """Each line and its kind; with `now_ms` (Unix ms) a running call says how long it
-        has run."""
+        has run; with `fold` a long line that folds (a member's answer) shows its first lines
+        and how many more there are."""
         for key, text in self.lines.items():
             running = self.running.get(key) if now_ms is not None else None
-            yield self.kinds.get(key, LineKind.NOTE), \
-                running.text(now_ms) if running is not None else text
+            if running is not None:
+                text = running.text(now_ms)
+            elif fold and key in self.folded:
+                text = fold_lines(text)
+            yield self.kinds.get(key, LineKind.NOTE), text

@@ -28,7 +28,8 @@ def session_line(model: TranscriptModel) -> str:
     if session.sessions > 1:
         parts.append(f"{session.sessions - 1} follow-up session"
                      f"{'s' if session.sessions > 2 else ''}")
-    return " · ".join([*parts, tasks])
+    ended = [session.formation_ended] if session.formation_ended else []
+    return " · ".join([*parts, tasks, *ended])
 
 
 def text_lines(model: TranscriptModel, now_ms: int | None = None) -> Iterator[str]:

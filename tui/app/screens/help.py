@@ -25,6 +25,8 @@ command; `Alt` keys do not reach every terminal.)
 | `a` | answer the waiting question (reopens the dialog you hid with `Esc`) |
 | `End` | jump to the latest output and follow it again |
 | `t` | in the transcript: show or hide the model's thinking |
+| `o` | in the transcript: show the other members' answers whole, or folded to their first lines |
+| `g` | a formation member: open the member it called (its newest call still out); `Esc` back |
 | `Tab` / `Shift+Tab` | move between the transcript and the panes |
 | `1` … `5` | bring the calls, shell, hook faults, background or tools pane forward, in focus |
 | `x` | in the background pane: stop the highlighted work (`shell_abandoned`, reason stopped) |

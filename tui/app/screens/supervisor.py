@@ -66,6 +66,7 @@ class SupervisorScreen(Screen[None]):
         Binding("f2", "focus_queue", "Queue", key_display="F2"),
         Binding("ctrl+c", "copy_text", "Copy selection", show=False),
         Binding("e", "export_transcript", "Export transcript", show=False),
+        Binding("g", "jump_to_callee", "Go to callee", show=False),
     ]
     COMMANDS = {TranscriptCommands}
 
@@ -370,6 +371,11 @@ class SupervisorScreen(Screen[None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "jump":
             self.action_jump()
+
+    def action_jump_to_callee(self) -> None:
+        from tui.app.callee_jump import jump_to_callee
+
+        jump_to_callee(self.app, self.state)  # type: ignore[arg-type]  # an AppBase's screen
 
     def action_export_transcript(self) -> None:
         export_transcript(self, self.transcript.model)

@@ -22,7 +22,7 @@ HISTORY = 200  # prompts kept for Up
 # the screen's and the app's printable keys: text here. Their bindings on the prompt never
 # run (the field takes a printable key before any binding is looked at): they only hide those
 # keys' actions from the footer while the prompt has the keys
-LETTER_KEYS = ("a", "b", "e", "i", "p", "q", "y", "F", "1", "2", "3", "4", "5")
+LETTER_KEYS = ("a", "b", "e", "g", "i", "p", "q", "y", "F", "1", "2", "3", "4", "5")
 
 
 class PromptArea(TextArea):

@@ -77,6 +77,7 @@ class Transcript(LinesView):
     FOCUS_ON_CLICK = False  # a click (a selection) leaves the keys in the prompt
     BINDINGS = [
         Binding("t", "toggle_thinking", "Thinking", show=False),
+        Binding("o", "toggle_answers", "Member answers", show=False),
         Binding("up", "scroll_up", show=False),
         Binding("down", "scroll_down", show=False),
         Binding("pageup", "page_up", show=False),
@@ -88,6 +89,7 @@ class Transcript(LinesView):
         super().__init__(id=id)
         self.model = TranscriptModel()
         self.show_thinking = True
+        self.show_answers = False  # a member's answer whole (`o`), not folded to a few lines
         self._segments: list[_Segment] = []
         # each turn's drawn lines and the (version, width, thinking) they were drawn for
         self._drawn_turns: WeakKeyDictionary[TurnModel, tuple[tuple[object, ...],
@@ -346,7 +348,8 @@ class Transcript(LinesView):
     def _turn_lines(self, model: TurnModel, now: int) -> list[Text]:
         colours = self.colours
         clocks = tuple(running.text(now) for running in model.running.values())
-        state = (model.version, self._width, self.show_thinking, colours.made_from, clocks)
+        state = (model.version, self._width, self.show_thinking, self.show_answers,
+                 colours.made_from, clocks)
         drawn = self._drawn_turns.get(model)
         if drawn is not None and drawn[0] == state:
             return drawn[1]
@@ -363,7 +366,7 @@ class Transcript(LinesView):
             # the whole answer, which every batch of a long answer would pay again)
             out += self._to_lines(ThemedMarkdown(model.text, colours)
                                   if model.done else Text(model.text))
-        for kind, text in model.entries(now if clocks else None):
+        for kind, text in model.entries(now if clocks else None, not self.show_answers):
             out += self._to_lines(entry_line(kind, text, colours))
         out.append(Text(""))
         self._drawn_turns[model] = (state, out)
@@ -389,5 +392,9 @@ class Transcript(LinesView):
 
     def action_toggle_thinking(self) -> None:
         self.show_thinking = not self.show_thinking
+        self.redraw()
+
+    def action_toggle_answers(self) -> None:
+        self.show_answers = not self.show_answers
         self.redraw()
 

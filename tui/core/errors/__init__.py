@@ -38,6 +38,7 @@ from tui.core.errors.control import (
 from tui.core.errors.inputs import (
     ApprovalConfigError,
     BadJsonSyntax,
+    CalleeUnknown,
     CannotResume,
     ContextInUse,
     ConversationReadError,
@@ -64,8 +65,8 @@ from tui.core.errors.inputs import (
 )
 
 __all__ = [
-    "AddressNotHeld", "ApprovalConfigError", "AttachError", "BadJsonSyntax", "CannotResume",
-    "ComponentLoadError", "ContextInUse", "ControlFlow", "ConversationReadError",
+    "AddressNotHeld", "ApprovalConfigError", "AttachError", "BadJsonSyntax", "CalleeUnknown",
+    "CannotResume", "ComponentLoadError", "ContextInUse", "ControlFlow", "ConversationReadError",
     "CredentialError", "DelegationError", "DoorCause", "DoorError", "DriverError", "FileRefused",
     "FormationError", "GatewayRefused", "GuestFailure", "IncompatibleComponent",
     "JournalUnreadable",

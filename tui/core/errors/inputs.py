@@ -201,3 +201,7 @@ class TraceWriteError(MurmurTuiError):
 
     default_code = "E-RUN-007"
     text_names_place = True  # the text already names the trace file
+
+
+class CalleeUnknown(MurmurTuiError):
+    """No reachable door for a formation member's callee; the text says why."""

@@ -1,24 +1,14 @@
-"""What the headless log says of `delegate-task` (docs/formations.md, "Delegation"): a child
-started, a delegation's outcome, and — in a child — its parent gone."""
+"""What the headless log says in a delegated child when its parent is gone (docs/formations.md,
+"Delegation"); a delegation's start and outcome are worded with a member's calls
+(`tui.core.events.formation_wording`), the same on the screen and in the log."""
 
 from __future__ import annotations
 
 from tui.core.events import vocabulary as ev
-from tui.core.events.words import duration
 
 
 def delegation_line(event: ev.Event) -> str | None:
     match event:
-        case ev.DelegationStarted():
-            return (f"⇢ delegated to {event.capsule}@{event.version} · {event.delegation_id} · "
-                    f"child {event.child_session_id}\n  workdir {event.child_workdir}")
-        case ev.DelegationEnded():
-            who = f"{event.capsule}@{event.version}" if event.version else event.capsule
-            ident = f" {event.delegation_id}" if event.delegation_id else ""
-            said = f"⇠ delegation{ident} to {who} {event.outcome}"
-            if event.delegation_id is not None:
-                said += f" · {duration(event.duration_ms)}"
-            return f"{said}: {event.reason}" if event.reason else said
         case ev.SpawnerEnded():
             return (f"the session that delegated this one ({event.spawned_by}) ended: "
                     "winding down")

@@ -14,6 +14,7 @@ import json
 
 from tui.core.events import vocabulary as ev
 from tui.core.events.delegation_words import delegation_line
+from tui.core.events.formation_wording import log_line as formation_log_line
 from tui.core.events.words import ANSWER_LINES as ANSWER_LINES
 from tui.core.events.words import Form as Form
 from tui.core.events.words import LineKind as LineKind
@@ -330,8 +331,8 @@ def log_line(event: ev.Event) -> str | None:
             return call_denied(event, Form.LOG)
         case ev.Delegated():
             return delegated(event, Form.LOG)
-        case ev.DelegationStarted() | ev.DelegationEnded() | ev.SpawnerEnded():
-            return delegation_line(event)  # delegate-task (docs/formations.md)
+        case ev.SpawnerEnded():
+            return delegation_line(event)  # a delegated child's parent gone (formations.md)
         case ev.InputRequested():
             return question(event, Form.LOG)
         case ev.Progress():
@@ -356,4 +357,4 @@ def log_line(event: ev.Event) -> str | None:
             return task_ended(event, Form.LOG)
         case ev.SessionEnded():
             return session_ended(event)
-    return None
+    return formation_log_line(event)  # a member's calls, delegations, its formation's end
