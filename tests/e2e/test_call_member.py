@@ -92,8 +92,8 @@ def test_a_call_is_answered_and_the_task_continues_with_the_fenced_answer(
     result, sink = run(root, seat_for(("coder", door.url)), "ask coder", FrameSink(broadcast))
 
     assert (result.exit_status, result.result) == ("ok", "coder said: roses are red")
-    assert progress(sink) == ["waiting on call-member: 1 call(s) outstanding",
-                              "continuing with 1 member answer(s)"]
+    assert progress(sink) == ["waiting on call-member: 1 call(s) outstanding"]
+    assert len(sink.of(ev.TaskContinued)) == 1  # "continuing with …": its own event
     said = [frame.data["status"]["message"] for frame in broadcast.subscribe(
         Subscriber(lambda: None), 0) if frame.event == "status"]
     assert said == ["inference turn 1", "inference turn 2",
@@ -384,8 +384,8 @@ def test_the_roster_scaffolds_lead_calls_its_worker_and_answers_with_what_it_sai
                      sinks=[sink]).run()  # the task: lead's task.md
     assert (result.exit_status, result.result) == (
         "ok", "worker answered: Hello from worker, the member of crew that lead calls.")
-    assert progress(sink) == ["waiting on call-member: 1 call(s) outstanding",
-                              "continuing with 1 member answer(s)"]
+    assert progress(sink) == ["waiting on call-member: 1 call(s) outstanding"]
+    assert len(sink.of(ev.TaskContinued)) == 1  # "continuing with …": its own event
     assert [line["status"] for line in of(trace(result), "member_call")] == ["completed"]
 
 

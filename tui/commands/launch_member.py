@@ -59,7 +59,6 @@ def wire(args: argparse.Namespace, session: Any, cancel: CancelToken,
 
     def tell() -> None:
         session.report.emit(ev.FormationEnded(formation_id=membership.formation_id))
-        _say(f"murmur-tui: formation {membership.formation_id} ended; winding down")
 
     def mark() -> None:
         session.ending.ended_by = "formation_ended"

@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     say = _stderr_lines() if args.headless else None
     previous = _install(lambda signum, frame: received.append(signum))
     try:
-        formation = launcher.launch(admitted, home, say, stopped=lambda: bool(received))
+        formation = launcher.launch(admitted, home, say, stopped=lambda: bool(received),
+                                    words=not args.json)
     except FormationError as exc:
         _install(previous)
         if received:

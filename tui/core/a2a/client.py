@@ -43,7 +43,7 @@ class DoorClient:
     """Calls one door. Thread-safe: the fleet shares one per session between its threads."""
 
     def __init__(self, url: str, token: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 extra: Mapping[str, str] | None = None) -> None:
+                 extra: Mapping[str, str] | None = None, extended: bool = True) -> None:
         url = url.strip()
         if "://" not in url:  # door A's card says "localhost:P"
             url = f"http://{url}"
@@ -51,6 +51,8 @@ class DoorClient:
         self.token = token
         self.timeout = timeout
         self.extra = dict(extra or {})  # sent on every JSON-RPC request (origin `peer`)
+        # whether the token may read the extended card (a formation token may not: §7.5)
+        self.extended = extended
         remember(token)  # never shown, in any encoding
         self._ids = itertools.count(1)
         self._messages = itertools.count(1)
@@ -118,7 +120,7 @@ class DoorClient:
         raw = self._exchange("GET", "the agent card", path=CARD_PATH,
                              headers={"accept": "application/json"})
         card = parse_card(raw, self.url)
-        if card.session_id is None and card.authenticated and self.token:
+        if card.session_id is None and card.authenticated and self.token and self.extended:
             extended = METHODS["extended"][card.generation]
             if extended is not None and extended in card.methods:
                 self._card = card

@@ -279,6 +279,10 @@ class FrameSink:
         elif isinstance(event, ev.Progress) and event.task_id:  # waiting on call-member
             publish("status", status(event.task_id, "working", event.text,
                                      context_id=self._contexts.get(event.task_id)))
+        elif isinstance(event, ev.TaskContinued):  # Murmur's stream words for it
+            publish("status", status(event.task_id, "working", f"continuing with "
+                                     f"{len(event.member_calls)} member answer(s)",
+                                     context_id=self._contexts.get(event.task_id)))
         elif isinstance(event, ev.TaskReopened):
             self._ended.discard(event.task_id)  # a new attempt: it ends in a status of its own
         elif isinstance(event, ev.TaskEnded):

@@ -90,10 +90,11 @@ class Formation:
 
 def launch(admitted: Admitted, home: Path, say: Say | None,
            stopped: Callable[[], bool] = lambda: False,
-           ready_within: float = READY_WITHIN) -> Formation:
+           ready_within: float = READY_WITHIN, words: bool = True) -> Formation:
     """Start every non-entry member and wait until each door answers for its session
     (FormationError when one does not; every member started is ended first). `say` takes the
-    members' output lines — None: they go to the formation's `output.log` (0600); `stopped`
+    members' output lines (worded, or their JSON events: `words`) — None: they go to the
+    formation's `output.log` (0600); `stopped`
     is asked between probes (a signal came)."""
     formation_id = ids.formation_id()
     signing, verify_key = tokens.new_keys()
@@ -119,7 +120,7 @@ def launch(admitted: Admitted, home: Path, say: Say | None,
                                      ) from None
             os.chmod(place, 0o700)
             seat = _seat(admitted, member, formation_id, signing, verify_key)
-            formation.peers.append(peers.start(member, seat, place, say))
+            formation.peers.append(peers.start(member, seat, place, say, words))
         _wait_ready(formation, home, stopped, ready_within)
     except BaseException:
         formation.end(kill_after=5.0)

@@ -118,8 +118,9 @@ class MemberCalls:
         callee = self.seat.callee(member)
         if url is None or callee is None:
             return _failed(member, f"the launcher sent no door URL for {member}")
-        client = DoorClient(url, callee.token, REQUEST_SECONDS,
-                            {"x-murmur-task-origin": "peer"})
+        client = DoorClient(url, callee.token, REQUEST_SECONDS,  # a member token reaches
+                            {"x-murmur-task-origin": "peer"}, extended=False)  # no more
+
         call = MemberCall(ids.mint("mcl"), task_id, member, text, client)
         try:
             task = client.send_task(text)

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from tui.core.formation.admission import AdmittedMember
 from tui.core.formation.members import ENV_CHANNEL, ENV_ID, ENV_LIFELINE
+from tui.core.formation.peer_words import PeerWords
 from tui.core.formation.seat import Seat
 
 Say = Callable[[str], None]  # one line of the launcher's (no newline)
@@ -78,9 +79,10 @@ class PeerProcess:
             os.killpg(self.process.pid, signal.SIGKILL)
 
 
-def start(member: AdmittedMember, seat: Seat, folder: Path, say: Say) -> PeerProcess:
+def start(member: AdmittedMember, seat: Seat, folder: Path, say: Say,
+          words: bool = True) -> PeerProcess:
     """Start the member's process in `folder`, its seat already on its channel; its output
-    goes to `say`, each line prefixed `[<member>] `."""
+    goes to `say`, each line prefixed `[<member>] ` (its events worded, or as JSON)."""
     channel_read, channel_write = os.pipe()
     lifeline_read, lifeline_write = os.pipe()
     try:
@@ -102,7 +104,7 @@ def start(member: AdmittedMember, seat: Seat, folder: Path, say: Say) -> PeerPro
         os.close(lifeline_read)
     peer = PeerProcess(member, seat, folder, process, channel_write, lifeline_write)
     assert process.stdout is not None and process.stderr is not None
-    threading.Thread(target=_stdout, args=(peer, process.stdout, say), daemon=True,
+    threading.Thread(target=_stdout, args=(peer, process.stdout, say, words), daemon=True,
                      name=f"peer-{member.name}-out").start()
     threading.Thread(target=_lines, args=(peer, process.stderr, say), daemon=True,
                      name=f"peer-{member.name}-err").start()
@@ -111,13 +113,18 @@ def start(member: AdmittedMember, seat: Seat, folder: Path, say: Say) -> PeerPro
     return peer
 
 
-def _stdout(peer: PeerProcess, stream: IO[bytes], say: Say) -> None:
-    """The first JSON object naming a session and a url is the readiness line; every line
-    (that one too) is handed on."""
+def _stdout(peer: PeerProcess, stream: IO[bytes], say: Say, words: bool) -> None:
+    """The first JSON object naming a session and a url is the readiness line, handed on as
+    it is; every line after it is worded (`words`) or handed on as it is (`peer_words`)."""
+    told = PeerWords(peer.name, say, words)
     for line in _read(stream):
         if peer.ready is None:
             peer.ready = _readiness(line)
-        say(f"[{peer.name}] {line}")
+            if peer.ready is not None:
+                say(f"[{peer.name}] {line}")
+                continue
+        told.line(line)
+    told.close()
 
 
 def _lines(peer: PeerProcess, stream: IO[bytes], say: Say) -> None:

@@ -7,8 +7,10 @@ When the model ends its turn (`end_turn`) with a turn left and the task has call
 answers in, the stream says `waiting on call-member: <n> call(s) outstanding` (when some are
 out), the task waits for every one (`Awaiting.wait`; a cancel ends the wait and the task), then
 one user message holds all that arrived (member answers first, then delegation outcomes), the
-stream says `continuing with <n> member answer(s)`, `task_continued` is traced, and the next
-turn runs. A task that ends with calls out abandons them (`member_call` `abandoned`).
+stream says `continuing with <n> member answer(s)` (the door's status frame for
+`TaskContinued`, which the log and the screen word with how long the task waited),
+`task_continued` is traced, and the next turn runs. A task that ends with calls out abandons
+them (`member_call` `abandoned`).
 """
 
 from __future__ import annotations
@@ -72,8 +74,6 @@ class Waiting:
             raise StopOnCancel()
         report.position.phase = "turn"
         members = [a.ident for a in arrivals if a.kind == "member"]
-        report.emit(ev.Progress(text=f"continuing with {len(members)} member answer(s)",
-                                task_id=task_id))
         number = self._continued[task_id] = self._continued.get(task_id, 0) + 1
         report.emit(ev.TaskContinued(
             task_id=task_id, continuation_number=number, member_calls=tuple(members),
