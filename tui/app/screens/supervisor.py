@@ -252,8 +252,8 @@ class SupervisorScreen(Screen[None]):
                         f"Hook faults ({self.faults.count})"
                 case ev.Warning():
                     self.notify(event.text, title=event.code, severity="warning", timeout=8)
-                case ev.Progress():
-                    self.notify(event.text, timeout=5)
+                case ev.Progress() if not event.task_id:  # a task's own (waiting on a
+                    self.notify(event.text, timeout=5)  # member) is its status line's
         self.after_batch()
 
     def on_background_pane_newest(self, message: BackgroundPane.Newest) -> None:
