@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from typing import Any
 from tui.commands import launch_member
 from tui.commands.exits import EXIT_INTERRUPTED, EXIT_NOT_OK, EXIT_OK
 from tui.commands.launch import options_of
+from tui.commands.signals import install
 from tui.core.formation.spawner import Child, spawner_from_env
 from tui.core.loop.build import SessionSpec, build_session
 from tui.core.manifest.model import Capsule
@@ -82,7 +82,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
                                   if door is None else _nothing)
     wind_down = launch_member.wire(args, session, cancel, finish_now)
     worker = threading.Thread(target=work, name="session", daemon=True)
-    previous = _install(_interrupt_handler(cancel, finish_now, getattr(args, "on_signal", None)))
+    previous = install(_interrupt_handler(cancel, finish_now, getattr(args, "on_signal", None)))
     try:
         if child is not None:
             child.watch()  # the spawner lifeline
@@ -90,7 +90,7 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         while worker.is_alive():
             worker.join(0.2)
     finally:
-        _install(previous)
+        install(previous)
         forget()
         if serving is not None:
             serving.end()
@@ -150,23 +150,6 @@ def _record_without_door(session: Any, formation: dict[str, Any]) -> Callable[[]
 
 def _nothing() -> None:
     return None
-
-
-_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                 if hasattr(signal, name))
-
-
-def _install(handler: object) -> object:
-    """Install `handler` (one, or a dict per signal) for SIGINT, SIGTERM and SIGHUP; returns
-    what was installed before (nothing when not on the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    previous = {}
-    for number in _SIGNALS:
-        chosen = handler.get(number) if isinstance(handler, dict) else handler
-        if chosen is not None:
-            previous[number] = signal.signal(number, chosen)  # type: ignore[arg-type]
-    return previous
 
 
 def _interrupt_handler(cancel: threading.Event, finish_now: Callable[[], None],

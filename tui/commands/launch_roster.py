@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.commands.exits import EXIT_NOT_OK, error
-
-_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-                 if hasattr(signal, name))
+from tui.commands.signals import install
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,19 +59,19 @@ def run(args: argparse.Namespace) -> int:
     args.workdir = admitted.roster.path.parent.resolve()  # the entry's: the project's folder
     received: list[int] = []
     say = _stderr_lines() if args.headless else None
-    previous = _install(lambda signum, frame: received.append(signum))
+    previous = install(lambda signum, frame: received.append(signum))
     try:
         formation = launcher.launch(admitted, home, say, stopped=lambda: bool(received),
                                     words=not args.json)
     except FormationError as exc:
-        _install(previous)
+        install(previous)
         if received:
             return 128 + received[0]
         return _refused(exc.text, exc.code)
     except KeyboardInterrupt:
-        _install(previous)
+        install(previous)
         return 128 + signal.SIGINT
-    _install(previous)
+    install(previous)
     try:
         if received:  # a signal came as the last door answered: the entry does not start
             return 128 + received[0]
@@ -124,15 +122,3 @@ def _stderr_lines() -> Any:
 
     return say
 
-
-def _install(handler: Any) -> dict[int, Any]:
-    """`handler` (or, given a dict, each signal's own) for SIGINT, SIGTERM and SIGHUP; what
-    was installed before."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    previous = {}
-    for number in _SIGNALS:
-        chosen = handler.get(number) if isinstance(handler, dict) else handler
-        if chosen is not None:
-            previous[number] = signal.signal(number, chosen)
-    return previous
