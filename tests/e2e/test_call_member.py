@@ -59,6 +59,18 @@ def run(root: Path, seat: Seat, task: str = "ask coder", *more: Any
     return result, sink
 
 
+def in_thread(root: Path, seat: Seat) -> tuple[Session, Collect, list[SessionResult],
+                                               threading.Thread]:
+    """The caller's session running on its own thread: what it emits, and its result once
+    the thread ends."""
+    sink = Collect()
+    session = Session(load_capsule(root), LaunchOptions(task="ask", seat=seat), sinks=[sink])
+    results: list[SessionResult] = []
+    thread = threading.Thread(target=lambda: results.append(session.run()))
+    thread.start()
+    return session, sink, results, thread
+
+
 def trace(result: SessionResult) -> list[dict[str, Any]]:
     return [json.loads(line) for line in result.paths.trace.read_text().splitlines()]
 
@@ -190,12 +202,7 @@ def test_a_busy_callee_is_offered_the_task_again_with_a_doubling_wait(
     door.until(running["id"], "TASK_STATE_WORKING")
     waiting = door.send("hold the queue")
     root = caller(murmur_home.parent / "lead", [CALL, WAIT, QUOTE])
-    sink = Collect()
-    session = Session(load_capsule(root), LaunchOptions(task="ask", seat=seat_for(
-        ("coder", door.url))), sinks=[sink])
-    results: list[SessionResult] = []
-    thread = threading.Thread(target=lambda: results.append(session.run()))
-    thread.start()
+    _session, sink, results, thread = in_thread(root, seat_for(("coder", door.url)))
     try:
         block_until(lambda: len(sink.of(ev.MemberCallBusy)) >= 2,
                     what="the callee refused the call twice")
@@ -232,12 +239,7 @@ def test_a_callee_killed_mid_call_is_unreachable_and_the_caller_still_ends(
     door = serve(callee)
     served.append(door)
     root = caller(murmur_home.parent / "lead", [CALL, WAIT, QUOTE])
-    sink = Collect()
-    session = Session(load_capsule(root), LaunchOptions(task="ask", seat=seat_for(
-        ("coder", door.url))), sinks=[sink])
-    results: list[SessionResult] = []
-    thread = threading.Thread(target=lambda: results.append(session.run()))
-    thread.start()
+    _session, _sink, results, thread = in_thread(root, seat_for(("coder", door.url)))
     block_until(started.exists, what="the callee began its task")
     door.process.send_signal(signal.SIGKILL)
     thread.join(120)
@@ -396,12 +398,7 @@ def test_a_task_canceled_while_it_waits_ends_and_abandons_its_call(
     door = serve(callee)
     served.append(door)
     root = caller(murmur_home.parent / "lead", [CALL, WAIT, QUOTE])
-    sink = Collect()
-    session = Session(load_capsule(root), LaunchOptions(task="ask", seat=seat_for(
-        ("coder", door.url))), sinks=[sink])
-    results: list[SessionResult] = []
-    thread = threading.Thread(target=lambda: results.append(session.run()))
-    thread.start()
+    session, sink, results, thread = in_thread(root, seat_for(("coder", door.url)))
     try:
         block_until(lambda: "waiting on call-member: 1 call(s) outstanding" in progress(sink),
                     what="the task waited on its call")
