@@ -131,7 +131,20 @@ def test_the_lifelines_end_winds_the_member_down_once(pipe: tuple[int, int]) -> 
     block_until(canceled.is_set)
     wind_down()  # a second end is no second wind-down
     wind_down.done()
-    assert steps == ["tell", "mark", "cancel"]
+    assert steps == ["mark", "tell", "cancel"]
+
+
+def test_telling_that_fails_still_winds_the_member_down() -> None:
+    """A SIGKILLed launcher leaves the member's output a broken pipe: the wind-down goes on."""
+    canceled, forced = threading.Event(), threading.Event()
+
+    def tell() -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    wind_down = WindDown(tell, lambda: None, canceled.set, forced.set, within=0.05)
+    wind_down()
+    assert canceled.is_set()
+    block_until(forced.is_set)  # and, not ended in time, it is forced out
 
 
 def test_a_member_still_running_when_its_time_is_up_is_forced() -> None:

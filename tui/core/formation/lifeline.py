@@ -58,12 +58,16 @@ class WindDown:
         if self.ended.is_set():
             return
         self.ended.set()
-        self.tell()
         self.mark()
         timer = self._timer = threading.Timer(self.within, self.force)
         timer.daemon = True
-        timer.start()
-        self.cancel()
+        timer.start()  # first: whatever telling does, the member is gone within `within`
+        try:
+            self.tell()  # may find its output gone with a SIGKILLed launcher (a broken pipe)
+        except Exception:  # noqa: BLE001 - the wind-down goes on whatever the telling met
+            pass
+        finally:
+            self.cancel()
 
     def done(self) -> None:
         """The session ended by itself: no forced exit."""
