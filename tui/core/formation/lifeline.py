@@ -64,7 +64,7 @@ class WindDown:
         timer.start()  # first: whatever telling does, the member is gone within `within`
         try:
             self.tell()  # may find its output gone with a SIGKILLed launcher (a broken pipe)
-        except Exception:  # noqa: BLE001 - the wind-down goes on whatever the telling met
+        except Exception:  # the wind-down goes on whatever the telling met
             pass
         finally:
             self.cancel()
