@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 from tui.app.fleet.model import FleetSession
-from tui.app.fleet.tree import Formation, Node, build, grouped
+from tui.app.fleet.tree import FormationTree, Node, build, grouped
 from tui.app.fleet.tree_rows import clock, lines
 from tui.core.events import vocabulary as ev
-from tui.core.running.roster_order import roster_order
+from tui.core.formation.roster_order import roster_order
 
 FRM = "frm_019f01a940ce7761854e768ecbe3d399"
 OTHER = "frm_019f01a940ce7761854e768ecbe3d400"
@@ -49,14 +49,14 @@ def asks(session: FleetSession, at: float, prompt: str = "Which branch?") -> Non
 
 
 def the_formation(sessions: list[FleetSession], roster: tuple[str, ...] | None = None
-                  ) -> Formation:
+                  ) -> FormationTree:
     tops = build(sessions, (lambda _: roster) if roster is not None else None)
-    formations = [top for top in tops if isinstance(top, Formation)]
+    formations = [top for top in tops if isinstance(top, FormationTree)]
     assert len(formations) == 1
     return formations[0]
 
 
-def names(formation: Formation) -> list[str]:
+def names(formation: FormationTree) -> list[str]:
     return [node.session.member for node in formation.members]
 
 

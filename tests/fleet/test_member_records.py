@@ -16,8 +16,8 @@ from tests.members import Member, members, seat
 from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tui.core import ids
+from tui.core.formation.membership import member_keys
 from tui.core.running.liveness import process_start_token
-from tui.core.running.membership import member_keys
 from tui.core.running.records import read_records
 
 __all__ = ["members"]

@@ -38,8 +38,8 @@ from tui.app.gc_policy import GcPolicy
 from tui.core.a2a.task import rejection, taken_as
 from tui.core.errors import MurmurTuiError
 from tui.core.events import vocabulary as ev
+from tui.core.formation.roster_order import RosterOrders
 from tui.core.fs.private_files import create_private
-from tui.core.running.roster_order import RosterOrders
 from tui.core.text.printable import printable
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ class RemoteQuestion:
 
 
 @dataclass(frozen=True)
-class MemberCall:
+class OpenCall:
     """An outstanding `call-member` call of this session: to `member`, since `started`
     (Unix seconds, the session's own clock when its event said)."""
 
@@ -80,7 +80,7 @@ class FleetSession:
     entry: bool = False
     spawned_by: str | None = None
     started_at: str = ""  # the record's RFC 3339 start: members never called, in this order
-    calls: dict[str, MemberCall] = field(default_factory=dict)  # outstanding, by call id
+    calls: dict[str, OpenCall] = field(default_factory=dict)  # outstanding, by call id
     first_called: dict[str, float] = field(default_factory=dict)  # member → first call (Unix s)
     ledger: Ledger = field(default_factory=lambda: Ledger(per_session=False))  # its cost
     _group: Group = "done"
@@ -101,7 +101,7 @@ class FleetSession:
                 self._unqueue(event.task_id)
             case ev.MemberCallStarted():
                 started = event.ts_ms / 1000 if event.ts_ms else time.time()
-                self.calls[event.call_id] = MemberCall(event.call_id, event.task_id,
+                self.calls[event.call_id] = OpenCall(event.call_id, event.task_id,
                                                        event.member, started)
                 self.first_called.setdefault(event.member, started)
             case ev.MemberCallEnded():

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from tui.app.fleet.model import FleetSession, spent, totals
-from tui.app.fleet.tree import Formation, RosterOf, asking, build, grouped
+from tui.app.fleet.tree import FormationTree, RosterOf, asking, build, grouped
 from tui.app.fleet.tree_rows import Line, first_line, lines
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.fitted_footer import FittedFooter
@@ -124,7 +124,7 @@ class FleetScreen(Screen[None]):
         self.lines = {line.key: line for line in shown}
         self.numbered = [line.session for line in shown if line.session is not None]
         self.formation_of = {s.session_id: top.key for _, tops in groups for top in tops
-                             if isinstance(top, Formation) for s in top.sessions()}
+                             if isinstance(top, FormationTree) for s in top.sessions()}
         self.questions = [s for _, tops in groups for top in tops for s in asking(top)]
         keep = self.rows.highlighted
         first = next((line.key for line in shown if not line.key.startswith("group:")), None)
@@ -319,7 +319,7 @@ class FleetScreen(Screen[None]):
         self.app.exit()
 
 
-def formation_detail(formation: Formation) -> str:
+def formation_detail(formation: FormationTree) -> str:
     """A formation's row in full: its whole id, its entry and members, what blocks it."""
     members = ", ".join(printable(node.session.member) or node.key for node in formation.members)
     head = f"{formation.formation_id} · entry {printable(formation.entry.member)} · " \

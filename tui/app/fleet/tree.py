@@ -61,7 +61,7 @@ class Edge:
 
 
 @dataclass
-class Formation:
+class FormationTree:
     formation_id: str
     members: list[Node]  # entry first, then call order, then roster order
     edges: dict[str, list[Edge]]  # session id → its outstanding calls
@@ -116,7 +116,7 @@ class Formation:
         return "ended" if all(s.exit_status is not None for s in members) else "idle"
 
 
-Top = Node | Formation
+Top = Node | FormationTree
 
 
 def build(sessions: Iterable[FleetSession], roster: RosterOf | None = None) -> list[Top]:
@@ -155,7 +155,7 @@ def _under(parent: Node, child: Node, nodes: Mapping[str, Node]) -> bool:
 
 
 def formation(formation_id: str, members: list[Node],
-              roster: Sequence[str] | None = None) -> Formation:
+              roster: Sequence[str] | None = None) -> FormationTree:
     by_name = {node.session.member: node.session for node in members if node.session.member}
     first: dict[str, float] = {}
     for node in members:
@@ -175,7 +175,7 @@ def formation(formation_id: str, members: list[Node],
     edges = {node.key: [Edge(call.member, call.started) for call in
                         sorted(node.session.calls.values(), key=lambda c: c.started)]
              for node in members if node.session.calls}
-    return Formation(formation_id, members, edges, blocker([n.session for n in members],
+    return FormationTree(formation_id, members, edges, blocker([n.session for n in members],
                                                            edges, by_name))
 
 
@@ -234,14 +234,14 @@ def grouped(tops: Sequence[Top]) -> list[tuple[Group, list[Top]]]:
 
 def top_group(top: Top) -> Group:
     """A formation's group, or a session's — `needs` when a child it delegated to asks."""
-    if isinstance(top, Formation):
+    if isinstance(top, FormationTree):
         return top.group
     groups = {s.group for s in top.walk()}
     return "needs" if "needs" in groups else top.session.group
 
 
 def top_since(top: Top) -> float:
-    if isinstance(top, Formation):
+    if isinstance(top, FormationTree):
         return top.since
     group = top_group(top)
     return min((s.since for s in top.walk() if s.group == group), default=top.session.since)
@@ -249,7 +249,7 @@ def top_since(top: Top) -> float:
 
 def asking(top: Top) -> list[FleetSession]:
     """The sessions of `top` whose question waits: a formation's blocking member first."""
-    if isinstance(top, Formation):
+    if isinstance(top, FormationTree):
         found = [s for s in top.sessions() if s.question is not None and s.group == "needs"]
         found.sort(key=lambda s: s is not top.blocker)
         return found

@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from tui.app.fleet.model import GROUPS, FleetSession, Group, age
-from tui.app.fleet.tree import Edge, Formation, Node, Top, top_group
+from tui.app.fleet.tree import Edge, FormationTree, Node, Top, top_group
 from tui.core.text.printable import printable
 
 GROUP_TITLES = dict(GROUPS)
@@ -29,7 +29,7 @@ class Line:
     cells: list[str]
     style: str = ""
     session: FleetSession | None = None  # the session on this row (None: a heading, a formation)
-    formation: Formation | None = None  # the formation on this row
+    formation: FormationTree | None = None  # the formation on this row
 
 
 def first_line(text: str, limit: int = 200) -> str:
@@ -128,7 +128,7 @@ def session_line(number: int, session: FleetSession, label: str, now: float,
         f"{session.tokens_in + session.tokens_out:,}", what], style, session=session)
 
 
-def formation_line(top: Formation, is_open: bool, now: float) -> Line:
+def formation_line(top: FormationTree, is_open: bool, now: float) -> Line:
     members = [node.session for node in top.members]
     count = f"{len(members)} member{'s' if len(members) != 1 else ''}"
     blocker = top.blocker

@@ -25,8 +25,8 @@ from tui.core.cancel import CancelToken
 from tui.core.door import Door
 from tui.core.errors import LaunchError
 from tui.core.events.kinds import TaskOrigin, TaskVia
+from tui.core.formation.membership import member_keys
 from tui.core.formation.seat import Seat
-from tui.core.running.membership import member_keys
 from tui.core.running.records import RunningRecord, remove_record, write_record
 from tui.core.running.tokens import OPERATOR
 

@@ -88,7 +88,7 @@ class RunningRecord:
         """The record of a session this process runs: its pid, its start time, now.
         `outlives_launcher` is, unless given, whether this process has no controlling
         terminal (as Murmur decides it); `records_dir` is, unless given, `workdir`; `kept`:
-        its formation keys and `spawned_by` (tui/core/running/membership.py)."""
+        its formation keys and `spawned_by` (tui/core/formation/membership.py)."""
         start = process_start_token(os.getpid())
         if start is None:  # pragma: no cover - /proc is always there on Linux
             raise RecordError("this process's start time cannot be read from /proc")
