@@ -161,8 +161,9 @@ def _handler(relay: PeerRelay) -> type[BaseHTTPRequestHandler]:
                 self._plain(400, "the request's body could not be read")
                 return
             try:
-                with httpx.Client(timeout=httpx.Timeout(
-                        CONNECT_WITHIN, read=None, write=60.0)) as client, client.stream(
+                timeout = httpx.Timeout(CONNECT_WITHIN, read=None, write=60.0)
+                # trust_env off: a proxy from the environment must not see the token
+                with httpx.Client(timeout=timeout, trust_env=False) as client, client.stream(
                         self.command, base.rstrip("/") + path, headers=headers,
                         content=body) as answer:
                     self.send_response_only(answer.status_code)
