@@ -22,8 +22,10 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PEERS_ENV = "MURMUR_FORMATION_PEERS"
 SUFFIX = ".formation.invalid"
@@ -108,6 +110,8 @@ class PeerRelay:
     def _listen(self) -> str:
         with self._lock:
             if self._server is None:
+                from http.server import ThreadingHTTPServer  # a member that calls out pays
+
                 self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
                 self._server.daemon_threads = True
                 threading.Thread(target=self._server.serve_forever, name="formation-relay",
@@ -133,6 +137,8 @@ class PeerRelay:
 
 
 def _handler(relay: PeerRelay) -> type[BaseHTTPRequestHandler]:
+    from http.server import BaseHTTPRequestHandler
+
     class Relay(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"  # the answer's end is the connection's
 
