@@ -427,6 +427,8 @@ GUESTS: dict[str, Guest] = {
     "rust_tool": Guest("rust_tool", "tool", (RUST_DIR / "src",), _rust_tools, _rust_build),
     "py_http_driver": Guest("py_http_driver", "http-driver",
                             (GUESTS_DIR / "python" / "http_driver",), _http_tools, _http_build),
+    "py_http_tool": Guest("py_http_tool", "http-driver",
+                          (GUESTS_DIR / "python" / "http_tool",), _http_tools, _http_build),
 }
 
 _LAST: dict[str, BuildInfo] = {}

@@ -10,6 +10,10 @@ session, which the command runs in this process (`tui/commands/launch_roster.py`
    answers naming that session (180 s for the whole formation, `E-RUN-045`);
 5. each member sent its callees' door URLs; the entry's seat told them too.
 
+An installed member whose archive changed since admission (its bytes no longer the sha256
+admission bound it to, or its sidecar no longer saying so) refuses the launch just before that
+member would start (`E-RUN-047`); every member already started is ended.
+
 `end()` closes every lifeline (members wind down on their own), then SIGKILLs the process group
 of any member still running `kill_after` seconds (25) later.
 """
@@ -27,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core import ids
-from tui.core.errors import FormationError
+from tui.core.errors import FormationError, MurmurTuiError
 from tui.core.formation import peers, tokens
 from tui.core.formation.admission import Admitted, AdmittedMember
 from tui.core.formation.peers import PeerProcess, Say
@@ -38,6 +42,7 @@ READY_WITHIN = 180.0  # seconds for every member's door to answer
 PROBE_EVERY = 0.1  # seconds between two probes of a door's card
 KILL_AFTER = 25.0  # seconds from the lifelines' closing to SIGKILL
 OUTPUT_LOG = "output.log"  # the members' output, when it is not the launcher's stderr
+CHANGED = "E-RUN-047"  # an installed member's archive changed since admission
 
 
 @dataclass(eq=False)
@@ -111,6 +116,7 @@ def launch(admitted: Admitted, home: Path, say: Say | None,
         for member in admitted.members:
             if member.entry:
                 continue
+            unchanged(member)
             place = folder / member.name
             try:
                 place.mkdir(mode=0o700)
@@ -122,6 +128,7 @@ def launch(admitted: Admitted, home: Path, say: Say | None,
             seat = _seat(admitted, member, formation_id, signing, verify_key)
             formation.peers.append(peers.start(member, seat, place, say, words))
         _wait_ready(formation, home, stopped, ready_within)
+        unchanged(entry)  # the entry starts next, in this process
     except BaseException:
         formation.end(kill_after=5.0)
         raise
@@ -145,6 +152,32 @@ class OutputLog:
     def __call__(self, line: str) -> None:
         with contextlib.suppress(OSError):
             os.write(self._fd, (line + "\n").encode("utf-8", "replace"))
+
+
+def unchanged(member: AdmittedMember) -> None:
+    """FormationError E-RUN-047 when `member`'s archive is not the one admission read (a
+    `source:` member is read in place and never bound to bytes)."""
+    if member.archive is None or member.sha256 is None:
+        return
+    from tui.core.artifacts.pins import sha256_hex
+    from tui.core.artifacts.store import read_capped, store_hash
+
+    def refuse(why: str) -> FormationError:
+        return FormationError(f"member {member.name}: {member.label}'s archive {member.archive} "
+                              f"changed since admission: {why}; the formation does not start "
+                              "with bytes admission did not check", code=CHANGED)
+
+    try:
+        digest = sha256_hex(read_capped(member.archive))
+        recorded = store_hash(member.archive.with_name(
+            member.archive.name.removesuffix(".mur.zip") + ".sha256"))
+    except MurmurTuiError as exc:
+        raise refuse(exc.text) from None
+    if digest != member.sha256:
+        raise refuse(f"admitted at sha256 {member.sha256}, it is now {digest}")
+    if recorded != member.sha256:
+        raise refuse(f"its sidecar now says {recorded or 'nothing'}, admission read "
+                     f"{member.sha256}")
 
 
 def _seat(admitted: Admitted, member: AdmittedMember, formation_id: str, signing: Any,

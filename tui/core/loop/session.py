@@ -124,11 +124,8 @@ class Session:
                           lambda text: self.report.warn_and_log("W-JOURNAL", text))
         self.questions = JournaledQuestions(journal, self.context_id, self.session_id,
                                             self._found.carried())
-        self.runtime: WasmRuntime | None = None
-        if setup.needs_wasm(capsule):  # wasmtime is loaded only for a session that hosts one
-            from tui.core.wasm.runtime import WasmRuntime
-
-            self.runtime = WasmRuntime(paths.compiled_cache(self.home), self.report.progress)
+        self.runtime: WasmRuntime | None = setup.wasm_runtime(  # only to host a component
+            capsule, paths.compiled_cache(self.home), self.report.progress, options.seat)
         self._build(script, driver, responder or NoResponder(), approver, options)
         if self._found.turn is not None and not self.task_text.strip():
             self.no_task = False  # the first task goes on with the turn that session died in

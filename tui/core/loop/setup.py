@@ -98,6 +98,23 @@ def needs_wasm(capsule: Capsule) -> bool:
             or script_component(capsule) is not None)
 
 
+def wasm_runtime(capsule: Capsule, cache: Path, progress: Callable[[str], None],
+                 seat: Seat | None) -> WasmRuntime | None:
+    """The session's wasmtime, loaded only for a session that hosts a component. A formation
+    member that may call someone gets its callees' virtual addresses mapped (its components'
+    `MURMUR_FORMATION_PEERS`; tui/core/wasm/formation_peers.py)."""
+    if not needs_wasm(capsule):
+        return None
+    from tui.core.wasm.runtime import WasmRuntime
+
+    runtime = WasmRuntime(cache, progress)
+    if seat is not None and seat.callees:
+        from tui.core.wasm.formation_peers import PeerRelay
+
+        runtime.peers = PeerRelay(seat)
+    return runtime
+
+
 def script_component(capsule: Capsule) -> Path | None:
     """`capsule.wasm` beside `murmur.yaml` makes the capsule a script capsule."""
     path = capsule.root / "capsule.wasm"

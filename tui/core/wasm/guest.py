@@ -125,7 +125,8 @@ class Guest:
         self.tables = max(1, counted.tables)
         store = wasmtime.Store(runtime.engine)
         wasi = wasmtime.WasiConfig()
-        wasi.env = list(sandbox.env.items())
+        peers = runtime.peers  # a formation member's callees, at their virtual addresses
+        wasi.env = list({**sandbox.env, **(peers.env if peers else {})}.items())
         wasi.stdout_custom = self._log.stdout
         wasi.stderr_custom = self._log.stderr
         if sandbox.preopen is not None:
@@ -147,7 +148,7 @@ class Guest:
         try:
             if self.http:
                 runtime.http_gate().attach(store, http_gate.Policy(sandbox.network,
-                                                                   self._refused))
+                                                                   self._refused, peers))
             self.instance: Instance | None = runtime.linker(self.http).instantiate(
                 store, loaded.component)
         except wasmtime.WasmtimeError as exc:

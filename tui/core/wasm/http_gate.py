@@ -28,6 +28,8 @@ import wasmtime
 from wasmtime.component import Component, Func, Linker, ResourceAny, Variant
 
 from tui.core.a2a import net_policy
+from tui.core.wasm import formation_peers
+from tui.core.wasm.formation_peers import SUFFIX, PeerRelay, formation_host
 
 HANDLER = "wasi:http/outgoing-handler@0.2.12"
 GATE_INSTANCES = 2  # core instances the gate adds to a store
@@ -93,6 +95,12 @@ GATE_WAT = """
       (func (param "self" $req-b) (result (option $scheme))))
     (export "[method]outgoing-request.authority"
       (func (param "self" $req-b) (result (option string))))
+    (export "[method]outgoing-request.path-with-query"
+      (func (param "self" $req-b) (result (option string))))
+    (export "[method]outgoing-request.set-authority"
+      (func (param "self" $req-b) (param "authority" (option string)) (result (result))))
+    (export "[method]outgoing-request.set-path-with-query"
+      (func (param "self" $req-b) (param "path-with-query" (option string)) (result (result))))
   ))
   (import "wasi:http/types@0.2.12" (instance $types (type $types-type)))
   (alias export $types "outgoing-request" (type $req))
@@ -140,9 +148,15 @@ GATE_WAT = """
 
   (alias export $types "[method]outgoing-request.scheme" (func $scheme))
   (alias export $types "[method]outgoing-request.authority" (func $authority))
+  (alias export $types "[method]outgoing-request.path-with-query" (func $path))
+  (alias export $types "[method]outgoing-request.set-authority" (func $set-authority))
+  (alias export $types "[method]outgoing-request.set-path-with-query" (func $set-path))
   (alias export $handler "handle" (func $handle))
   (core func $scheme-lowered (canon lower (func $scheme) (memory $memory) (realloc $realloc)))
   (core func $authority-lowered (canon lower (func $authority) (memory $memory) (realloc $realloc)))
+  (core func $path-lowered (canon lower (func $path) (memory $memory) (realloc $realloc)))
+  (core func $set-authority-lowered (canon lower (func $set-authority) (memory $memory)))
+  (core func $set-path-lowered (canon lower (func $set-path) (memory $memory)))
   (core func $handle-lowered (canon lower (func $handle) (memory $memory) (realloc $realloc)))
   ;; a borrowed handle lent to an export is dropped before it returns
   (core func $drop-request (canon resource.drop $req))
@@ -151,6 +165,9 @@ GATE_WAT = """
     (import "host" "scheme" (func $scheme (param i32 i32)))
     (import "host" "authority" (func $authority (param i32 i32)))
     (import "host" "handle" (func $handle (param i32 i32 i32 i32)))
+    (import "host" "path" (func $path (param i32 i32)))
+    (import "host" "set-authority" (func $set-authority (param i32 i32 i32 i32) (result i32)))
+    (import "host" "set-path" (func $set-path (param i32 i32 i32 i32) (result i32)))
     (import "host" "reset" (func $reset))
     (import "host" "drop-request" (func $drop-request (param i32)))
     (func (export "scheme") (param i32) (result i32)
@@ -159,6 +176,18 @@ GATE_WAT = """
     (func (export "authority") (param i32) (result i32)
       (call $reset) (call $authority (local.get 0) (i32.const 48))
       (call $drop-request (local.get 0)) (i32.const 48))
+    (func (export "path") (param i32) (result i32)
+      (call $reset) (call $path (local.get 0) (i32.const 48))
+      (call $drop-request (local.get 0)) (i32.const 48))
+    ;; the string a setter is given was lifted into this memory just before the call
+    (func (export "set-authority") (param i32 i32 i32 i32) (result i32)
+      (local $r i32)
+      (local.set $r (call $set-authority (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
+      (call $drop-request (local.get 0)) (call $reset) (local.get $r))
+    (func (export "set-path") (param i32 i32 i32 i32) (result i32)
+      (local $r i32)
+      (local.set $r (call $set-path (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
+      (call $drop-request (local.get 0)) (call $reset) (local.get $r))
     (func (export "handle") (param i32 i32 i32) (result i32)
       (call $reset) (call $handle (local.get 0) (local.get 1) (local.get 2) (i32.const 64))
       (i32.const 64)))
@@ -167,6 +196,9 @@ GATE_WAT = """
       (export "scheme" (func $scheme-lowered))
       (export "authority" (func $authority-lowered))
       (export "handle" (func $handle-lowered))
+      (export "path" (func $path-lowered))
+      (export "set-authority" (func $set-authority-lowered))
+      (export "set-path" (func $set-path-lowered))
       (export "reset" (func $reset))
       (export "drop-request" (func $drop-request))))))
 
@@ -175,6 +207,14 @@ GATE_WAT = """
     (canon lift (core func $main "scheme") (memory $memory)))
   (func (export "authority") (param "request" $req-borrow) (result (option string))
     (canon lift (core func $main "authority") (memory $memory)))
+  (func (export "path") (param "request" $req-borrow) (result (option string))
+    (canon lift (core func $main "path") (memory $memory)))
+  (func (export "set-authority") (param "request" $req-borrow) (param "value" (option string))
+                                 (result (result))
+    (canon lift (core func $main "set-authority") (memory $memory) (realloc $realloc)))
+  (func (export "set-path") (param "request" $req-borrow) (param "value" (option string))
+                            (result (result))
+    (canon lift (core func $main "set-path") (memory $memory) (realloc $realloc)))
   (func (export "handle") (type $handle-type)
     (canon lift (core func $main "handle") (memory $memory)))
 )
@@ -187,9 +227,18 @@ class Policy:
 
     rules: tuple[net_policy.Rule, ...]
     refused: Callable[[str], None]
+    peers: PeerRelay | None = None  # a formation member's callees (formation_peers.py)
     scheme: Func | None = None
     authority: Func | None = None
     forward: Func | None = None
+    path: Func | None = None
+    set_authority: Func | None = None
+    set_path: Func | None = None
+
+    @property
+    def localhost(self) -> bool:
+        """The allow-list names `localhost` (a formation member's doors are reached there)."""
+        return any(rule.host == "localhost" for rule in self.rules)
 
 
 _POLICIES: dict[int, Policy] = {}
@@ -219,13 +268,36 @@ def _handle(store: Any, request: ResourceAny, options: ResourceAny | None) -> An
         scheme = _scheme_name(policy.scheme(store, request))
         authority = policy.authority(store, request)
         to = net_policy.target(scheme, authority)
-        if net_policy.allowed(policy.rules, to):
+        member = formation_host(to.host) if to is not None else None
+        if to is not None and member is not None:
+            why = formation_peers.refusal(policy.peers.names if policy.peers else (), member,
+                                          to.scheme, to.port, policy.localhost)
+            if why is None and _to_peer(store, request, policy, member):
+                return policy.forward(store, request, options)
+            policy.refused(why or f"network policy: the request to {member}{SUFFIX} could "
+                                  "not be pointed at its door")
+        elif net_policy.allowed(policy.rules, to):
             return policy.forward(store, request, options)
-        policy.refused(net_policy.refusal(to, authority))
+        else:
+            policy.refused(net_policy.refusal(to, authority))
     request.drop(store)
     if options is not None:
         options.drop(store)
     return _DENIED
+
+
+def _to_peer(store: Any, request: ResourceAny, policy: Policy, member: str) -> bool:
+    """Point the request at the relay that carries it to `member`'s door (False: it could
+    not be rewritten)."""
+    if not (policy.peers and policy.path and policy.set_path and policy.set_authority):
+        return False
+    authority, path = policy.peers.target(member, policy.path(store, request))
+    for setter, value in ((policy.set_path, path), (policy.set_authority, authority)):
+        try:
+            setter(store, request, value)
+        except wasmtime.WasmtimeError:
+            return False
+    return True
 
 
 def define(linker: Linker) -> None:
@@ -258,6 +330,8 @@ class Gate:
 
         policy.scheme, policy.authority, policy.forward = (
             func("scheme"), func("authority"), func("handle"))
+        policy.path, policy.set_authority, policy.set_path = (
+            func("path"), func("set-authority"), func("set-path"))
         with _LOCK:
             _POLICIES[_key(store)] = policy
 

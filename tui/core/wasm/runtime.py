@@ -24,6 +24,7 @@ from wasmtime.component import Linker
 from tui.core.errors import ComponentLoadError, MalformedComponent
 from tui.core.wasm import conversion, http_gate
 from tui.core.wasm.cache import CompileCache, LoadedComponent
+from tui.core.wasm.formation_peers import PeerRelay
 from tui.core.wasm.imports import define_murmur_imports
 
 TICK_SECONDS = 0.01
@@ -102,6 +103,7 @@ class WasmRuntime:
         self._linker_lock = threading.Lock()
         self._census: dict[str, Census] = {}
         self._gate: http_gate.Gate | None = None
+        self.peers: PeerRelay | None = None  # a formation member's callees (formation_peers)
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, name="wasm-epoch", daemon=True)
         self._ticker.start()
@@ -169,3 +171,5 @@ class WasmRuntime:
 
     def close(self) -> None:
         self._stop.set()
+        if self.peers is not None:
+            self.peers.close()
