@@ -128,6 +128,8 @@ async def test_long_sessions_keep_a_bounded_window(murmur_home: Path) -> None:
         assert drawn[0].strip().startswith(f"▲ {turns - transcript_module.WINDOW} earlier")
         # scrolling to the top brings older turns back, a batch at a time
         hidden = transcript.hidden_older
+        # laid out first (a busy machine may not be yet): a scroll to the top is a scroll
+        await wait_until(pilot, lambda: transcript.max_scroll_y > 0)
         transcript.scroll_home(animate=False)
         await wait_until(pilot, lambda: transcript.hidden_older < hidden)
         brought = hidden - transcript.hidden_older
