@@ -52,8 +52,9 @@ def test_a_new_formation_lists_its_files_and_each_member_loads(murmur_home: Path
         "  demo-team/.gitignore           the sessions' files (workdir/, .murmur/)",
         "",
         "Next:",
-        "  murmur-tui doctor demo-team          the roster, admitted as Murmur admits it",
-        "  murmur-tui launch demo-team/worker   a member on its own",
+        "  murmur-tui doctor demo-team            the roster, admitted as Murmur admits it",
+        "  murmur-tui launch --roster demo-team   the formation: lead asks worker",
+        "  murmur-tui launch demo-team/worker     a member on its own",
     ]
     names = {load_capsule(tmp_path / "demo-team" / member).name for member in ("lead", "worker")}
     assert names == {"demo-team-lead", "demo-team-worker"}

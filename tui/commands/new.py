@@ -86,9 +86,16 @@ def _formation_lines(name: str) -> list[str]:
         ]),
         "",
         "Next:",
-        f"  murmur-tui doctor {name}          the roster, admitted as Murmur admits it",
-        f"  murmur-tui launch {name}/worker   a member on its own",
+        *_next([(f"murmur-tui doctor {name}", "the roster, admitted as Murmur admits it"),
+                (f"murmur-tui launch --roster {name}", "the formation: lead asks worker"),
+                (f"murmur-tui launch {name}/worker", "a member on its own")]),
     ]
+
+
+def _next(steps: list[tuple[str, str]]) -> list[str]:
+    """`  command   what it does`, the descriptions in one column."""
+    width = max(len(command) for command, _ in steps)
+    return [f"  {command.ljust(width)}   {what}" for command, what in steps]
 
 
 def _listed(name: str, files: list[tuple[str, str]]) -> list[str]:
