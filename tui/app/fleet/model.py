@@ -82,6 +82,9 @@ class FleetSession:
     started_at: str = ""  # the record's RFC 3339 start: members never called, in this order
     calls: dict[str, MemberCall] = field(default_factory=dict)  # outstanding, by call id
     first_called: dict[str, float] = field(default_factory=dict)  # member → first call (Unix s)
+    # the member that sent the running task with call-member, and when it started (Unix s):
+    # the edge the caller's own events would show, for a caller with no door (a headless entry)
+    sent_by: tuple[str, float] | None = None
     ledger: Ledger = field(default_factory=lambda: Ledger(per_session=False))  # its cost
     _group: Group = "done"
     _questions: dict[str, int] = field(default_factory=dict)  # task id → questions asked
@@ -98,6 +101,8 @@ class FleetSession:
                 self.spawned_by = self.spawned_by or event.spawned_by
             case ev.TaskStarted():
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
+                self.sent_by = (event.caller_member, event.ts_ms / 1000 if event.ts_ms
+                                else time.time()) if event.caller_member else None
                 self._unqueue(event.task_id)
             case ev.MemberCallStarted():
                 started = event.ts_ms / 1000 if event.ts_ms else time.time()
@@ -127,10 +132,13 @@ class FleetSession:
             case ev.TaskEnded():
                 self.in_task, self.question = False, None
                 self.calls = {k: c for k, c in self.calls.items() if c.task_id != event.task_id}
+                if event.task_id == self.task_id:
+                    self.sent_by = None
                 self.last_task_status = event.exit_status
                 self._unqueue(event.task_id)  # canceled before it started, say
             case ev.SessionEnded():
                 self.in_task, self.question, self.calls = False, None, {}
+                self.sent_by = None
                 self.exit_status = event.exit_status
             case _:
                 return False
