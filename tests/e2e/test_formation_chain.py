@@ -189,9 +189,9 @@ async def test_a_question_deep_in_the_chain_is_answered_from_the_fleet_and_trave
     assert launched.process.wait() == 0, launched.told()
     # the answer travelled back up: reviewer → coder → lead
     assert result(launched) == f"coder said: reviewer said: reviewer was told: {TYPED}"
-    for peer in line["peers"]:
-        block_until(lambda peer=peer: gone(peer["pid"]), within=25)
-        assert group_empty(peer["pid"]), peer
+    pids = [peer["pid"] for peer in line["peers"]]
+    block_until(lambda: all(gone(pid) for pid in pids), within=25)
+    assert all(group_empty(pid) for pid in pids)
     for trace in (lead_trace(tmp_path), trace_of(members["coder"])):
         assert len(of(trace, "member_call_start")) == 1
         assert [ended["status"] for ended in of(trace, "member_call")] == ["completed"]
