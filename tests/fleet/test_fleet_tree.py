@@ -232,4 +232,6 @@ def test_a_caller_that_serves_no_door_is_known_by_the_task_its_callee_runs() -> 
     coder.apply(ev.TaskEnded(task_id="t_coder", exit_status="ok", result="done",
                              duration_ms=1, turns=1, input_tokens=0, output_tokens=0,
                              tool_calls=0, shell_calls=0), 2.0)
-    assert "ses_lead" not in the_formation([reviewer, coder, lead]).edges
+    after = the_formation([reviewer, coder, lead], roster=("lead", "reviewer", "coder"))
+    assert "ses_lead" not in after.edges
+    assert names(after) == ["lead", "coder", "reviewer"]  # the call order outlives the call

@@ -85,6 +85,7 @@ class FleetSession:
     # the member that sent the running task with call-member, and when it started (Unix s):
     # the edge the caller's own events would show, for a caller with no door (a headless entry)
     sent_by: tuple[str, float] | None = None
+    first_sent: float | None = None  # when a member's task first started here (call order)
     ledger: Ledger = field(default_factory=lambda: Ledger(per_session=False))  # its cost
     _group: Group = "done"
     _questions: dict[str, int] = field(default_factory=dict)  # task id → questions asked
@@ -103,6 +104,8 @@ class FleetSession:
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
                 self.sent_by = (event.caller_member, event.ts_ms / 1000 if event.ts_ms
                                 else time.time()) if event.caller_member else None
+                if self.sent_by is not None and self.first_sent is None:
+                    self.first_sent = self.sent_by[1]
                 self._unqueue(event.task_id)
             case ev.MemberCallStarted():
                 started = event.ts_ms / 1000 if event.ts_ms else time.time()

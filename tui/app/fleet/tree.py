@@ -180,9 +180,11 @@ def formation(formation_id: str, members: list[Node],
         caller = by_name.get(node.session.sent_by[0]) if node.session.sent_by else None
         if caller is not None and node.session.sent_by is not None and \
                 node.session.member not in {e.callee for e in edges.get(caller.session_id, [])}:
-            when = node.session.sent_by[1]
-            edges.setdefault(caller.session_id, []).append(Edge(node.session.member, when))
-            first[node.session.member] = min(when, first.get(node.session.member, when))
+            edges.setdefault(caller.session_id, []).append(Edge(node.session.member,
+                                                                node.session.sent_by[1]))
+        sent = node.session.first_sent
+        if sent is not None and node.session.member:  # called once: it keeps its place
+            first[node.session.member] = min(sent, first.get(node.session.member, sent))
     members.sort(key=order)
     return Formation(formation_id, members, edges, blocker([n.session for n in members],
                                                            edges, by_name))
