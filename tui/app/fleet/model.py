@@ -8,6 +8,7 @@ within its group by how long it has been there, the longest first.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -62,7 +63,7 @@ class FleetSession:
     in_task: bool = False
     exit_status: str | None = None  # the session ended
     last_task_status: str | None = None
-    connection: str = "connecting"  # connecting | live | reconnecting | closed | gone
+    connection: str = "connecting"  # connecting | live | reconnecting | closed | gone | no door
     why_gone: str = ""
     dead: bool = False  # its process is gone: it stays gone, whatever its watcher says next
     tokens_in: int = 0
@@ -207,6 +208,8 @@ class FleetSession:
             return "reconnecting…"
         if self.connection == "connecting":
             return "connecting…"
+        if self.connection == NO_DOOR:
+            return "running · no door"
         if self.question is not None:
             return "asks"
         if self.in_task:
@@ -214,6 +217,28 @@ class FleetSession:
         if self.last_task_status is not None:
             return f"idle · last {self.last_task_status}"
         return "idle"
+
+
+NO_DOOR = "no door"  # a live record with no url: its process is all there is to check
+
+
+def no_door(session: FleetSession) -> bool:
+    """A session whose record names no door (a headless launch without --serve): running, and
+    nothing more is known of it. True when its row changed."""
+    if session.connection == NO_DOOR or session.dead:
+        return False
+    session.connect(NO_DOOR)
+    return True
+
+
+def records_gone(sessions: Mapping[str, FleetSession], listed: Set[str]) -> bool:
+    """A session with no door whose record went away ended (its launcher removes the record
+    at its end): nothing else would say so. True when a row changed."""
+    went = [s for s in sessions.values() if s.connection == NO_DOOR and
+            s.session_id not in listed]
+    for session in went:
+        session.connect("gone", "no record", dead=True)
+    return bool(went)
 
 
 @dataclass(frozen=True)
