@@ -121,7 +121,6 @@ def result(launcher: Launcher) -> str:
     return str(ended[-1].get("result"))
 
 
-
 def member_rows(shown: list[str]) -> list[str]:
     """The opened formation's member rows: from the number, its label on."""
     return [text for text in shown if re.match(r"\d  [├└] ", text)]
@@ -223,9 +222,11 @@ def test_a_forged_token_at_a_live_members_door_is_refused(
     assert refused.status_code == 401, refused.text
     assert 'error="invalid_token"' in refused.headers["www-authenticate"]
     assert "invalid_token" in refused.text and forged not in refused.text
-    # the door goes on serving the formation: the chain still ends
+    # the door still takes the launch's own token: lead's reads of its call go on, and the
+    # chain ends (reviewer killed, so its caller answers with what it has)
     os.kill(peers(line)["reviewer"]["pid"], signal.SIGKILL)
     assert launched.process.wait(60) == 0, launched.told()
+    assert result(launched) == "coder said: reviewer said: (no answer from reviewer)"
     assert leaked([murmur_home, tmp_path / "team"], launched.out + launched.err) == []
 
 
