@@ -272,3 +272,26 @@ async def test_a_killed_session_leaves_needs_you_at_once_and_stays_out_while_r_r
             assert line_of(app, "   Needs you").startswith("   Needs you (1)")
     finally:
         kill_launched(app)
+
+
+async def test_a_session_with_no_door_is_running_and_gone_once_its_record_is(
+        tmp_path: Path, murmur_home: Path) -> None:
+    """A headless launch without --serve (a formation's entry, say) writes a record with no
+    url: its row says so instead of connecting forever, and says it went when its launcher
+    removed the record at its end."""
+    from tui.core import ids
+    from tui.core.running import records as running
+    from tui.core.running.records import RunningRecord
+
+    session_id = ids.session_id()
+    running.write_record(murmur_home, RunningRecord.for_this_process(
+        session_id, None, "headless", "1.0.0", tmp_path))
+    app = FleetApp(murmur_home)
+    async with app.run_test(size=(100, 24)) as pilot:
+        shown = f"1  ses_…{session_id[-9:]} headless       "
+        await wait_until(pilot, lambda: line_of(app, shown).startswith(
+            shown + "running · no door "), what=lambda: screen_lines(app))
+        assert app.sessions[session_id].group == "done"
+        (running.running_dir(murmur_home) / f"{session_id}.json").unlink()
+        await wait_until(pilot, lambda: line_of(app, shown).startswith(
+            shown + "gone: no record "), what=lambda: screen_lines(app))

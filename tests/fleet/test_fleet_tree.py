@@ -210,3 +210,28 @@ def test_the_roster_order_comes_from_the_launchers_formation_json(tmp_path: Path
     state.chmod(0o644)  # readable by others: not the launcher's file
     state.write_text(json.dumps({"project_dir": str(project)}))
     assert roster_order(home, FRM) is None
+
+
+def test_a_caller_that_serves_no_door_is_known_by_the_task_its_callee_runs() -> None:
+    """The entry of a headless `launch --roster` has no door, so none of its events reach the
+    fleet: the task coder runs for it names it, which gives lead's edge and the call order."""
+    lead, coder, reviewer = member("lead", entry=True), member("coder"), member("reviewer")
+    lead.connection = "connecting"  # nothing read of it
+    for session, caller, ts_ms in ((coder, "lead", 2_000_000), (reviewer, "coder", 2_001_000)):
+        session.apply(ev.TaskStarted(task_id=f"t_{session.member}", context_id="c",
+                                     text="do it", caller_member=caller, ts_ms=ts_ms), 1.0)
+    calls(coder, "reviewer", 2_001_000)
+    formation = the_formation([reviewer, coder, lead], roster=("lead", "reviewer", "coder"))
+    assert names(formation) == ["lead", "coder", "reviewer"]  # coder was called first
+    assert [(e.callee, e.since) for e in formation.edges["ses_lead"]] == [("coder", 2_000.0)]
+    # coder's own call is its edge, said once (not again from reviewer's side)
+    assert [(e.callee, e.since) for e in formation.edges["ses_coder"]] == [
+        ("reviewer", 2_001.0)]
+    assert formation.blocker is reviewer  # where every wait ends
+    # the callee's task ends: the caller's edge goes with it
+    coder.apply(ev.TaskEnded(task_id="t_coder", exit_status="ok", result="done",
+                             duration_ms=1, turns=1, input_tokens=0, output_tokens=0,
+                             tool_calls=0, shell_calls=0), 2.0)
+    after = the_formation([reviewer, coder, lead], roster=("lead", "reviewer", "coder"))
+    assert "ses_lead" not in after.edges
+    assert names(after) == ["lead", "coder", "reviewer"]  # the call order outlives the call

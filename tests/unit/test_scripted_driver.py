@@ -11,6 +11,7 @@ from typing import Any
 from tui.core.cancel import CancelToken
 from tui.core.inference.driver import NullStream
 from tui.core.inference.scripted import ScriptedDriver
+from tui.core.text.fence import fence
 
 
 def calls(*ids: str) -> dict[str, Any]:
@@ -63,3 +64,16 @@ def test_without_skip_played_the_script_plays_in_order() -> None:
     driver = ScriptedDriver("d", SCRIPT, Path("s.yaml"))
     assert played(driver, ending(calls("c1")))["id"] == "c1"
     assert played(driver, ending(calls("c1")))["id"] == "c2"
+
+
+def test_a_text_quotes_a_tool_result_as_the_model_read_it_without_its_fence() -> None:
+    """`{{tool:<call id>}}`: a scripted member answers with what its tool returned (the
+    answer a person gave its `ask` tool, say); a call the conversation does not hold says so."""
+    driver = ScriptedDriver("d", [text("they said: {{tool:q1}} / {{tool:q9}}")],
+                            Path("s.yaml"))
+    request = ending(calls("q1"))
+    request["messages"].append({"role": "tool", "tool_call_id": "q1", "is_error": False,
+                                "content": [{"type": "text", "text": fence(
+                                    "tool:ask", "asked\nmain, not the release branch")}]})
+    assert played(driver, request)["text"] == (
+        "they said: asked\nmain, not the release branch / (no result for q9)")

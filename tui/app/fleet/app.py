@@ -31,7 +31,7 @@ from textual import work
 from tui.app.browser.host import AppBase
 from tui.app.fleet.launching import AttachTarget, Launched, resumable, tail
 from tui.app.fleet.links import Link, LinkState
-from tui.app.fleet.model import FleetSession, RemoteQuestion
+from tui.app.fleet.model import FleetSession, RemoteQuestion, no_door, records_gone
 from tui.app.fleet.screen import FleetScreen
 from tui.app.fleet.tree import record_membership
 from tui.app.gc_policy import GcPolicy
@@ -145,9 +145,9 @@ class FleetApp(AppBase[int]):
                 continue
             if known is not None and record.session_id in self.links:
                 continue
-            if known is None:
-                self._row(record, door_address(record.url))
-            if record.url is None:  # a session with no door: listed, nothing to link to
+            known = known or self._row(record, door_address(record.url))
+            if record.url is None:  # no door: listed, its process checked, nothing to link to
+                self._dirty |= no_door(known)
                 continue
             # the token goes only to the address found to be the session's own socket (a
             # public door needs none)
@@ -156,6 +156,7 @@ class FleetApp(AppBase[int]):
                         self._arrived, token=token, text=False)
             self.links[record.session_id] = link
             link.start()
+        self._dirty |= records_gone(self.sessions, {record.session_id for record, _ in found})
         self._check_launched()
 
     def _row(self, record: RunningRecord, url: str) -> FleetSession:

@@ -8,6 +8,7 @@ within its group by how long it has been there, the longest first.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -62,7 +63,7 @@ class FleetSession:
     in_task: bool = False
     exit_status: str | None = None  # the session ended
     last_task_status: str | None = None
-    connection: str = "connecting"  # connecting | live | reconnecting | closed | gone
+    connection: str = "connecting"  # connecting | live | reconnecting | closed | gone | no door
     why_gone: str = ""
     dead: bool = False  # its process is gone: it stays gone, whatever its watcher says next
     tokens_in: int = 0
@@ -82,6 +83,10 @@ class FleetSession:
     started_at: str = ""  # the record's RFC 3339 start: members never called, in this order
     calls: dict[str, OpenCall] = field(default_factory=dict)  # outstanding, by call id
     first_called: dict[str, float] = field(default_factory=dict)  # member → first call (Unix s)
+    # the member that sent the running task with call-member, and when it started (Unix s):
+    # the edge the caller's own events would show, for a caller with no door (a headless entry)
+    sent_by: tuple[str, float] | None = None
+    first_sent: float | None = None  # when a member's task first started here (call order)
     ledger: Ledger = field(default_factory=lambda: Ledger(per_session=False))  # its cost
     _group: Group = "done"
     _questions: dict[str, int] = field(default_factory=dict)  # task id → questions asked
@@ -98,6 +103,10 @@ class FleetSession:
                 self.spawned_by = self.spawned_by or event.spawned_by
             case ev.TaskStarted():
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
+                self.sent_by = (event.caller_member, event.ts_ms / 1000 if event.ts_ms
+                                else time.time()) if event.caller_member else None
+                if self.sent_by is not None and self.first_sent is None:
+                    self.first_sent = self.sent_by[1]
                 self._unqueue(event.task_id)
             case ev.MemberCallStarted():
                 started = event.ts_ms / 1000 if event.ts_ms else time.time()
@@ -127,10 +136,13 @@ class FleetSession:
             case ev.TaskEnded():
                 self.in_task, self.question = False, None
                 self.calls = {k: c for k, c in self.calls.items() if c.task_id != event.task_id}
+                if event.task_id == self.task_id:
+                    self.sent_by = None
                 self.last_task_status = event.exit_status
                 self._unqueue(event.task_id)  # canceled before it started, say
             case ev.SessionEnded():
                 self.in_task, self.question, self.calls = False, None, {}
+                self.sent_by = None
                 self.exit_status = event.exit_status
             case _:
                 return False
@@ -196,6 +208,8 @@ class FleetSession:
             return "reconnecting…"
         if self.connection == "connecting":
             return "connecting…"
+        if self.connection == NO_DOOR:
+            return "running · no door"
         if self.question is not None:
             return "asks"
         if self.in_task:
@@ -203,6 +217,28 @@ class FleetSession:
         if self.last_task_status is not None:
             return f"idle · last {self.last_task_status}"
         return "idle"
+
+
+NO_DOOR = "no door"  # a live record with no url: its process is all there is to check
+
+
+def no_door(session: FleetSession) -> bool:
+    """A session whose record names no door (a headless launch without --serve): running, and
+    nothing more is known of it. True when its row changed."""
+    if session.connection == NO_DOOR or session.dead:
+        return False
+    session.connect(NO_DOOR)
+    return True
+
+
+def records_gone(sessions: Mapping[str, FleetSession], listed: Set[str]) -> bool:
+    """A session with no door whose record went away ended (its launcher removes the record
+    at its end): nothing else would say so. True when a row changed."""
+    went = [s for s in sessions.values() if s.connection == NO_DOOR and
+            s.session_id not in listed]
+    for session in went:
+        session.connect("gone", "no record", dead=True)
+    return bool(went)
 
 
 @dataclass(frozen=True)

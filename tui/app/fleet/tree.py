@@ -5,7 +5,9 @@ and a delegated child hangs under the session that started it.
   first called by any member (`MemberCallStarted`, the caller's clock) —, then those never
   called in roster order (`roster`: the launcher's roster when it is found, else by when each
   member started).
-- An edge is a member's outstanding `call-member` call: whom it waits on, since when.
+- An edge is a member's outstanding `call-member` call: whom it waits on, since when. A caller
+  whose events are not read (a headless entry serves no door) is known by its callee: the task
+  the callee runs names the member that sent it (`TaskStarted.caller_member`), since it started.
 - The member that blocks the formation: the deepest member (counted from the entry along the
   edges) with a question open; with none, the one member where every wait ends — waited on,
   directly or through others, and waiting on no one itself (two such ends: none is marked).
@@ -171,10 +173,19 @@ def formation(formation_id: str, members: list[Node],
             return (1, first[s.member], 0, "", s.session_id)
         return (2, 0.0, place.get(s.member, len(place)), s.started_at or s.member, s.session_id)
 
-    members.sort(key=order)
     edges = {node.key: [Edge(call.member, call.started) for call in
                         sorted(node.session.calls.values(), key=lambda c: c.started)]
              for node in members if node.session.calls}
+    for node in members:  # a caller whose own events are not read (no door): its callee's word
+        caller = by_name.get(node.session.sent_by[0]) if node.session.sent_by else None
+        if caller is not None and node.session.sent_by is not None and \
+                node.session.member not in {e.callee for e in edges.get(caller.session_id, [])}:
+            edges.setdefault(caller.session_id, []).append(Edge(node.session.member,
+                                                                node.session.sent_by[1]))
+        sent = node.session.first_sent
+        if sent is not None and node.session.member:  # called once: it keeps its place
+            first[node.session.member] = min(sent, first.get(node.session.member, sent))
+    members.sort(key=order)
     return FormationTree(formation_id, members, edges, blocker([n.session for n in members],
                                                            edges, by_name))
 

@@ -12,7 +12,10 @@ goes on with the script where the dead session stopped, not from its start.
 A text block may quote what a formation member answered: `{{member:<name>}}` becomes the text
 fenced `member:<name>` in the conversation's last user message (the message a task continues
 with once its `call-member` calls are answered), or `(no answer from <name>)` when it holds
-none — so a scripted lead can answer with what its worker really said.
+none — so a scripted lead can answer with what its worker really said. Likewise
+`{{tool:<call id>}}` becomes the result of that tool call as the model read it, its fence taken
+off (`(no result for <call id>)` when the conversation holds none) — so a scripted member can
+answer with what a person told its `ask` tool.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from tui.core.errors import DriverError, LaunchError, StopOnCancel, YamlError
 from tui.core.fs.private_files import append_private
 from tui.core.inference.driver import DriverReply, StreamSink
 from tui.core.manifest.located_yaml import read, read_text
+from tui.core.text.fence import unfenced
 from tui.core.text.secrets import redact
 
 CHUNK_CHARS = 8  # characters per streamed chunk
@@ -98,8 +102,8 @@ class ScriptedDriver:
             if self.requests_log is not None:  # what the driver was sent, one line a call
                 append_private(self.requests_log, redact(compact_json(request)) + "\n")
         response, encoded = self._responses[index], self._encoded[index]
-        if MEMBER_ANSWER.search(encoded):
-            response = _with_answers(response, _last_user_text(request))
+        if MEMBER_ANSWER.search(encoded) or TOOL_RESULT.search(encoded):
+            response = _with_answers(response, _last_user_text(request), request)
             encoded = compact_json({k: v for k, v in response.items() if k != "metadata"})
         for block in response.get("content", []):
             kind = block.get("type")
@@ -122,6 +126,7 @@ class ScriptedDriver:
 
 
 MEMBER_ANSWER = re.compile(r"\{\{member:([a-z][a-z0-9-]{0,31})\}\}")
+TOOL_RESULT = re.compile(r"\{\{tool:([A-Za-z0-9_.:-]{1,128})\}\}")
 
 
 def _last_user_text(request: Mapping[str, Any]) -> str:
@@ -137,16 +142,35 @@ def _last_user_text(request: Mapping[str, Any]) -> str:
     return ""
 
 
-def _with_answers(response: dict[str, Any], said: str) -> dict[str, Any]:
-    """`response` with each `{{member:<name>}}` in its text blocks replaced (module
-    docstring)."""
+def _tool_text(request: Mapping[str, Any], call_id: str) -> str:
+    """The text of the tool result for `call_id` in the conversation, unfenced."""
+    messages = request.get("messages")
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict) and message.get("role") == "tool" \
+                and message.get("tool_call_id") == call_id:
+            content = message.get("content")
+            return unfenced("\n".join(str(block.get("text", "")) for block in content
+                                      if isinstance(block, dict)
+                                      and block.get("type") == "text")
+                            if isinstance(content, list) else str(content))
+    return f"(no result for {call_id})"
+
+
+def _with_answers(response: dict[str, Any], said: str,
+                  request: Mapping[str, Any]) -> dict[str, Any]:
+    """`response` with each `{{member:<name>}}` and `{{tool:<call id>}}` in its text blocks
+    replaced (module docstring)."""
     def answer(match: re.Match[str]) -> str:
         name = match.group(1)
         found = re.search(f"<untrusted-content source=member:{re.escape(name)}>\n(.*?)\n"
                           "</untrusted-content>", said, re.DOTALL)
         return found.group(1) if found else f"(no answer from {name})"
 
-    content = [{**block, "text": MEMBER_ANSWER.sub(answer, block["text"])}
+    def result(match: re.Match[str]) -> str:
+        return _tool_text(request, match.group(1))
+
+    content = [{**block, "text": TOOL_RESULT.sub(result, MEMBER_ANSWER.sub(answer,
+                                                                          block["text"]))}
                if isinstance(block, dict) and block.get("type") == "text"
                and isinstance(block.get("text"), str) else block
                for block in response.get("content", [])]
