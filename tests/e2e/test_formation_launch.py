@@ -101,7 +101,7 @@ class Launcher:
 
 @pytest.fixture
 def launched(tmp_path: Path, murmur_home: Path) -> Iterator[Launcher]:
-    launcher = Launcher(team(tmp_path / "team"), murmur_home)
+    launcher = Launcher(team(tmp_path / "team"), murmur_home, "--task", "go")
     yield launcher
     if launcher.process.poll() is None:
         launcher.process.kill()
@@ -188,7 +188,11 @@ def test_a_three_member_formation_starts_every_door_and_ends_every_member(
     assert facts["launcher_pid"] == launched.process.pid
     assert "mft1." not in "\n".join(launched.out + launched.err)
     launched.asked()
-    started = json.loads(launched.out[1])  # the entry's own lines follow the formation line
+    # the entry's readiness line follows the formation line (as `mur run --roster`'s), then its
+    # own events
+    ready = json.loads(launched.out[1])
+    started = json.loads(launched.out[2])
+    assert (ready["name"], ready["session_id"]) == ("team-lead", started["session_id"])
     assert started["event"] == "SessionStarted"
     assert (started["formation_id"], started["formation_member"]) == (frm, "lead")
     assert started["formation_callees"] == ["coder"]
@@ -341,7 +345,7 @@ def test_a_member_that_cannot_start_refuses_the_formation_with_e_run_045(
     folder = team(tmp_path / "team")
     # coder's manifest names a script that is not there: its launch is refused, no door
     (folder / "coder" / "script.json").unlink()
-    launcher = Launcher(folder, murmur_home)
+    launcher = Launcher(folder, murmur_home, "--task", "go")
     assert launcher.process.wait(120) == 1, launcher.told()
     block_until(lambda: any("[E-RUN-045]" in text for text in launcher.err), what=launcher.told)
     refusal = next(text for text in launcher.err if "[E-RUN-045]" in text)

@@ -125,3 +125,21 @@ def test_the_first_answer_wins_and_the_other_side_is_told() -> None:
     assert board.answer("req_6", "from the door")
     assert told == [other] and not other.answer("from the dialog")
     assert other.wait() == "from the door"
+
+
+def test_a_formation_entrys_question_waits_for_the_door_when_stdin_ends(
+        sleeps: Sleeps) -> None:
+    """The person at `launch --roster` answers on stdin; stdin at its end (a launcher run in
+    the background) leaves the question to the door — the fleet — instead of failing it."""
+    board = QuestionBoard()  # door_only stays False: stdin answers too
+    err = io.StringIO()
+    responder = HeadlessResponder([], stdin=io.StringIO(""), err=err, board=board)
+    responder.door_after_stdin = True
+    request = InputRequest("req_9", "Which branch?", "ask-user", timeout_secs=None,
+                           cancel=CancelToken())
+    thread, got = asking(sleeps, lambda: responder.ask(request))
+    assert board.answer("req_9", "main")  # the door, after stdin ended
+    thread.join(30)
+    assert got == ["main"]
+    assert "(stdin ended: waiting for an answer through the door)" in err.getvalue()
+    assert board.door_only  # and the next question waits for the door alone

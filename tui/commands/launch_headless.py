@@ -38,11 +38,14 @@ def run(capsule: Capsule, args: argparse.Namespace) -> int:
         from tui.core.door import Door, parse_bind
 
         board = QuestionBoard()
-        board.door_only = True  # once the --answer values are used, questions wait for the door
+        # once the --answer values are used, questions wait for the door (a formation's entry:
+        # for stdin too, then the door)
+        board.door_only = not getattr(args, "stdin_answers", False)
         door = Door(capsule, board, *parse_bind(args.serve), seat=options.seat)
     # In a terminal the printer's "? … asks:" line is the question; the responder adds "> ".
     responder = HeadlessResponder(args.answer, board=board,
                                   question_shown=not args.json and sys.stdout.isatty())
+    responder.door_after_stdin = board is not None and not board.door_only
     spawner = spawner_from_env(os.environ)  # a delegated child's parent (E-RUN-020)
     session = build_session(SessionSpec(
         capsule, dataclasses.replace(options, spawner=spawner),

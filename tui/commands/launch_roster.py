@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     capsule = replace(capsule, lifecycle=replace(capsule.lifecycle, task_acceptance="single",
                                                  after_task="exit"))
     args.workdir = admitted.roster.path.parent.resolve()  # the entry's: the project's folder
+    if getattr(args, "serve", None) is None:  # as `mur run --roster`, the entry has a door:
+        args.serve = "127.0.0.1:0"  # its readiness line, and the fleet and attach reach it
+    args.stdin_answers = True  # the person at the launcher answers too (then the door alone)
     received: list[int] = []
     say = _stderr_lines() if args.headless else None
     previous = install(lambda signum, frame: received.append(signum))

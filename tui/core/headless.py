@@ -102,6 +102,9 @@ class HeadlessResponder(Responder):
         self._question_shown = question_shown
         self._answers = deque(whole(answer) for answer in answers)
         self.board = board  # open questions, answerable from the door too
+        # a served session a person also answers on stdin (a formation's entry): when stdin
+        # ends, its question waits for the door instead of failing
+        self.door_after_stdin = False
         self._stdin = stdin if stdin is not None else sys.stdin
         self._err = err if err is not None else sys.stderr
         self._lines: Lines | None = None
@@ -131,8 +134,21 @@ class HeadlessResponder(Responder):
         self._err.write(f"{asked}\n> " if asked else "> ")
         self._err.flush()
         self._asking = True
-        self._next_line().hand_to(lambda line: question.answer(line.rstrip("\n")),
-                                  lambda: question.close(STDIN_CLOSED))
+        board = self.board
+        ended = (self._door_waits if self.door_after_stdin and board is not None
+                 else lambda: question.close(STDIN_CLOSED))
+        self._next_line().hand_to(lambda line: question.answer(line.rstrip("\n")), ended)
+
+    def _door_waits(self) -> None:
+        """stdin ended while a question waited on it: the door alone answers it, and those
+        that follow."""
+        self._asking = False
+        if self._lines is not None:
+            self._lines.release()
+        if self.board is not None:
+            self.board.door_only = True
+        self._err.write("\n(stdin ended: waiting for an answer through the door)\n")
+        self._err.flush()
 
     def settled(self, question: Question, outcome: str | Unanswered) -> None:
         prompted, self._asking = self._asking, False
