@@ -27,6 +27,7 @@ from tests.conftest import read_jsonl, run_cli
 from tests.e2e.test_formation_launch import (
     AUTH,
     REACH,
+    ROSTER,
     SERVES,
     SLEEP,
     Launcher,
@@ -42,21 +43,6 @@ from tests.waits import block_until, wait_until
 from tui.app.fleet.app import FleetApp
 from tui.core.formation.seat import Seat
 
-ROSTER = """roster_version: 1
-members:
-  - name: lead
-    source: lead
-    entry: true
-  - name: coder
-    source: coder
-  - name: reviewer
-    source: reviewer
-reachability:
-  - from: lead
-    to: [coder]
-  - from: coder
-    to: [reviewer]
-"""
 QUESTION = "which branch should the fix go to?"
 TYPED = "main, not the release branch"
 

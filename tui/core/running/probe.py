@@ -52,7 +52,8 @@ def verify(record: RunningRecord, timeout: float = PROBE_TIMEOUT, *,
     if client is None:
         import httpx
 
-        with httpx.Client(timeout=timeout, trust_env=False) as own:
+        # one TLS context for every probe: a client of its own would load the CA bundle anew
+        with httpx.Client(timeout=timeout, trust_env=False, verify=rpc.shared_tls()) as own:
             return _probe(record, own, token, credential)
     return _probe(record, client, token, credential)
 
@@ -75,7 +76,8 @@ def verify_all(records: Sequence[RunningRecord], timeout: float = PROBE_TIMEOUT,
 
         tables = Tables()  # the kernel's socket tables, read once for the whole round
         limits = httpx.Limits(max_connections=MAX_PROBES, max_keepalive_connections=0)
-        with httpx.Client(timeout=timeout, trust_env=False, limits=limits) as client, \
+        with httpx.Client(timeout=timeout, trust_env=False, limits=limits,
+                          verify=rpc.shared_tls()) as client, \
                 ThreadPoolExecutor(max_workers=min(MAX_PROBES, len(pending))) as pool:
             results = pool.map(
                 lambda index: _probe(records[index], client, chosen[index], credential,
