@@ -3,6 +3,8 @@
 (`tui/core/formation/launcher.py`), then the entry member run here — on the screen as `launch`
 runs a capsule, or headless — with its seat, task acceptance `single`, after a task `exit`, in
 the roster's folder. When the entry ends every lifeline is closed and the members wind down.
+Before the formation starts, older formation directories go as the entry's `trace.retain` says
+(`tui/core/formation/retention.py`).
 
 Exit: the entry's code; 130 / 143 / 129 when a SIGINT / SIGTERM / SIGHUP came; 1 for a
 refusal before anything started (`E-ROS-*`, `E-REG-005`, `E-RUN-045`, `E-RUN-046`).
@@ -26,7 +28,7 @@ from tui.commands.signals import install
 def run(args: argparse.Namespace) -> int:
     from tui.commands import launch
     from tui.core.errors import FormationError
-    from tui.core.formation import launcher
+    from tui.core.formation import launcher, retention
     from tui.core.formation.admission import admit
     from tui.core.formation.members import ENV_ID
     from tui.core.formation.roster import RosterRefusal
@@ -60,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "serve", None) is None:  # as `mur run --roster`, the entry has a door:
         args.serve = "127.0.0.1:0"  # its readiness line, and the fleet and attach reach it
     args.stdin_answers = True  # the person at the launcher answers too (then the door alone)
+    retention.apply(home, capsule.trace.retain, _stderr_lines())  # before the new formation
     received: list[int] = []
     say = _stderr_lines() if args.headless else None
     previous = install(lambda signum, frame: received.append(signum))

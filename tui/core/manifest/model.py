@@ -172,8 +172,18 @@ class Lifecycle(Frozen):
 
 
 @dataclass(frozen=True, repr=False, eq=False)
+class TraceRetain(Frozen):
+    """`trace.retain`: murmur-tui applies it to a formation's directories
+    (tui/core/formation/retention.py); None: no bound."""
+
+    max_sessions: int | None = None
+    max_age_seconds: int | None = None
+
+
+@dataclass(frozen=True, repr=False, eq=False)
 class TraceSettings(Frozen):
     capture: Capture = "meta"
+    retain: TraceRetain | None = None
 
 
 @dataclass(frozen=True, repr=False, eq=False)

@@ -36,6 +36,7 @@ from tui.core.manifest.model import (
     Lifecycle,
     Retain,
     Retry,
+    TraceRetain,
     TraceSettings,
 )
 from tui.core.manifest.network import read_network
@@ -194,18 +195,24 @@ def _read_on_off(section: Section, key: str, default: bool) -> bool:
     return default
 
 
+def _duration(section: Section, key: str) -> int | None:
+    """`key`'s duration (`30d`, `12h`, `90m`, `45s`) in seconds; None when not set (or wrong:
+    a problem)."""
+    raw = section.raw(key)
+    if isinstance(raw, str) and (match := _DURATION.match(raw)):
+        return int(match.group(1)) * _DURATION_SECONDS[match.group(2)]
+    if section.has(key):
+        section.problem(key, f"expected a duration like 30d, 12h, 90m or 45s; got "
+                        f"{describe(raw)}")
+    return None
+
+
 def _read_retain(section: Section) -> Retain | None:
     retain = section.section("retain")
     if retain is None:
         return ContextSettings.retain
     max_messages = retain.integer("max_messages", Retain.max_messages, minimum=1)
-    max_age = Retain.max_age_seconds
-    raw_age = retain.raw("max_age")
-    if isinstance(raw_age, str) and (match := _DURATION.match(raw_age)):
-        max_age = int(match.group(1)) * _DURATION_SECONDS[match.group(2)]
-    elif retain.has("max_age"):
-        retain.problem("max_age", f"expected a duration like 30d, 12h, 90m or 45s; got "
-                       f"{describe(raw_age)}")
+    max_age = _duration(retain, "max_age")
     if not retain.data:
         section.problem("retain", "must set max_messages or max_age (an empty block means "
                         "nothing; remove it to keep every message)")
@@ -331,6 +338,18 @@ def _read_trace(section: Section | None) -> TraceSettings:
     capture = section.choice("capture", TraceSettings.capture, CAPTURES)
     if section.has("include_tool_output") and section.boolean("include_tool_output", False):
         capture = "content"  # the retired alias
-    section.mark_known("retain")
+    retain = _read_trace_retain(section)
     section.finish()
-    return TraceSettings(capture=capture)
+    return TraceSettings(capture=capture, retain=retain)
+
+
+def _read_trace_retain(section: Section) -> TraceRetain | None:
+    """`trace.retain`: `max_sessions` (>= 1) and `max_age` (a duration); an empty block
+    bounds nothing."""
+    retain = section.section("retain")
+    if retain is None:
+        return None
+    max_sessions = retain.integer("max_sessions", TraceRetain.max_sessions, minimum=1)
+    max_age = _duration(retain, "max_age")
+    retain.finish()
+    return TraceRetain(max_sessions=max_sessions, max_age_seconds=max_age)
