@@ -41,7 +41,7 @@ MAX_FORMATION_JSON = 64 * 1024
 
 
 @dataclass(frozen=True)
-class Found:
+class FormationDir:
     """A formation directory retention may remove."""
 
     formation_id: str
@@ -85,13 +85,13 @@ def apply(home: Path, retain: TraceRetain | None, say: Callable[[str], None],
     return removed
 
 
-def formations(folder: Path) -> list[Found]:
+def formations(folder: Path) -> list[FormationDir]:
     """The formation directories in `folder` (anything else there is left out)."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return []
-    found: list[Found] = []
+    found: list[FormationDir] = []
     for entry in entries:
         if FORMATION_ID.fullmatch(entry.name) is None:
             continue
@@ -107,7 +107,7 @@ def formations(folder: Path) -> list[Found]:
     return found
 
 
-def _read_launcher(formation_id: str, path: Path) -> Found | None:
+def _read_launcher(formation_id: str, path: Path) -> FormationDir | None:
     data, _ = read_private(path / "formation.json", MAX_FORMATION_JSON)
     if data is None:
         return None
@@ -123,10 +123,10 @@ def _read_launcher(formation_id: str, path: Path) -> Found | None:
         return None
     if start is not None and not isinstance(start, str):
         return None
-    return Found(formation_id, path, pid, start)
+    return FormationDir(formation_id, path, pid, start)
 
 
-def _alive(item: Found) -> bool:
+def _alive(item: FormationDir) -> bool:
     """The launcher still runs: its pid is held, by a process that started when the file says
     (a start time that cannot be read, or was not recorded, is no evidence of an end)."""
     if not pid_is_alive(item.launcher_pid):
@@ -148,7 +148,7 @@ def _formations_with_live_members(home: Path) -> set[str]:
     return alive
 
 
-def _reason(item: Found, rank: int, retain: TraceRetain, now: float) -> str | None:
+def _reason(item: FormationDir, rank: int, retain: TraceRetain, now: float) -> str | None:
     """Why `item` (the `rank`-th newest, 0 first) goes, or None when it stays."""
     if retain.max_age_seconds is not None:
         age = now - ended_at(item.path)
