@@ -37,13 +37,15 @@ from typing import IO, Any
 
 from tui.core import ids
 from tui.core.cancel import CancelToken
-from tui.core.errors import LaunchError, MurmurTuiError
+from tui.core.errors import LaunchError, ManifestError, MurmurTuiError
 from tui.core.events import vocabulary as ev
 from tui.core.formation import spawner as sp
+from tui.core.formation.envelope import excess
 from tui.core.formation.spawn_allow import Allowed, capsule_folder, input_schema
 from tui.core.fs.private_files import make_private_dirs
 from tui.core.fs.safe_read import read_bounded
 from tui.core.manifest.model import Capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.running.record_keys import safe_session_id
 from tui.core.text.fence import fence
 from tui.core.tools.table import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, refusal
@@ -121,7 +123,12 @@ class DelegateTool:
             assert target is not None and isinstance(version, str) and isinstance(task, str)
             try:
                 folder = capsule_folder(self._capsule, self._home, target, version)
-                return self._start(call, target, version, task, folder, cancel, started)
+                child = target.folder or load_capsule(folder)
+                problem = excess(self._capsule, child)
+                if problem is None:
+                    return self._start(call, target, version, task, folder, cancel, started)
+            except ManifestError as exc:
+                problem = f"the child's manifest is refused: {str(exc).splitlines()[0]}"
             except MurmurTuiError as exc:
                 problem = exc.text
             except OSError as exc:  # the child's folder or its log (a full disk, say)
