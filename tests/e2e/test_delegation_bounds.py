@@ -5,12 +5,19 @@ processes, scripted drivers, real files."""
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 from tests.capsules import write_capsule
 from tests.e2e.test_delegation import (
+    SLOW,
     Running,
     call_of,
+    child_record,
     delegate,
     helper_capsule,
     parent_capsule,
@@ -18,6 +25,8 @@ from tests.e2e.test_delegation import (
 )
 from tests.responses import text_response
 from tests.rosters import install_capsule
+from tests.unit.processes import seen
+from tests.waits import block_until
 from tui.core.events import vocabulary as ev
 
 
@@ -122,3 +131,103 @@ def test_an_installed_child_is_held_to_the_envelope_too(tmp_path: Path,
     assert reason == ("capabilities.env.allow: the child asks for HOME, which this session "
                       "may not pass to its components")
 
+
+
+# -- canceling the task that delegated -------------------------------------------------------------
+def test_canceling_the_task_stops_its_children(tmp_path: Path, murmur_home: Path) -> None:
+    helper_capsule(tmp_path / "parent" / "helper", "x" * 2000, driver_config=SLOW)
+    running = Running(parent_capsule(tmp_path / "parent",
+                                     [delegate(), text_response("waiting for it")]))
+    block_until(lambda: running.sink.of(ev.DelegationStarted))
+    started = running.sink.of(ev.DelegationStarted)[0]
+    child = seen(child_record(murmur_home, started.child_session_id)["pid"])
+    # the task waits on its delegation (the model ended its turn with turns left)
+    block_until(lambda: any(e.text.startswith("waiting on") for e in running.sink.of(
+        ev.Progress)), what=lambda: running.sink.events)
+    assert running.session.cancel_task(started.task_id) == "running"
+    block_until(lambda: running.sink.of(ev.TaskEnded), what=lambda: running.sink.events)
+
+    canceled = running.sink.of(ev.TaskCanceled)[0]
+    assert (canceled.task_id, canceled.phase, canceled.delegation_ids) == (
+        started.task_id, "delegation", (started.delegation_id,))
+    ended = running.sink.of(ev.DelegationEnded)[0]
+    assert (ended.outcome, ended.delegation_id, ended.reason) == (
+        "failed", started.delegation_id, "the task that delegated it was canceled: the child "
+        "was stopped (its session ended terminated)")
+    kinds = [e.event_type for e in running.sink.events]
+    assert kinds.index("TaskCanceled") < kinds.index("DelegationEnded") < kinds.index(
+        "TaskEnded")
+    assert running.sink.of(ev.TaskEnded)[0].exit_status == "canceled"
+    assert not child.alive()
+    assert not (murmur_home / "running" / f"{started.child_session_id}.json").exists()
+    session_dir = Path(started.child_workdir) / ".murmur" / started.child_session_id
+    child_lines = trace(session_dir / "trace.jsonl")
+    assert "spawner_ended" in [line["event_type"] for line in child_lines]
+    assert child_lines[-1]["exit_status"] == "canceled"
+    completion = json.loads((session_dir / "completion.json").read_text())
+    assert (completion["status"], completion["detail"]) == (
+        "terminated", "the task that delegated this one was canceled")
+
+    result = running.finish()  # the session went on: it slept until its inbox closed
+    lines = trace(result.paths.trace)
+    line = next(x for x in lines if x["event_type"] == "task_canceled")
+    assert (line["phase"], line["delegation_ids"], line["detached_work_ids"]) == (
+        "delegation", [started.delegation_id], [])
+    names = [x["event_type"] for x in lines]
+    assert names.index("task_canceled") < names.index("delegation") < names.index("task_end")
+    end = next(x for x in lines if x["event_type"] == "delegation")
+    assert (end["outcome"], end["reason"]) == ("failed", ended.reason)
+    steps = subprocess.run([sys.executable, "-m", "tui", "trace", "steps",
+                            str(result.paths.trace)], capture_output=True, text=True, timeout=60)
+    assert steps.returncode == 0, steps.stderr
+    assert (f"delegation  1 delegation(s) live at the cancel: {started.delegation_id}"
+            in steps.stdout), steps.stdout
+
+
+def test_a_first_sigterm_stops_the_parents_children_through_its_task(
+        tmp_path: Path, murmur_home: Path) -> None:
+    helper_capsule(tmp_path / "parent" / "helper", "x" * 2000, driver_config=SLOW)
+    parent_capsule(tmp_path / "parent", [delegate(), text_response("waiting for it")])
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "tui", "launch", str(tmp_path / "parent"), "--headless",
+         "--task", "delegate it"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    try:
+        assert parent.stdout is not None
+        said = []
+        for line in parent.stdout:  # until the call returned: the delegation is live
+            said.append(line)
+            if line.startswith("⇢ delegated to helper@0.1.0"):
+                break
+        record = _child_of(murmur_home)
+        assert record is not None, said
+        child = seen(record["pid"])
+        parent.send_signal(signal.SIGTERM)
+        rest, err = parent.communicate(timeout=60)
+        out = "".join(said) + rest
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait(30)
+    assert not child.alive()
+    assert "Traceback" not in err
+    stopped = [line for line in out.splitlines() if line.startswith("⊘ canceled")]
+    assert len(stopped) == 1 and stopped[0].endswith("; 1 delegation stopped"), out
+    assert ("the task that delegated it was canceled: the child was stopped (its session "
+            "ended terminated)") in out
+    session_dir = Path(record["workdir"]) / ".murmur" / record["session_id"]
+    completion = json.loads((session_dir / "completion.json").read_text())
+    assert completion["detail"] == "the task that delegated this one was canceled"
+
+
+def _child_of(home: Path) -> dict[str, Any] | None:
+    running = home / "running"
+    for path in running.glob("*.json") if running.is_dir() else ():
+        try:
+            record = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if record.get("spawned_by"):
+            return dict(record)
+    return None

@@ -79,6 +79,7 @@ class _Child:
     seen_start: threading.Event = field(default_factory=threading.Event)
     parent_ended: bool = False
     timed_out: bool = False
+    canceled: bool = False  # the task that delegated was canceled
     watcher: threading.Thread | None = None
 
 
@@ -247,7 +248,10 @@ class DelegateTool:
             record = self._stand_in(child, session)
         status = str(record.get("status"))
         detail = record.get("detail") if isinstance(record.get("detail"), str) else None
-        if child.timed_out:
+        if child.canceled:
+            outcome, reason = "failed", (f"the task that delegated it was canceled: the child "
+                                         f"was stopped (its session ended {status})")
+        elif child.timed_out:
             outcome, reason = "timed_out", (f"the child did not end within "
                                             f"{self._deadline:g} s (lifecycle."
                                             "delegation_deadline_secs); it was stopped")
@@ -275,7 +279,7 @@ class DelegateTool:
         code = child.process.returncode
         how = (f"was killed by {signal.Signals(-code).name}" if code is not None and code < 0
                else f"exited with code {code}")
-        stopped = child.timed_out or child.parent_ended
+        stopped = child.timed_out or child.parent_ended or child.canceled
         status = "terminated" if stopped else "crashed"
         record = sp.completion(
             sp.Spawner(None, self._session_id, self._context_id, "trusted",
@@ -319,6 +323,27 @@ class DelegateTool:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.process.wait(timeout=KILL_WAIT)
 
+    def stop_task(self, task_id: str) -> tuple[str, ...]:
+        """The task `task_id` was canceled: its live children are told so and their lifelines
+        closed (each winds down); their delegation ids. `settle` waits for them."""
+        with self._lock:
+            live = [c for c in self._live.values() if c.task_id == task_id and not c.canceled]
+            for child in live:
+                child.canceled = True
+                if child.lifeline >= 0:  # under the lock: the descriptor is still the pipe
+                    with contextlib.suppress(OSError):  # a child gone already reads nothing
+                        os.write(child.lifeline, sp.CANCELED)
+        for child in live:
+            self._let_go(child)
+        return tuple(child.delegation_id for child in live)
+
+    def settle(self, ids: tuple[str, ...]) -> None:
+        """Wait for the children `ids` to end and their outcomes to be reported; a child still
+        running after `WIND_DOWN` is killed."""
+        with self._lock:
+            children = [c for c in self._live.values() if c.delegation_id in ids]
+        self._settle(children)
+
     def close(self) -> None:
         """The parent's session ends: every child's lifeline closes, each winds down (its
         outcome is reported), and a child still running after `WIND_DOWN` is killed."""
@@ -328,6 +353,9 @@ class DelegateTool:
         for child in live:
             child.parent_ended = True
             self._let_go(child)
+        self._settle(live)
+
+    def _settle(self, live: list[_Child]) -> None:
         ends = time.monotonic() + WIND_DOWN
         for child in live:
             if child.watcher is not None:
