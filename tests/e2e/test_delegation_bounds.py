@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.capsules import write_capsule
+from tests.conftest import run_cli
 from tests.e2e.test_delegation import (
     SLOW,
     Running,
@@ -25,6 +26,7 @@ from tests.e2e.test_delegation import (
 )
 from tests.responses import text_response
 from tests.rosters import install_capsule
+from tests.served import serve
 from tests.unit.processes import seen
 from tests.waits import block_until
 from tui.core.events import vocabulary as ev
@@ -231,3 +233,41 @@ def _child_of(home: Path) -> dict[str, Any] | None:
         if record.get("spawned_by"):
             return dict(record)
     return None
+
+
+# -- stop and cancel list a session's delegations ------------------------------------------------
+def test_stop_and_cancel_list_the_sessions_live_delegations(tmp_path: Path,
+                                                             murmur_home: Path) -> None:
+    helper_capsule(tmp_path / "parent" / "helper", "x" * 2000, driver_config=SLOW)
+    # no turn left after the second: the task ends and leaves its child running
+    door = serve(parent_capsule(tmp_path / "parent",
+                                [delegate(), text_response("left it running")], max_turns=2))
+    try:
+        task = door.send("go")["id"]
+        door.until(task, "TASK_STATE_COMPLETED")
+        record = _child_of(murmur_home)
+        assert record is not None and record["spawned_by"] == door.session_id
+        child = seen(record["pid"])
+        dlg = trace(Path(record["workdir"]) / ".murmur" / record["session_id"] /
+                    "trace.jsonl")[0]["delegation_id"]
+
+        canceled = run_cli("cancel", door.session_id, task)
+        assert canceled.returncode == 0, canceled.stderr
+        assert canceled.stdout.splitlines() == [
+            f"task:    {task}", "state:   completed",
+            f"running: {dlg}  delegation  helper@0.1.0"]
+        assert child.alive()  # a task that already ended stops nothing
+
+        stopped = run_cli("stop", door.session_id[-6:], "--timeout", "30")
+        assert stopped.returncode == 0, stopped.stderr
+        out = stopped.stdout.splitlines()
+        assert out[0] == f"stopped: {door.session_id}"
+        # the session's end wound its child down before the session's process ended
+        assert out[3:] == [f"ended:   {dlg}  delegation  helper@0.1.0",
+                           "residue: nothing else was left running"], out
+        block_until(lambda: not child.alive(), what="the child's process to end")
+    finally:
+        if door.process.poll() is None:
+            door.process.kill()
+        door.process.wait(30)
+        door.client.close()
