@@ -12,7 +12,9 @@ process to end — at most `lifecycle.delegation_deadline_secs` — reads the `c
 child wrote (or writes `crashed` / `terminated` in its stead) and reports the outcome:
 `DelegationEnded` and an arrival for the task (`Awaiting`, tui/core/formation/awaiting.py, wired in
 tui/core/loop/setup.py). When the parent session ends, every lifeline closes: the children wind
-down and, after `WIND_DOWN` seconds, their process groups are killed.
+down and, after `WIND_DOWN` seconds, their process groups are killed; a canceled task does the
+same to its own children (`stop_task`, then `settle`). A child whose manifest holds more than
+this session's is refused before it starts (the spawn envelope, tui/core/formation/envelope.py).
 
 murmur-tui has no `mur-roost`: a `spawn.allow` entry is an installed capsule (found in the
 project store beside this capsule, then the global one, as a session finds its artifacts) or a
