@@ -42,16 +42,18 @@ def delegate(capsule: str = "helper", version: str = "0.1.0",
 
 
 def parent_capsule(root: Path, responses: list[dict[str, Any]], allow: str = "[./helper]",
-                   **more: Any) -> Path:
-    """A parent that stays up after its task (queue/sleep), so its delegation can end."""
+                   capabilities_more: str = "", **more: Any) -> Path:
+    """A parent that stays up after its task (queue/sleep), so its delegation can end;
+    `capabilities_more`: more lines under `capabilities:`."""
+    capabilities = f"  spawn:\n    allow: {allow}\n{capabilities_more}".rstrip("\n")
     return write_capsule(root, responses, name="parent", version="0.1.0", shell=(),
-                         capabilities=f"  spawn:\n    allow: {allow}",
+                         capabilities=capabilities,
                          lifecycle={"task_acceptance": "queue", "after_task": "sleep"}, **more)
 
 
 def helper_capsule(root: Path, text: str = CHILD_ANSWER, **more: Any) -> Path:
-    return write_capsule(root, [text_response(text)], name="helper", version="0.1.0",
-                         shell=(), **more)
+    more.setdefault("shell", ())
+    return write_capsule(root, [text_response(text)], name="helper", version="0.1.0", **more)
 
 
 class Running:

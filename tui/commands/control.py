@@ -8,6 +8,8 @@ record, through the one door client (tui/core/a2a/client.py) once the door is ve
 session's own (tui/core/running/probe.py). Exit 0 when done; 1, with Murmur's code, when the
 session is unknown or has stopped (E-RUN-022), its door cannot be reached (E-RUN-023, cancel),
 its process cannot be confirmed or would not end (E-RUN-024, stop), or the door refused.
+Both list the session's delegations, from its children's running records
+(tui/core/formation/live_children.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tui.commands.exits import EXIT_NOT_OK, EXIT_OK
 
 if TYPE_CHECKING:
     from tui.core.a2a.client import DoorClient
+    from tui.core.formation.live_children import LiveChild
     from tui.core.running.records import RunningRecord
 
 RECORD_WAIT = 5.0  # seconds `stop` waits for the trace to record each canceled task's end
@@ -47,7 +50,8 @@ def add_parsers(commands: Any) -> None:
                      "(`mur stop`)",
         description="Stop a running session as `mur stop` does: ask its door to stop "
                     "(session/stop), wait up to 5 s for the trace to record each canceled "
-                    "task's end, send SIGTERM, and SIGKILL after --timeout seconds.")
+                    "task's end (and up to 5 s for its delegated children to end), send "
+                    "SIGTERM, and SIGKILL after --timeout seconds.")
     stop.add_argument("session", metavar="SESSION",
                       help="a session address, or a formation id (frm_…): every member")
     stop.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
@@ -108,10 +112,12 @@ def _door(home: Path, record: RunningRecord) -> DoorClient:
 def cancel(home: Path, address: str, task_id: str | None) -> int:
     from tui.core.a2a.task import parse_task
     from tui.core.errors import DoorError, SessionNotFound
+    from tui.core.formation.live_children import live_children
 
     record = _record(home, address)
     if task_id is None:
         task_id = _running_task(record)
+    children = live_children(home, record.session_id)  # its delegations, before the cancel
     door = _door(home, record)
     try:
         try:
@@ -125,8 +131,10 @@ def cancel(home: Path, address: str, task_id: str | None) -> int:
             # an already-ended task: its state is said, and nothing changes
             answer = door.call(door.method("get"), {"id": task_id})
         task = parse_task(answer, door.url)
+        residue = _artifact_residue(answer)
         say([f"task:    {task.id}", f"state:   {task.state}",
-              *(_running_line(item) for item in _artifact_residue(answer))])
+             *(_running_line(item) for item in residue),
+             *_delegations(children, home, record.session_id, residue)])
     finally:
         door.close()
     return EXIT_OK
@@ -177,6 +185,17 @@ def _running_line(item: Mapping[str, Any]) -> str:
     return f"running: {ident}  {kind}  {what}".rstrip()
 
 
+def _delegations(children: list[LiveChild], home: Path, session_id: str,
+                 residue: list[Mapping[str, Any]]) -> list[str]:
+    """The session's delegations (tui/core/formation/live_children.py) less those the door's
+    residue listed already."""
+    from tui.core.formation.live_children import delegation_lines
+
+    said = frozenset(str(item.get("delegation_id")) for item in residue
+                     if item.get("delegation_id") is not None)
+    return delegation_lines(children, home, session_id, said)
+
+
 # -- stop ----------------------------------------------------------------------------------------
 def stop(home: Path, address: str, timeout: float) -> int:
     """A session (by its address), or every member of a formation (by its `frm_` id)."""
@@ -197,20 +216,25 @@ def stop(home: Path, address: str, timeout: float) -> int:
 def stop_lines(home: Path, record: RunningRecord, timeout: float) -> list[str]:
     """Stop one session whose process is confirmed: session/stop through its door, then the
     signals; what `stop` prints of it. SessionNotFound (E-RUN-024) when it would not end."""
+    from tui.core.formation.live_children import live_children
+
+    children = live_children(home, record.session_id)  # its delegations, before the stop
     canceled, residue, why = _ask_to_stop(home, record)
     trace = Path(record.workdir) / "trace.jsonl"
     _wait_recorded(record, trace, canceled)
+    if children:  # the session winds its delegations down: a signal now would orphan them
+        _wait_children(home, record)
     sent = _signal(record, timeout)
     lines = [f"stopped: {record.session_id}",
              f"capsule: {record.capsule_name}@{record.capsule_version}",
              f"signal:  {' then '.join(sent)}" if sent else
              "signal:  none — the session ended on its own after session/stop"]
     lines += [f"canceled: {task}" for task in canceled]
+    delegations = _delegations(children, home, record.session_id, residue)
     if why is not None:
         lines.append(f"residue: unknown — the capsule could not be asked: {why}")
-    elif residue:
-        lines += [_running_line(item) for item in residue]
-    else:
+    lines += [_running_line(item) for item in residue] + delegations
+    if why is None and not residue and not any(x.startswith("running:") for x in delegations):
         lines.append("residue: nothing else was left running")
     from tui.core.trace.task_ends import task_ends
 
@@ -253,6 +277,18 @@ def _wait_recorded(record: RunningRecord, trace: Path, canceled: list[str]) -> N
     while canceled and time.monotonic() < deadline and pid_is_alive(record.pid):
         ends = task_ends(trace)
         if ends is not None and all(task in ends.ended for task in canceled):
+            return
+        time.sleep(POLL)
+
+
+def _wait_children(home: Path, record: RunningRecord) -> None:
+    """Up to RECORD_WAIT for the session's delegated children to end, or its process to end."""
+    from tui.core.formation.live_children import live_children
+    from tui.core.running.liveness import pid_is_alive
+
+    deadline = time.monotonic() + RECORD_WAIT
+    while time.monotonic() < deadline and pid_is_alive(record.pid):
+        if not live_children(home, record.session_id):
             return
         time.sleep(POLL)
 

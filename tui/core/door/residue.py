@@ -4,8 +4,10 @@ answers them as the task's `residue` artifact and `session/stop` as its `residue
 each, in Murmur's keys (agent-card.md "GetTask": `{"kind": "detached_shell", "work_id",
 "binary", "command", "started_at_ms"}`, e.g. `"binary": "sleep", "command": "sleep 30"`: the
 binary by its name, the command as the line that runs — an interpreter's (`bash`, `sh`, …) is
-its script, any other binary's is its name and arguments). murmur-tui delegates nothing, so no
-other kind of item is ever listed. The command is as the event holds it: already redacted."""
+its script, any other binary's is its name and arguments). No other kind of item is listed:
+`stop` and `cancel` find a session's delegations from its children's running records
+(tui/core/formation/live_children.py). The command is as the event holds it: already
+redacted."""
 
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ from tui.core.events import vocabulary as ev
 
 def delegation_line(event: ev.Event) -> str | None:
     match event:
+        case ev.SpawnerEnded() if event.canceled:
+            return (f"the task that delegated this one (in {event.spawned_by}) was canceled: "
+                    "winding down")
         case ev.SpawnerEnded():
             return (f"the session that delegated this one ({event.spawned_by}) ended: "
                     "winding down")

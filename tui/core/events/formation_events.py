@@ -90,11 +90,12 @@ class DelegationEnded(Event):
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class SpawnerEnded(Event):
-    """A delegated child's spawner lifeline closed: the session that started it ended, and the
-    child winds down."""
+    """A delegated child's spawner lifeline closed: the session that started it ended (or,
+    `canceled`, the task that delegated it was canceled), and the child winds down."""
 
     spawned_by: str
     delegation_id: str
+    canceled: bool = False  # the parent said so before closing the lifeline (not traced)
 
 
 # -- the formation -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ FailureCause: TypeAlias = Literal["driver_error", "malformed_response", "credent
 TurnDecision: TypeAlias = Literal["tool_call", "end_turn", "text", "error"]
 # What a task was doing when it was canceled (Murmur's task_canceled `phase`, the ones a single
 # session has).
-CancelPhase: TypeAlias = Literal["turn", "inference", "input", "member_call"]
+CancelPhase: TypeAlias = Literal["turn", "inference", "input", "member_call", "delegation"]
 # Why a driver call failed: the task_failed causes a driver's failure can carry (spec §2).
 DriverCause: TypeAlias = Literal["driver_error", "malformed_response", "credential_rejected",
                                  "runtime_error"]

@@ -79,6 +79,7 @@ class TaskCanceled(Event):
     task_id: str
     turn: int
     phase: CancelPhase
+    delegation_ids: tuple[str, ...] = ()  # the live delegations the cancel stopped
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

@@ -184,8 +184,11 @@ def _cut(text: str, limit: int) -> str:
 def canceled(event: ev.TaskCanceled) -> str:
     where = {"inference": "during a model call", "input": "while a question waited",
              "turn": "between steps",
-             "member_call": "while it waited on call-member"}[event.phase]
-    return f"⊘ canceled {where} (turn {event.turn + 1})"
+             "member_call": "while it waited on call-member",
+             "delegation": "while it waited on a delegation"}[event.phase]
+    stopped = len(event.delegation_ids)
+    also = f"; {stopped} delegation{'s' if stopped != 1 else ''} stopped" if stopped else ""
+    return f"⊘ canceled {where} (turn {event.turn + 1}){also}"
 
 
 def retry(event: ev.InferenceRetry, form: Form) -> str:

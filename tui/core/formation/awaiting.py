@@ -53,6 +53,11 @@ class Awaiting:
         with self._changed:
             return len(self._out.get(task_id, {}))
 
+    def kinds(self, task_id: str) -> set[ArrivalKind]:
+        """What `task_id` still waits for: member calls, delegations, or both."""
+        with self._changed:
+            return set(self._out.get(task_id, {}).values())
+
     def arrived(self, task_id: str) -> int:
         with self._changed:
             return len(self._arrived.get(task_id, []))

@@ -12,7 +12,9 @@ process to end — at most `lifecycle.delegation_deadline_secs` — reads the `c
 child wrote (or writes `crashed` / `terminated` in its stead) and reports the outcome:
 `DelegationEnded` and an arrival for the task (`Awaiting`, tui/core/formation/awaiting.py, wired in
 tui/core/loop/setup.py). When the parent session ends, every lifeline closes: the children wind
-down and, after `WIND_DOWN` seconds, their process groups are killed.
+down and, after `WIND_DOWN` seconds, their process groups are killed; a canceled task does the
+same to its own children (`stop_task`, then `settle`). A child whose manifest holds more than
+this session's is refused before it starts (the spawn envelope, tui/core/formation/envelope.py).
 
 murmur-tui has no `mur-roost`: a `spawn.allow` entry is an installed capsule (found in the
 project store beside this capsule, then the global one, as a session finds its artifacts) or a
@@ -37,13 +39,15 @@ from typing import IO, Any
 
 from tui.core import ids
 from tui.core.cancel import CancelToken
-from tui.core.errors import LaunchError, MurmurTuiError
+from tui.core.errors import LaunchError, ManifestError, MurmurTuiError
 from tui.core.events import vocabulary as ev
 from tui.core.formation import spawner as sp
+from tui.core.formation.envelope import excess
 from tui.core.formation.spawn_allow import Allowed, capsule_folder, input_schema
 from tui.core.fs.private_files import make_private_dirs
 from tui.core.fs.safe_read import read_bounded
 from tui.core.manifest.model import Capsule
+from tui.core.manifest.reader import load_capsule
 from tui.core.running.record_keys import safe_session_id
 from tui.core.text.fence import fence
 from tui.core.tools.table import SILENT, CallProgress, ToolCall, ToolOutcome, ToolSpec, refusal
@@ -77,6 +81,7 @@ class _Child:
     seen_start: threading.Event = field(default_factory=threading.Event)
     parent_ended: bool = False
     timed_out: bool = False
+    canceled: bool = False  # the task that delegated was canceled
     watcher: threading.Thread | None = None
 
 
@@ -121,7 +126,12 @@ class DelegateTool:
             assert target is not None and isinstance(version, str) and isinstance(task, str)
             try:
                 folder = capsule_folder(self._capsule, self._home, target, version)
-                return self._start(call, target, version, task, folder, cancel, started)
+                child = target.folder or load_capsule(folder)
+                problem = excess(self._capsule, child)
+                if problem is None:
+                    return self._start(call, target, version, task, folder, cancel, started)
+            except ManifestError as exc:
+                problem = f"the child's manifest is refused: {str(exc).splitlines()[0]}"
             except MurmurTuiError as exc:
                 problem = exc.text
             except OSError as exc:  # the child's folder or its log (a full disk, say)
@@ -240,7 +250,10 @@ class DelegateTool:
             record = self._stand_in(child, session)
         status = str(record.get("status"))
         detail = record.get("detail") if isinstance(record.get("detail"), str) else None
-        if child.timed_out:
+        if child.canceled:
+            outcome, reason = "failed", (f"the task that delegated it was canceled: the child "
+                                         f"was stopped (its session ended {status})")
+        elif child.timed_out:
             outcome, reason = "timed_out", (f"the child did not end within "
                                             f"{self._deadline:g} s (lifecycle."
                                             "delegation_deadline_secs); it was stopped")
@@ -268,7 +281,7 @@ class DelegateTool:
         code = child.process.returncode
         how = (f"was killed by {signal.Signals(-code).name}" if code is not None and code < 0
                else f"exited with code {code}")
-        stopped = child.timed_out or child.parent_ended
+        stopped = child.timed_out or child.parent_ended or child.canceled
         status = "terminated" if stopped else "crashed"
         record = sp.completion(
             sp.Spawner(None, self._session_id, self._context_id, "trusted",
@@ -312,6 +325,27 @@ class DelegateTool:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.process.wait(timeout=KILL_WAIT)
 
+    def stop_task(self, task_id: str) -> tuple[str, ...]:
+        """The task `task_id` was canceled: its live children are told so and their lifelines
+        closed (each winds down); their delegation ids. `settle` waits for them."""
+        with self._lock:
+            live = [c for c in self._live.values() if c.task_id == task_id and not c.canceled]
+            for child in live:
+                child.canceled = True
+                if child.lifeline >= 0:  # under the lock: the descriptor is still the pipe
+                    with contextlib.suppress(OSError):  # a child gone already reads nothing
+                        os.write(child.lifeline, sp.CANCELED)
+        for child in live:
+            self._let_go(child)
+        return tuple(child.delegation_id for child in live)
+
+    def settle(self, ids: tuple[str, ...]) -> None:
+        """Wait for the children `ids` to end and their outcomes to be reported; a child still
+        running after `WIND_DOWN` is killed."""
+        with self._lock:
+            children = [c for c in self._live.values() if c.delegation_id in ids]
+        self._settle(children)
+
     def close(self) -> None:
         """The parent's session ends: every child's lifeline closes, each winds down (its
         outcome is reported), and a child still running after `WIND_DOWN` is killed."""
@@ -321,6 +355,9 @@ class DelegateTool:
         for child in live:
             child.parent_ended = True
             self._let_go(child)
+        self._settle(live)
+
+    def _settle(self, live: list[_Child]) -> None:
         ends = time.monotonic() + WIND_DOWN
         for child in live:
             if child.watcher is not None:

@@ -8,7 +8,9 @@ the spawner lifeline it holds, and the `completion.json` it leaves.
 - `MURMUR_SPAWNER_LIFELINE` names an inherited descriptor: the read end of a pipe only the
   parent holds the write end of. End of file there means the parent ended (it closed the pipe,
   or its process died — SIGKILL included): the child reports `spawner_ended` and winds down as
-  on a first SIGTERM.
+  on a first SIGTERM. A murmur-tui parent that cancels the task that delegated writes
+  `canceled` (CANCELED) before it closes the pipe, so the child can say why it ends; Murmur's
+  parent writes nothing, and anything else written is ignored.
 - At its session end the child writes `<session folder>/completion.json` (0600): `{delegation_id,
   capsule_name, capsule_version, session_id, status: ok|error|crashed|terminated, result_path,
   workdir, duration_ms, detail, reported_by, delivered, delivery_error}`. murmur-tui's parent
@@ -36,6 +38,7 @@ from tui.core.text.strict_json import loads
 SPAWNER_ENV = "MURMUR_SPAWNER"
 LIFELINE_ENV = "MURMUR_SPAWNER_LIFELINE"
 COMPLETION_FILE = "completion.json"
+CANCELED = b"canceled\n"  # what a parent writes on the lifeline when the task was canceled
 UNREADABLE = "E-RUN-020"
 MAX_COMPLETION_BYTES = 64 * 1024
 STATUSES = ("ok", "error", "crashed", "terminated")
@@ -99,6 +102,7 @@ class Lifeline:
     def __init__(self, fd: int, on_end: Callable[[], None]) -> None:
         self._fd = fd
         self._on_end = on_end
+        self.said = b""  # the first bytes the parent wrote (CANCELED, or nothing)
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="spawner-lifeline",
                                         daemon=True)
@@ -109,8 +113,9 @@ class Lifeline:
 
     def _watch(self) -> None:
         try:
-            while os.read(self._fd, 4096):  # the parent never writes: data is ignored
-                pass
+            while data := os.read(self._fd, 4096):
+                if len(self.said) < len(CANCELED):
+                    self.said += data[:len(CANCELED) - len(self.said)]
         except OSError:
             pass
         if not self._closed.is_set():
@@ -159,18 +164,22 @@ class Child:
                  wind_down: Callable[[], None]) -> None:
         self.spawner = spawner
         self.spawner_ended = False
+        self.canceled = False  # the parent canceled the task that delegated this session
         self._emit, self._wind_down = emit, wind_down
         self._started = time.monotonic()
         self._lifeline: Lifeline | None = None
 
     def watch(self) -> None:
         if self.spawner.lifeline is not None:
-            self._lifeline = Lifeline(self.spawner.lifeline, self._parent_ended).start()
+            self._lifeline = Lifeline(self.spawner.lifeline, self._parent_ended)
+            self._lifeline.start()  # assigned first: its end may come at once
 
     def _parent_ended(self) -> None:
         self.spawner_ended = True
+        self.canceled = self._lifeline is not None and self._lifeline.said == CANCELED
         self._emit(ev.SpawnerEnded(spawned_by=self.spawner.session_id,
-                                   delegation_id=self.spawner.delegation_id))
+                                   delegation_id=self.spawner.delegation_id,
+                                   canceled=self.canceled))
         self._wind_down()
 
     def finish(self, capsule_name: str, capsule_version: str, session_id: str,
@@ -184,7 +193,8 @@ class Child:
             status, detail = "ok", None
         elif self.spawner_ended or exit_status == "canceled":
             status = "terminated"
-            detail = "the parent session ended" if self.spawner_ended else "canceled"
+            detail = ("the task that delegated this one was canceled" if self.canceled else
+                      "the parent session ended" if self.spawner_ended else "canceled")
         else:
             status = "error"
             said = result.strip().splitlines() or [f"the session ended {exit_status}"

@@ -12,7 +12,7 @@ from tui.core.formation.awaiting import Arrival, Awaiting
 from tui.core.formation.seat import Seat
 from tui.core.fs.workdir import SessionPaths
 from tui.core.loop.report import Report
-from tui.core.loop.waiting import Waiting, formation_tools
+from tui.core.loop.waiting import Delegations, Waiting, formation_tools
 from tui.core.manifest.model import Capsule
 from tui.core.tools.table import ToolTable
 
@@ -23,14 +23,18 @@ def runtime_tools(table: ToolTable, capsule: Capsule, target: SessionPaths, home
     """Add the runtime's tools to `table`; what the turn loop waits with (None: no runtime tool
     starts anything a task would wait on)."""
     awaiting = Awaiting()
-    _delegate_task(table, capsule, target, home, report, awaiting, identity)
-    return formation_tools(table, capsule, seat, report, awaiting)
+    delegations = _delegate_task(table, capsule, target, home, report, awaiting, identity)
+    waiting = formation_tools(table, capsule, seat, report, awaiting)
+    if waiting is not None:
+        waiting.delegations = delegations  # a canceled task stops its children
+    return waiting
 
 
 def _delegate_task(table: ToolTable, capsule: Capsule, target: SessionPaths, home: Path,
-                  report: Report, awaiting: Awaiting, identity: Mapping[str, str]) -> None:
+                  report: Report, awaiting: Awaiting, identity: Mapping[str, str]
+                  ) -> Delegations | None:
     """`delegate-task`, with a non-empty `capabilities.spawn.allow` (docs/formations.md,
-    "Delegation")."""
+    "Delegation"); None without one."""
     if capsule.capabilities.spawn_allow:
         from tui.core.formation.delegate import TOOL_NAME, DelegateTool
         from tui.core.formation.spawn_allow import targets
@@ -43,3 +47,5 @@ def _delegate_task(table: ToolTable, capsule: Capsule, target: SessionPaths, hom
                                     task, ident, "delegation"), arrive)
         table.runtime[TOOL_NAME] = delegate
         table.closers.append(delegate.close)
+        return delegate
+    return None

@@ -142,8 +142,12 @@ def _run(deps: TaskDeps, asked: TaskInput, task: TaskState) -> TaskOutcome:
                                       reason=outcome.result.removeprefix("error: "),
                                       turn=outcome.turn))
         if isinstance(outcome, Canceled):
+            waiting = deps.turns.waiting if deps.turns is not None else None
+            stopped = waiting.canceled(task.task_id) if waiting is not None else ()
             report.emit(ev.TaskCanceled(task_id=task.task_id, turn=report.position.turn,
-                                        phase=report.position.phase))
+                                        phase=report.position.phase, delegation_ids=stopped))
+            if waiting is not None:
+                waiting.settled(stopped)  # their `delegation` lines come before `task_end`
         reopen = hooks.task_end(task.task_id, outcome.exit_status)
         if reopen is not None and isinstance(outcome, Canceled):
             # the person stopped the task: a hook may see it end, not start it again

@@ -16,6 +16,7 @@ them (`member_call` `abandoned`).
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
 from tui.core.a2a.net_policy import parse_rule
 from tui.core.cancel import CancelToken
@@ -40,12 +41,21 @@ from tui.core.manifest.model import Capsule
 from tui.core.tools.table import ToolTable
 
 
+class Delegations(Protocol):
+    """The session's `delegate-task` (tui/core/formation/delegate.py), as a cancel stops it."""
+
+    def stop_task(self, task_id: str) -> tuple[str, ...]: ...
+
+    def settle(self, ids: tuple[str, ...]) -> None: ...
+
+
 class Waiting:
     def __init__(self, awaiting: Awaiting, calls: MemberCalls | None, callers: Callers,
                  report: Report) -> None:
         self.awaiting = awaiting
         self.calls = calls
         self.callers = callers
+        self.delegations: Delegations | None = None
         self._report = report
         self._continued: dict[str, int] = {}  # task -> continuations so far
 
@@ -68,7 +78,8 @@ class Waiting:
         if out:
             report.emit(ev.Progress(text=f"waiting on call-member: {out} call(s) outstanding",
                                     task_id=task_id))
-            report.position.phase = "member_call"
+            report.position.phase = "member_call" if "member" in awaiting.kinds(task_id) \
+                else "delegation"
         arrivals = awaiting.wait(task_id, cancel)
         if cancel.is_set():
             raise StopOnCancel()
@@ -82,6 +93,17 @@ class Waiting:
             turns_remaining=max_turns - task.usage.turns))
         context.append(user_message("\n\n".join(a.text for a in arrivals)))
         return True
+
+    def canceled(self, task_id: str) -> tuple[str, ...]:
+        """The task was canceled: its live delegations are stopped (their lifelines closed);
+        their ids. `settled` waits for them to end."""
+        return self.delegations.stop_task(task_id) if self.delegations is not None else ()
+
+    def settled(self, ids: tuple[str, ...]) -> None:
+        """The delegations `ids` a cancel stopped have ended and their outcomes are reported
+        (a child still running after the wind-down time is killed)."""
+        if ids and self.delegations is not None:
+            self.delegations.settle(ids)
 
     def ended(self, task_id: str) -> None:
         """The task ended: its calls still out are abandoned; nothing of it is kept."""

@@ -194,9 +194,10 @@ def hook_dispatch_error(event: ev.HookFault) -> dict[str, Any]:
 
 
 def task_canceled(event: ev.TaskCanceled) -> dict[str, Any]:
-    # a single session delegates nothing and detaches nothing: both lists are empty
+    # detached shell commands are not tied to a task's cancel: that list stays empty; the
+    # delegations are the live ones the cancel stopped (docs/formations.md, "Delegation")
     return {"task_id": event.task_id, "turn": event.turn, "phase": event.phase,
-            "detached_work_ids": [], "delegation_ids": []}
+            "detached_work_ids": [], "delegation_ids": list(event.delegation_ids)}
 
 
 def task_reopened(event: ev.TaskReopened) -> dict[str, Any]:

@@ -158,9 +158,11 @@ def _reopened(line: TraceLine, _verbose: bool) -> str:
 
 
 def _canceled(line: TraceLine, _verbose: bool) -> str:
-    running = line.texts("detached_work_ids") + line.texts("delegation_ids")
-    residue = f"{len(running)} still running: {', '.join(running)}" if running else "no residue"
-    return f"{_kind('task_canceled')}{line.text('phase')}  {residue}"
+    running, stopped = line.texts("detached_work_ids"), line.texts("delegation_ids")
+    said = [f"{len(running)} still running: {', '.join(running)}"] if running else []
+    if stopped:
+        said.append(f"{len(stopped)} delegation(s) live at the cancel: {', '.join(stopped)}")
+    return f"{_kind('task_canceled')}{line.text('phase')}  {'; '.join(said) or 'no residue'}"
 
 
 def _denied(line: TraceLine, _verbose: bool) -> str:
