@@ -195,8 +195,9 @@ async def test_an_approval_waits_with_its_own_title_until_settled(
         await blur(pilot, app)
         app.attention.capsule = "demo"
         app.attention.notify("approval", "bash wants to run: git push")
-        assert output(written) == (SAVE_TITLE.join(["\x1b]9;? demo — approval: bash wants to "
-                                                    "run: git push\x07", ""]) +
+        assert output(written) == (SAVE_TITLE.join(["\x1b]99;i=murmur:d=0:p=title;? demo — "
+                                                    "approval\x1b\\\x1b]99;i=murmur:d=1:p=body;"
+                                                    "bash wants to run: git push\x1b\\", ""]) +
                                    "\x1b]2;? demo — approval\x07")
         written.clear()
         app.post_message(events.AppFocus())  # back, but the approval still waits
@@ -247,7 +248,7 @@ async def test_the_title_is_given_back_when_the_app_closes(
     ({"TERM_PROGRAM": "iTerm.app", "TERM": "xterm-256color"}, "osc9"),
     ({"TERM_PROGRAM": "WezTerm"}, "osc777"),
     ({"TERM_PROGRAM": "ghostty", "TERM": "xterm-ghostty"}, "osc777"),
-    ({"TERM": "xterm-kitty"}, "osc9"),
+    ({"TERM": "xterm-kitty"}, "osc99"),
     ({"TERM": "foot-extra"}, "osc777"),
     ({"TERM": "rxvt-unicode-256color"}, "osc777"),
     ({"TERM_PROGRAM": "Apple_Terminal", "TERM": "xterm-256color"}, None),

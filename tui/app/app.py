@@ -71,7 +71,7 @@ class SupervisorApp(AppBase[int]):
         self.source: SessionSource = source if source is not None else LocalSource()
         self.state = SessionState()
         self.attention_settings = load_settings(home)
-        self.attention = Attention(self, self.attention_settings.mode, present=self.present)
+        self.attention = Attention(self, self.attention_settings, present=self.present)
         self.desk = DialogDesk(self, self.attention, self._desk_changed)
         self.responder = ScreenResponder(self.desk)  # `request-input` questions: dialogs
         self.approver = ScreenApprover(self.desk)  # `launch --approve`: calls wait for a decision

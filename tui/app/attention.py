@@ -6,9 +6,9 @@ or "the task ended". What it does depends on `notify:` in `$MURMUR_HOME/tui/conf
 terminal has focus (Textual's AppFocus / AppBlur, from the terminal's focus reports) and the
 supervisor screen is the one showing (a dialog over it counts; the browser does not):
 
-- away: a desktop notification through the terminal (OSC 9, or OSC 777 where that is the
-  terminal's protocol) or the bell, and the terminal's title (`? capsule — question`,
-  `✓ capsule — done`, `✗ capsule — failed`);
+- away: a desktop notification through the terminal (OSC 9, OSC 777 or OSC 99, as the
+  terminal takes it: tui/core/notify/terminal.py) or the bell, and the terminal's title
+  (`? capsule — question`, `✓ capsule — done`, `✗ capsule — failed`);
 - present: a waiting question or approval still rings the bell and sets the title (the dialog
   is in front of the user); an ended task changes nothing.
 
@@ -18,7 +18,9 @@ before the first change and restored from it; `close` restores it when the app e
 
 Every piece of text that reaches the terminal is redacted and made printable: a capsule's name
 or a tool's question cannot carry an escape sequence, a BEL or a C1 control into the output.
-Writes go through a `Terminal` (the app's driver), never to stdout directly.
+Writes go through a `Terminal` (the app's driver), never to stdout directly. A question or an
+approval that starts waiting is also sent where fleet.yaml's `notify:` says (a desktop
+notification, a webhook: tui/core/notify/outbound.py), whatever the user's presence.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ from pathlib import Path
 from typing import Literal, Protocol, get_args
 
 from tui.core.events import vocabulary as ev
-from tui.core.text.printable import printable
-from tui.core.text.secrets import redact
+from tui.core.notify.outbound import Notice, Outbound, now_rfc3339
+from tui.core.notify.settings import NotifySettings, load_notify
+from tui.core.notify.terminal import Flavour, clean, notification, osc_flavour
 
 Mode = Literal["auto", "osc", "bell", "off"]
 Kind = Literal["question", "approval", "done", "failed"]
-Flavour = Literal["osc9", "osc777"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 WAITING: tuple[Kind, ...] = ("question", "approval")
 MAX_TEXT = 200  # characters of a notification's body
@@ -45,11 +47,6 @@ APP = "murmur-tui"
 _MARKS: dict[Kind, str] = {"question": "?", "approval": "?", "done": "✓", "failed": "✗"}
 _WORDS: dict[Kind, str] = {"question": "question", "approval": "approval", "done": "done",
                            "failed": "failed"}
-# Terminals known to show a desktop notification for an OSC sequence, and which one.
-_BY_PROGRAM: dict[str, Flavour] = {"iTerm.app": "osc9", "WezTerm": "osc777",
-                                   "ghostty": "osc777"}
-_BY_TERM: tuple[tuple[str, Flavour], ...] = (("xterm-kitty", "osc9"), ("xterm-ghostty", "osc777"),
-                                             ("foot", "osc777"), ("rxvt-unicode", "osc777"))
 SAVE_TITLE = "\x1b[22;2t"
 RESTORE_TITLE = "\x1b[23;2t"
 
@@ -61,32 +58,14 @@ class Terminal(Protocol):
 
     def bell(self) -> None: ...
 
-
-def osc_flavour(env: Mapping[str, str]) -> Flavour | None:
-    """The notification sequence this terminal is known to support, or None (unknown, or
-    behind tmux / screen, which drop sequences they do not know)."""
-    term = env.get("TERM", "")
-    if env.get("TMUX") or term.startswith(("screen", "tmux")):
-        return None
-    program = _BY_PROGRAM.get(env.get("TERM_PROGRAM", ""))
-    if program is not None:
-        return program
-    if env.get("KITTY_WINDOW_ID"):
-        return "osc9"
-    return next((flavour for prefix, flavour in _BY_TERM if term.startswith(prefix)), None)
-
-
-def clean(text: str, limit: int) -> str:
-    """Text safe inside an escape sequence: no key, no control character, one line, at most
-    `limit` characters."""
-    shown = printable(redact(text), keep_newlines=False)
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+    def warn_from_thread(self, text: str) -> None: ...
 
 
 @dataclass
 class Settings:
     mode: Mode = "auto"
     problems: list[str] = field(default_factory=list)
+    reach: NotifySettings = field(default_factory=NotifySettings)  # fleet.yaml's `notify:`
 
 
 def config_path(home: Path) -> Path:
@@ -94,6 +73,18 @@ def config_path(home: Path) -> Path:
 
 
 def load_settings(home: Path) -> Settings:
+    """`notify:` of config.yaml (the terminal's notifications) and of fleet.yaml (where else a
+    waiting question is told; `terminal: false` there turns the terminal's off too)."""
+    settings = _load_mode(home)
+    reach = load_notify(home)
+    settings.reach = reach
+    settings.problems.extend(reach.problems)
+    if not reach.terminal:
+        settings.mode = "off"
+    return settings
+
+
+def _load_mode(home: Path) -> Settings:
     """`notify:` from `$MURMUR_HOME/tui/config.yaml` (other keys belong to other readers). A
     missing file is the default; a bad one is reported (file, line, key) and the default kept."""
     from tui.core.errors import YamlError
@@ -123,11 +114,14 @@ def load_settings(home: Path) -> Settings:
 class Attention:
     """The notifier. `present` says whether the user is looking at the supervisor now."""
 
-    def __init__(self, terminal: Terminal, mode: Mode = "auto",
+    def __init__(self, terminal: Terminal, settings: Mode | Settings = "auto",
                  present: Callable[[], bool] = lambda: True,
                  env: Mapping[str, str] | None = None) -> None:
         self.terminal = terminal
-        self.mode = mode
+        self.mode = settings.mode if isinstance(settings, Settings) else settings
+        reach = settings.reach if isinstance(settings, Settings) else NotifySettings()
+        self.outbound = Outbound(reach, env, problem=terminal.warn_from_thread)
+        self.session_id = ""
         self.present = present
         self.flavour = osc_flavour(os.environ if env is None else env)
         self.capsule = ""
@@ -140,6 +134,8 @@ class Attention:
     def notify(self, kind: Kind, text: str) -> None:
         """Something needs the user: a question or an approval waits (`text` says what), or the
         task ended (`done` / `failed`)."""
+        if kind in WAITING and kind not in self.waiting:  # it starts needing the user
+            self.outbound.send(Notice(self.session_id, self.capsule, text, now_rfc3339()))
         if self.mode == "off":
             return
         away = not self.present()
@@ -162,6 +158,7 @@ class Attention:
             match event:
                 case ev.SessionStarted():
                     self.capsule = event.capsule_name
+                    self.session_id = event.session_id or self.session_id
                 case ev.TaskEnded():
                     if event.exit_status == "ok":
                         self.notify("done", event.result)
@@ -194,13 +191,8 @@ class Attention:
             return
         if use is None:  # notify: osc on a terminal not known to support it
             use = "osc9"
-        heading = self._heading(kind)
-        body = clean(text, MAX_TEXT)
-        if use == "osc777":
-            sequence = f"\x1b]777;notify;{heading.replace(';', ',')};{body}\x07"
-        else:
-            sequence = f"\x1b]9;{heading}: {body}\x07" if body else f"\x1b]9;{heading}\x07"
-        self.terminal.write_terminal(sequence)
+        self.terminal.write_terminal(notification(use, self._heading(kind),
+                                                  clean(text, MAX_TEXT)))
 
     def _heading(self, kind: Kind) -> str:
         name = clean(self.capsule, MAX_NAME) or APP

@@ -7,6 +7,7 @@ The browser's screens are imported when first asked for: the supervisor starts w
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -31,6 +32,12 @@ class AppBase(App[Result], Generic[Result]):
         super().__init__()
         self.home = home
         self.themes = ThemeManager(self, home, theme)
+
+    def warn_from_thread(self, text: str) -> None:
+        """One line for the user from a worker thread (a notification that could not be
+        sent); nothing when the app has ended meanwhile."""
+        with contextlib.suppress(RuntimeError):
+            self.call_from_thread(self.notify, text, severity="warning", timeout=8)
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
         """The palette's Screenshot: an SVG in the Downloads folder when there is one, else

@@ -32,6 +32,7 @@ from tui.app.browser.host import AppBase
 from tui.app.fleet.launching import AttachTarget, Launched, resumable, tail
 from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession, RemoteQuestion, no_door, records_gone
+from tui.app.fleet.notices import FleetNotices
 from tui.app.fleet.screen import FleetScreen
 from tui.app.fleet.tree import record_membership
 from tui.app.gc_policy import GcPolicy
@@ -76,6 +77,8 @@ class FleetApp(AppBase[int]):
         self.gc_policy = GcPolicy(self.call_after_refresh)  # no full collection mid-frame
         self._told: set[str] = set()
         self.told_questions: set[tuple[str, str, str, int]] = set(told or ())
+        self.notices = FleetNotices(home, lambda data: self._driver and self._driver.write(data),
+                                    self.warn_from_thread)
 
     def on_mount(self) -> None:
         # Fifty watcher threads wake for every frame; the screen's loop waits for the GIL
@@ -83,8 +86,8 @@ class FleetApp(AppBase[int]):
         sys.setswitchinterval(SWITCH_SECONDS)
         self.themes.register()
         self.push_screen(self.fleet)
-        if self.notice:
-            self.notify(self.notice, severity="error", timeout=15)
+        for notice in filter(None, [self.notice, *self.notices.problems]):
+            self.notify(notice, severity="error", timeout=15)
         self.call_after_refresh(self.gc_policy.start)
         self.set_interval(1.0, self.gc_policy.tick, name="gc")
         self.set_interval(DRAIN_SECONDS, self._drain, name="drain")
@@ -207,6 +210,7 @@ class FleetApp(AppBase[int]):
             self._dirty = False
             self._last_draw = now
             self.fleet.redraw()
+            self.notices.waiting(list(self.sessions.values()))
 
     @work(thread=True, group="tell", exit_on_error=False)
     def _tell(self, session: FleetSession, question: RemoteQuestion) -> None:
@@ -226,7 +230,7 @@ class FleetApp(AppBase[int]):
     def _ring(self, session: FleetSession, question: RemoteQuestion) -> None:
         if session.question is not question or session.group != "needs":
             return  # answered, or asked again, meanwhile: the newer question is told
-        self.bell()
+        self.notices.asked(session, question, list(self.sessions.values()))
         again = " (asked before the restart)" if question.before_restart else ""
         self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks{again}: "
                     f"{question.prompt[:300]}", title="Needs you", timeout=10)
@@ -373,6 +377,7 @@ class FleetApp(AppBase[int]):
 
     def on_unmount(self) -> None:
         self.gc_policy.stop()
+        self.notices.close()
         self._close_links()
 
     def ended(self) -> dict[str, FleetSession]:

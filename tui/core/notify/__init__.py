@@ -1,0 +1,1 @@
+"""Notifications that reach the user when a session needs them (no Textual here)."""
