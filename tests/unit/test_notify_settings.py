@@ -53,7 +53,7 @@ def test_no_escape_sequence_survives_in_any_notification_flavour() -> None:
     hostile = clean("deploy?\x1b]0;evil\x07\x9b2J\nnow" + "x" * 300, 40)
     assert hostile == "deploy?␛]0;evil␇<U+009B>2J␤nowxxxxxxxxx…" and len(hostile) == 40
     for flavour in ("osc9", "osc777", "osc99"):
-        sequence = notification(flavour, "t", hostile)  # type: ignore[arg-type]
+        sequence = notification(flavour, "t", hostile)
         inner = sequence.replace("\x1b]9;", "").replace("\x1b]777;", "").replace(
             "\x1b]99;", "").replace("\x1b\\", "").replace("\x07", "")
         assert inner.isprintable()
