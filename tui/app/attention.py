@@ -134,7 +134,7 @@ class Attention:
     def notify(self, kind: Kind, text: str) -> None:
         """Something needs the user: a question or an approval waits (`text` says what), or the
         task ended (`done` / `failed`)."""
-        if kind in WAITING and kind not in self.waiting:  # it starts needing the user
+        if kind in WAITING:  # each question or approval that arrives, told once
             self.outbound.send(Notice(self.session_id, self.capsule, text, now_rfc3339()))
         if self.mode == "off":
             return
