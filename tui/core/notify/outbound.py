@@ -31,6 +31,7 @@ DESKTOP_TIMEOUT = 5.0  # seconds notify-send may take
 MAX_QUESTION = 500  # characters of a question sent out
 MAX_LINE = 200  # characters of a desktop notification's body
 log = logging.getLogger("murmur_tui.notify")
+log.addHandler(logging.NullHandler())  # never Python's last-resort stderr under the screen
 
 
 @dataclass(frozen=True)
