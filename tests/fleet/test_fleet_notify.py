@@ -206,8 +206,7 @@ def test_the_fleet_in_a_real_terminal_writes_kittys_notification_and_the_title(
         raise AssertionError(f"{marker!r} never written; the fleet wrote {bytes(seen)[-2000:]!r}")
 
     try:
-        until(door.session_id.encode())  # its row is on screen
-        door.send("ask me")
+        door.send("ask me")  # asked before or after the fleet finds it: told all the same
         title = f"\x1b]99;i=murmur:d=0:p=title;asker ({door.session_id}) asks\x1b\\"
         until(title.encode())
         until(f"\x1b]99;i=murmur:d=1:p=body;{PROMPT}\x1b\\\a".encode())
