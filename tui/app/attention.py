@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, get_args
 
+from tui.app.naming import session_name
 from tui.core.events import vocabulary as ev
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
@@ -130,7 +131,8 @@ class Attention:
         self.mode = mode
         self.present = present
         self.flavour = osc_flavour(os.environ if env is None else env)
-        self.capsule = ""
+        self.capsule = ""  # the session's name, else its capsule's: in the title
+        self.name_of: Callable[[str], str] = lambda sid: session_name(terminal, sid)
         self.waiting: dict[Kind, str] = {}
         self.ended: Kind | None = None
         self.title: str | None = None  # the title murmur-tui set, None when restored
@@ -160,8 +162,8 @@ class Attention:
         a notification."""
         for event in batch:
             match event:
-                case ev.SessionStarted():
-                    self.capsule = event.capsule_name
+                case ev.SessionStarted():  # a session's name stands for it (`--name`)
+                    self.capsule = self.name_of(event.session_id) or event.capsule_name
                 case ev.TaskEnded():
                     if event.exit_status == "ok":
                         self.notify("done", event.result)
