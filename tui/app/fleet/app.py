@@ -32,6 +32,7 @@ from tui.app.browser.host import AppBase
 from tui.app.fleet.launching import AttachTarget, Launched, resumable, tail
 from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession, RemoteQuestion, no_door, records_gone
+from tui.app.fleet.renaming import take_names
 from tui.app.fleet.screen import FleetScreen
 from tui.app.fleet.tree import record_membership
 from tui.app.gc_policy import GcPolicy
@@ -156,6 +157,7 @@ class FleetApp(AppBase[int]):
                         self._arrived, token=token, text=False)
             self.links[record.session_id] = link
             link.start()
+        self._dirty |= take_names(self.home, self.sessions, [record for record, _ in found])
         self._dirty |= records_gone(self.sessions, {record.session_id for record, _ in found})
         self._check_launched()
 
