@@ -26,7 +26,7 @@ def shown(app: FleetApp, text: str) -> bool:
     return any(text in line for line in screen_rows(app))
 
 
-async def rename_to(pilot: Pilot[None], app: FleetApp, old: str, new: str) -> None:
+async def rename_to(pilot: Pilot[int], app: FleetApp, old: str, new: str) -> None:
     await pilot.press("R")
     await wait_until(pilot, lambda: app.fleet.input.display)
     assert app.fleet.input.value == old  # the name it has, to edit
