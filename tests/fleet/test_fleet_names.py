@@ -10,6 +10,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from tests.conftest import CapsuleFactory
+from tests.fleet.test_fleet_screen import ask_capsule
 from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
 from tests.waits import wait_until
@@ -73,3 +74,17 @@ async def test_a_session_is_shown_renamed_and_refused_a_hostile_name_in_the_flee
         assert app.sessions[named.session_id].name == "release 2.1"
         assert names.read(murmur_home)[named.session_id] == "release 2.1"
         assert not shown(app, "pwned")
+
+
+async def test_a_question_is_told_by_the_name_of_the_session_that_asks(
+        murmur_home: Path, make_capsule: CapsuleFactory, served: list[Served]) -> None:
+    door = serve(ask_capsule(make_capsule, "asker"), "--name", "cat census")
+    served.append(door)
+    app = FleetApp(murmur_home)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: door.session_id in app.sessions and
+                         app.sessions[door.session_id].connection == "live")
+        door.send("ask me")
+        said = f"cat census ({door.session_id}) asks: "
+        await wait_until(pilot, lambda: any(str(n.message).startswith(said)
+                                            for n in app._notifications))

@@ -230,7 +230,8 @@ class FleetApp(AppBase[int]):
             return  # answered, or asked again, meanwhile: the newer question is told
         self.bell()
         again = " (asked before the restart)" if question.before_restart else ""
-        self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks{again}: "
+        who = printable(session.name) or session.capsule or "a session"  # its name first
+        self.notify(f"{who} ({session.session_id}) asks{again}: "
                     f"{question.prompt[:300]}", title="Needs you", timeout=10)
 
     def _linked(self, session: FleetSession, state: LinkState, now: float) -> None:
