@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, get_args
 
+from tui.app.naming import session_name
 from tui.core.events import vocabulary as ev
 from tui.core.notify.outbound import Notice, Outbound, now_rfc3339
 from tui.core.notify.settings import NotifySettings, load_notify
@@ -124,7 +125,8 @@ class Attention:
         self.session_id = ""
         self.present = present
         self.flavour = osc_flavour(os.environ if env is None else env)
-        self.capsule = ""
+        self.capsule = ""  # the session's name, else its capsule's: in the title
+        self.name_of: Callable[[str], str] = lambda sid: session_name(terminal, sid)
         self.waiting: dict[Kind, str] = {}
         self.ended: Kind | None = None
         self.title: str | None = None  # the title murmur-tui set, None when restored
@@ -156,8 +158,8 @@ class Attention:
         a notification."""
         for event in batch:
             match event:
-                case ev.SessionStarted():
-                    self.capsule = event.capsule_name
+                case ev.SessionStarted():  # a session's name stands for it (`--name`)
+                    self.capsule = self.name_of(event.session_id) or event.capsule_name
                     self.session_id = event.session_id or self.session_id
                 case ev.TaskEnded():
                     if event.exit_status == "ok":

@@ -29,7 +29,8 @@ def options_of(args: argparse.Namespace) -> LaunchOptions:
     return LaunchOptions(task=args.task[0] if args.task else None, task_file=args.task_file,
                          more_tasks=tuple(args.task[1:]) if args.task else (),
                          context_id=args.context_id, resume=resume_of(args),
-                         workdir=args.workdir, seat=getattr(args, "seat", None))
+                         workdir=args.workdir, seat=getattr(args, "seat", None),
+                         name=getattr(args, "name", None))
 
 
 def resume_of(args: argparse.Namespace) -> Resume | None:
@@ -71,6 +72,10 @@ def add_arguments(launch: argparse.ArgumentParser) -> None:
     launch.add_argument("--resume-mode", choices=("full", "compact"), default="full",
                         help="full: the whole conversation; compact: through the capsule's "
                         "on-compaction hook (default full)")
+    launch.add_argument("--name", metavar="NAME",
+                        help="the session's name, shown with its id (header, ps, fleet, "
+                        "browser); up to 64 printable characters. A resumed session keeps "
+                        "its name unless given one")
     launch.add_argument("--workdir", type=Path, help="the accessible workdir (default: "
                         "<capsule>/workdir/<session-id>)")
     launch.add_argument("--answer", action="append", default=[], metavar="TEXT",
@@ -104,6 +109,13 @@ def checked(args: argparse.Namespace) -> Capsule | int:
     if args.resume is not None and args.context_id is not None:
         return error("give --resume or --context, not both (a resumed session goes on in "
                      "its own context)")
+    if getattr(args, "name", None) is not None:
+        from tui.core.errors import NameRefused
+        from tui.core.names import checked as checked_name
+        try:
+            checked_name(args.name)
+        except NameRefused as exc:
+            return error(f"--name: {exc.text}")
     _make_task_whole(args)
     target = args.capsule if args.capsule is not None else demo_capsule()
     try:

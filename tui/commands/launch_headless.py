@@ -134,10 +134,12 @@ def _record_without_door(session: Any, formation: dict[str, Any]) -> Callable[[]
     written is said on stderr and the session runs without it."""
     from dataclasses import replace
 
+    from tui.core import names
     from tui.core.running.records import RunningRecord, remove_record, write_record
 
     spawner = session.spawner  # a delegated child's record names its parent (`spawned_by`)
     kept = {"spawned_by": spawner.session_id} if spawner is not None else {}
+    kept.update(names.record_keys(session.home, session.session_id))
     try:
         record = RunningRecord.for_this_process(
             session.session_id, None, session.capsule.name, session.capsule.version,

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tui.commands.ps_formations import FORMATION_WIDTH, grouped, summaries
+from tui.core import names
 from tui.core.a2a.card import DOOR_WORDS, METHODS
 from tui.core.a2a.task import TERMINAL, artifact_text, first_user_text, parts_text, task_state
 from tui.core.a2a.task import unwrap as unwrap_task
@@ -53,12 +54,14 @@ class SessionRow:
     model: str | None = None
     task: str | None = None
     question: str | None = None
+    name: str | None = None  # the session's name (tui/core/names.py)
     notes: list[str] = field(default_factory=list)  # files of the session not read, and why
 
     def to_json(self) -> dict[str, Any]:
         record = self.record
         return {
             "session_id": record.session_id,
+            "name": self.name,
             "capsule": f"{record.capsule_name}@{record.capsule_version}",
             "capsule_name": record.capsule_name,
             "capsule_version": record.capsule_version,
@@ -97,7 +100,10 @@ def gather(home: Path, timeout: float = door_probe.PROBE_TIMEOUT,
     held = [item.record for item in found if item.record is not None]
     shown = [tokens.read_token(home, record, credential) for record in held]
     verdicts = door_probe.verify_all(held, timeout, tokens=shown, credential=credential)
-    rows = [SessionRow(record, verdict) for record, verdict in zip(held, verdicts, strict=True)]
+    known = names.read(home)
+    rows = [SessionRow(record, verdict, name=names.name_of(home, record.session_id, record.kept,
+                                                           known))
+            for record, verdict in zip(held, verdicts, strict=True)]
     if rows:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -200,14 +206,18 @@ def uptime(started_at: str) -> str:
 
 def table(rows: Sequence[SessionRow], formations: bool = False) -> list[str]:
     """`mur ps`'s columns in its order and widths (FORMATION when `formations`: a listed or
-    pruned record names one), then STATE, MODEL and TASK; a formation's rows grouped."""
+    pruned record names one; NAME after SESSION when a session has a name), then STATE, MODEL
+    and TASK; a formation's rows grouped."""
     if not rows:
         return ["no running capsules"]
     rows = grouped(rows)
     wide = FORMATION_WIDTH
     model_width = max([5] + [len(first_line(row.model, 32)) for row in rows])
     url_width = max([3] + [len(row.record.url or "-") for row in rows])
-    lines = [f"{'SESSION':<36}  {'CAPSULE':<24}  {'STATUS':<12}  {'DETACHED':<8}  "
+    named = max([0] + [len(row.name) for row in rows if row.name])
+    name_width = max(4, named)
+    lines = [f"{'SESSION':<36}  {'NAME'.ljust(name_width) + '  ' if named else ''}"
+             f"{'CAPSULE':<24}  {'STATUS':<12}  {'DETACHED':<8}  "
              f"{'UPTIME':<9}  {'FORMATION'.ljust(wide) + '  ' if formations else ''}"
              f"{'URL':<{url_width}}  {'STATE':<9}  {'MODEL':<{model_width}}  TASK"]
     for row in rows:
@@ -217,8 +227,9 @@ def table(rows: Sequence[SessionRow], formations: bool = False) -> list[str]:
         task = first_line(row.question if row.state == "needs you" else row.task)
         if row.state == "needs you" and task != "-":
             task = first_line(f"? {task}")
+        name = (row.name or "-").ljust(name_width) + "  " if named else ""
         lines.append(
-            f"{record.session_id:<36}  {capsule:<24}  {STATUS_WORDS[row.verdict.state]:<12}  "
+            f"{record.session_id:<36}  {name}{capsule:<24}  {STATUS_WORDS[row.verdict.state]:<12}  "
             f"{'yes' if record.outlives_launcher else 'no':<8}  {uptime(record.started_at):<9}"
             f"  {member}{printable(record.url or '-', keep_newlines=False):<{url_width}}  "
             f"{row.state:<9}  "

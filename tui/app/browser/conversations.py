@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from tui.app.browser.naming import conversation_names, named_context
 from tui.app.browser.requests import ContinueConversation, OpenConversation, OpenSearch
 from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
@@ -60,6 +61,7 @@ class ConversationsScreen(Screen[None]):
         self.conversations: list[Conversation] = []
         self.by_key: dict[str, Conversation] = {}
         self.sessions: dict[str, Sessions] | None = None  # None until the index is read
+        self.names: dict[str, str] = {}  # a conversation's name: its newest session's
         self.painted_at: float | None = None  # when the first screenful showed
         self._stop_watching = threading.Event()
         self._first_paint = threading.Event()
@@ -103,6 +105,7 @@ class ConversationsScreen(Screen[None]):
         # the screen while it draws
         self._first_paint.wait(timeout=2.0)
         sessions = by_conversation(self.home)
+        self.names = conversation_names(self.home, sessions)
         self.app.call_from_thread(self._indexed, sessions)
         for conversation in found[FIRST_SCREENFUL:]:
             conversation.preview = _safe_preview(conversation)
@@ -135,8 +138,10 @@ class ConversationsScreen(Screen[None]):
     def _refill(self) -> None:
         needle = self.filter_input.value.strip().lower()
         sessions = self.sessions
-        rows = [Row(c.key, [], lazy=partial(_cells, c, sessions)) for c in self.conversations
-                if not needle or needle in c.label()]
+        named = self.names
+        rows = [Row(c.key, [], lazy=partial(_cells, c, sessions, named.get(c.key, "")))
+                for c in self.conversations
+                if not needle or needle in c.label() or needle in named.get(c.key, "").lower()]
         self.rows.replace(rows, keep=self.rows.highlighted)
         total = len(self.conversations)
         note = f"{len(rows)} of {total}" if needle else str(total)
@@ -233,10 +238,11 @@ def _safe_preview(conversation: Conversation) -> str:
         return ""
 
 
-def _cells(conversation: Conversation, index: dict[str, Sessions] | None) -> list[str]:
+def _cells(conversation: Conversation, index: dict[str, Sessions] | None, name: str = ""
+           ) -> list[str]:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(conversation.mtime))
     count = "…" if conversation.count is None else str(conversation.count)
-    return [when, conversation.record, conversation.context_id, count,
+    return [when, conversation.record, named_context(name, conversation.context_id), count,
             *_session_cells(index, conversation.key),
             conversation.preview if conversation.preview is not None else "…"]
 

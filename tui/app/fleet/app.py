@@ -33,6 +33,7 @@ from tui.app.fleet.launching import AttachTarget, Launched, resumable, tail
 from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession, RemoteQuestion, no_door, records_gone
 from tui.app.fleet.notices import FleetNotices
+from tui.app.fleet.renaming import take_names
 from tui.app.fleet.screen import FleetScreen
 from tui.app.fleet.tree import record_membership
 from tui.app.gc_policy import GcPolicy
@@ -159,6 +160,7 @@ class FleetApp(AppBase[int]):
                         self._arrived, token=token, text=False)
             self.links[record.session_id] = link
             link.start()
+        self._dirty |= take_names(self.home, self.sessions, [record for record, _ in found])
         self._dirty |= records_gone(self.sessions, {record.session_id for record, _ in found})
         self._check_launched()
 
@@ -232,7 +234,8 @@ class FleetApp(AppBase[int]):
             return  # answered, or asked again, meanwhile: the newer question is told
         self.notices.asked(session, question, list(self.sessions.values()))
         again = " (asked before the restart)" if question.before_restart else ""
-        self.notify(f"{session.capsule or 'a session'} ({session.session_id}) asks{again}: "
+        who = printable(session.name) or session.capsule or "a session"  # its name first
+        self.notify(f"{who} ({session.session_id}) asks{again}: "
                     f"{question.prompt[:300]}", title="Needs you", timeout=10)
 
     def _linked(self, session: FleetSession, state: LinkState, now: float) -> None:

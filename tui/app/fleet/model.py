@@ -54,6 +54,7 @@ class FleetSession:
     url: str
     origin: str = "found"  # found (a running record) | launched (from this screen)
     resumes: str = ""  # the session that died, which this one resumes (`r`)
+    name: str = ""  # the session's name (`launch --name`, `R`): docs/fleet.md, "Names"
     capsule: str = ""
     version: str = ""
     model: str = ""

@@ -24,7 +24,7 @@ from tui.app.widgets.row_list import Row, RowList
 from tui.core.text.printable import printable
 
 MAX_ROWS = 10_000
-Asking = Literal["answer", "task", "launch"]
+Asking = Literal["answer", "task", "launch", "rename"]
 
 
 class FleetRows(RowList):
@@ -59,6 +59,8 @@ class FleetScreen(Screen[None]):
         Binding("r", "resume", "Resume"),
         Binding("x", "cancel", "Cancel…", tooltip="Cancel the running task (asks first)"),
         Binding("S", "stop", "Stop…", tooltip="Stop the session (asks first)"),
+        # after S: at 80 columns the footer keeps S and q, and leaves Rename out whole
+        Binding("R", "ask('rename')", "Rename", tooltip="Give the session a name"),
         Binding("escape", "close_input", "Close", show=False),
         Binding("q", "quit", "Quit"),
         *[Binding(str(n), f"jump({n})", f"Session {n}", show=False) for n in range(1, 10)],
@@ -170,6 +172,8 @@ class FleetScreen(Screen[None]):
             return
         head = f"{session.session_id} · {printable(session.capsule)} " \
                f"{printable(session.version)} · {session.url.removeprefix('http://')}"
+        if session.name:
+            head = f"{printable(session.name)} · {head}"
         if session.resumes:
             head += f" · resumes {session.resumes}"
         if session.question is not None:
@@ -287,6 +291,13 @@ class FleetScreen(Screen[None]):
                 return
             hint = f"A task for {session.capsule} ({session.session_id})"
             placeholder = "the task, Enter to send, Esc to close"
+        elif what == "rename":
+            session = self._member("Choose a session first.")
+            if session is None:
+                return
+            hint = f"A name for {session.session_id} ({printable(session.capsule)}): up to 64 " \
+                   "printable characters"
+            placeholder = "the name, Enter to keep it, Esc to leave it as it was"
         else:
             session = None
             hint = "Launch a session: the capsule folder (or its murmur.yaml), then an " \
@@ -296,7 +307,7 @@ class FleetScreen(Screen[None]):
         self.hint.update(hint)
         self.hint.display = True
         self.input.placeholder = placeholder
-        self.input.value = ""
+        self.input.value = session.name if what == "rename" and session is not None else ""
         self.input.display = True
         self.input.focus()
 
@@ -313,7 +324,21 @@ class FleetScreen(Screen[None]):
         if what is None or not text.strip():
             return
         self.action_close_input()
+        if what == "rename" and session is not None:
+            self._rename(session, text)
+            return
         self.post_message(self.Act(what, session, text))
+
+    def _rename(self, session: FleetSession, text: str) -> None:
+        """`R`'s name, kept in the app's Murmur home and on the row at once (or why not)."""
+        from tui.app.fleet.renaming import rename
+        from tui.core.fs.paths import murmur_home
+
+        home = getattr(self.app, "home", None)
+        said = rename(home if home is not None else murmur_home(), session, text)
+        self.notify(printable(said), severity="information" if session.name == text
+                    else "error", timeout=8)
+        self.redraw()
 
     def action_quit(self) -> None:
         self.app.exit()

@@ -64,7 +64,7 @@ def lines(groups: Sequence[tuple[Group, Sequence[Top]]], opened: Collection[str]
     def children(node: Node, depth: int) -> None:
         for child in node.children:
             session(child.session, "  " * (depth - 1) + "↳ " +
-                    short_id(child.key, 12 - 2 * (depth - 1)))
+                    (printable(child.session.name) or short_id(child.key, 12 - 2 * (depth - 1))))
             children(child, depth + 1)
 
     for group, tops in groups:
@@ -72,7 +72,7 @@ def lines(groups: Sequence[tuple[Group, Sequence[Top]]], opened: Collection[str]
             "", f"{GROUP_TITLES[group]} ({len(tops)})", "", "", "", "", ""], "bold"))
         for top in tops:
             if isinstance(top, Node):
-                session(top.session, short_id(top.key))
+                session(top.session, printable(top.session.name) or short_id(top.key))
                 children(top, 1)
                 continue
             is_open = top.key in opened

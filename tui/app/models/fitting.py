@@ -54,12 +54,15 @@ def short_id(session_id: str) -> str:
 
 
 def fit_header(name: str, version: str, model: str, session_id: str,
-               width: int | None, served: str = "") -> str:
+               width: int | None, served: str = "", session_name: str = "") -> str:
     """The session's header: its capsule, model and id, and the door's address while the
     session is served (`serving http://…`). The id is what a person needs to come back to the
     session (`attach`, `trace`, `--resume`) and the address is how others reach it: both stay
     — the id shortened to its end when the line is tight — and the model, then the capsule's
-    version, go first."""
+    version, go first. A session with a name (`launch --name`) is headed by it, the id
+    shortened after it, the capsule and model after those (docs/fleet.md, "Names")."""
+    if session_name:
+        return _named_header(session_name, name, version, model, session_id, width, served)
     capsule = f"{name} {version}".strip()
     model_part = f"model {model}" if model else ""
     short = short_id(session_id)
@@ -78,3 +81,31 @@ def fit_header(name: str, version: str, model: str, session_id: str,
                 return line
     last = NARROW.join(part for part in (short, served) if part)
     return cut_at_word(last, width) if width is not None else last
+
+
+def _named_header(session_name: str, name: str, version: str, model: str, session_id: str,
+                  width: int | None, served: str) -> str:
+    """The name, the shortened id, then the capsule, its model and the door while they fit;
+    a name too long for the line ends at a word, the id still after it."""
+    short = short_id(session_id)
+    capsule = f"{name} {version}".strip()
+    model_part = f"model {model}" if model else ""
+    candidates = [
+        [session_name, short, capsule, model_part],
+        [session_name, short, capsule],
+        [session_name, short, name],
+        [session_name, short],
+    ]
+    for candidate in candidates:
+        parts = [part for part in (*candidate, served) if part]
+        for separator in (WIDE, NARROW):
+            line = separator.join(parts)
+            if width is None or len(line) <= width:
+                return line
+    tail = NARROW.join(part for part in (short, served) if part)
+    if width is None:  # pragma: no cover - a line with no width always fits above
+        return NARROW.join((session_name, tail))
+    room = width - len(NARROW) - len(tail)
+    if room < 2:
+        return cut_at_word(tail, width)
+    return f"{cut_at_word(session_name, room)}{NARROW}{tail}"

@@ -20,6 +20,7 @@ from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 from tui.app.models.fitting import fit_header
 from tui.app.models.queue import QueuedTask, TaskQueue
 from tui.app.models.status import SessionState
+from tui.app.naming import session_name
 from tui.app.transcript_export import TranscriptCommands, export_transcript
 from tui.app.widgets.background_pane import BackgroundPane
 from tui.app.widgets.fitted_footer import FittedFooter
@@ -82,6 +83,7 @@ class SupervisorScreen(Screen[None]):
         self.prompt = PromptArea(id="prompt")
         self.header = Static("murmur-tui", id="session-header", markup=False)
         self._header: tuple[str, str, str, str] | None = None  # capsule, version, model, id
+        self._session_name = ""  # the session's name (docs/fleet.md, "Names")
         self.door_closed = False  # a served session ended: its door closed with it
         self.transcript = Transcript(id="transcript")
         self.tools = ToolCallsPane()
@@ -142,7 +144,8 @@ class SupervisorScreen(Screen[None]):
         served = "" if self.door_closed else self.app.sub_title
         width = self.header.size.width or self.app.size.width - 2
         if self._header is not None:
-            self.header.update(fit_header(*self._header, width, served))
+            self.header.update(fit_header(*self._header, width, served,
+                                          session_name=self._session_name))
         else:
             self.header.update(fit_header("murmur-tui", "", "", "", width, served))
 
@@ -209,6 +212,7 @@ class SupervisorScreen(Screen[None]):
                 case ev.SessionStarted():
                     self._header = (event.capsule_name, event.capsule_version, event.model,
                                     event.session_id)
+                    self._session_name = session_name(self.app, event.session_id)
                     self.fit_header()
                     if event.trace_path:  # a session here: its tools' contracts
                         contracts = Path(event.trace_path).parent / "tools" / "contracts.json"

@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
+from tui.core import names
 from tui.core.cancel import CancelToken
 from tui.core.door import Door
 from tui.core.errors import LaunchError
@@ -88,7 +89,8 @@ class Serving:
             session.session_id, serving.url, session.capsule.name, session.capsule.version,
             str(session.paths.accessible), door_token=door.tokens.operator or None,
             credentials=declared_tokens(door), records_dir=session.paths.session,
-            kept=member_keys(session.seat))
+            kept={**member_keys(session.seat),
+                  **names.record_keys(session.home, session.session_id)})
         write_record(session.home, serving.record)
         return serving
 

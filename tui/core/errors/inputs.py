@@ -18,6 +18,10 @@ class LaunchError(MurmurTuiError):
     default_code = "E-LAUNCH"
 
 
+class NameRefused(LaunchError):
+    """A session's name that cannot be one (`--name`, a rename): the text says why."""
+
+
 class ContextInUse(LaunchError):
     """Another session is writing this context."""
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tui.core import names
 from tui.core.loop.launch import LaunchOptions
 from tui.core.loop.session import Session
 from tui.core.session_index import Resume
@@ -38,9 +39,14 @@ class SessionSpec:
 
 
 def build_session(spec: SessionSpec) -> Session:
-    """The session `spec` describes (LaunchError, ContextInUse: it does not start)."""
-    return Session(spec.capsule, spec.options, sinks=spec.sinks, responder=spec.responder,
-                   cancel=spec.cancel, approver=spec.approver)
+    """The session `spec` describes (LaunchError, ContextInUse: it does not start), its name
+    kept (`--name`, else the resumed session's: tui/core/names.py)."""
+    session = Session(spec.capsule, spec.options, sinks=spec.sinks, responder=spec.responder,
+                      cancel=spec.cancel, approver=spec.approver)
+    resume = spec.options.resume
+    names.settle(session.home, session.session_id, spec.options.name,
+                 resume.entry.session_id if resume is not None else None)
+    return session
 
 
 def follow_up(previous: Session, entry: Entry, text: str, sinks: Sequence[EventSink],

@@ -25,6 +25,7 @@ class LaunchOptions:
     resume: Resume | None = None  # `--resume`: continue that session's conversation
     seat: Seat | None = None  # a formation's member: its seat, from the formation channel
     spawner: Spawner | None = None  # a delegated child: the session that started it
+    name: str | None = None  # `--name`: the session's name (tui/core/names.py)
 
 
 @dataclass(frozen=True)

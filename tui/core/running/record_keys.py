@@ -39,7 +39,7 @@ FORMATION_ID = ids.FORMATION_ID
 KEPT_KEYS: dict[str, str] = {
     "formation_id": "formation id", "formation_member": "str", "formation_entry": "bool",
     "formation_lifeline": "bool", "formation_launcher": "launcher", "spawned_by": "str",
-    "unconfined": "bool",
+    "unconfined": "bool", "name": "str",  # `name`: murmur-tui's (tui/core/names.py)
 }
 STRICT_KEYS = frozenset({"formation_id", "formation_launcher"})  # malformed: unreadable
 _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
