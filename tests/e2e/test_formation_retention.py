@@ -11,16 +11,15 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.capsules import write_capsule
 from tests.responses import text_response
 from tests.rosters import write_roster
-from tests.unit.test_formation_retention import formation, frm
+from tests.unit.test_formation_retention import formation, frm, running
 from tui.core.running.liveness import process_start_token
+
+__all__ = ["running"]  # the fixture: a launcher still running
 
 DAY = 86400.0
 AUTH = "network:\n  authentication:\n    scheme: bearer\n"
@@ -39,16 +38,6 @@ reachability:
 """
 
 
-@pytest.fixture
-def launcher_alive() -> Iterator[tuple[int, str]]:
-    process = subprocess.Popen(["sleep", "300"])
-    start = process_start_token(process.pid)
-    assert start is not None
-    yield process.pid, start
-    process.kill()
-    process.wait()
-
-
 def ended_launcher() -> tuple[int, str]:
     process = subprocess.Popen(["sleep", "30"])
     start = process_start_token(process.pid)
@@ -59,7 +48,7 @@ def ended_launcher() -> tuple[int, str]:
 
 
 def test_a_launch_removes_what_the_entrys_trace_retain_no_longer_keeps(
-        tmp_path: Path, murmur_home: Path, launcher_alive: tuple[int, str]) -> None:
+        tmp_path: Path, murmur_home: Path, running: tuple[int, str]) -> None:
     team = tmp_path / "team"
     write_capsule(team / "lead", [text_response("done")], name="team-lead", shell=(),
                   capabilities="  network:\n    allow: [localhost]\n", extra=AUTH + RETAIN)
@@ -69,9 +58,9 @@ def test_a_launch_removes_what_the_entrys_trace_retain_no_longer_keeps(
     write_roster(team, ROSTER)
     now = time.time()
     ended = ended_launcher()
-    running = frm(now - 9 * DAY)  # the oldest, but its launcher runs
+    alive = frm(now - 9 * DAY)  # the oldest, but its launcher runs
     older, newer = frm(now - 5 * DAY), frm(now - 4 * DAY)
-    formation(murmur_home, running, launcher_alive, written=now - 9 * DAY)
+    formation(murmur_home, alive, running, written=now - 9 * DAY)
     formation(murmur_home, older, ended, written=now - 5 * DAY)
     formation(murmur_home, newer, ended, written=now - 4 * DAY)
     formations = murmur_home / "formations"
@@ -96,7 +85,7 @@ def test_a_launch_removes_what_the_entrys_trace_retain_no_longer_keeps(
     assert started is not None, told
     assert lines.index(removed) < lines.index(started.group(0))  # before the new one starts
     assert sorted(os.listdir(formations)) == sorted(
-        [running, newer, linked, bare, garbled.name, started.group(1)])
+        [alive, newer, linked, bare, garbled.name, started.group(1)])
     assert (formations / linked).is_symlink()  # left as it was, though what it named is gone
     info = json.loads((formations / started.group(1) / "formation.json").read_text())
     assert info["project_dir"] == str(team.resolve())
