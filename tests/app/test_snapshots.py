@@ -59,7 +59,7 @@ async def show_pane(pilot: Pilot[Any], key: str) -> None:
     tab = {PANES[name]: f"tab-{name}" for name in PANES}[key]
     rows = {"1": screen.tools.rows, "2": screen.shell, "3": screen.faults.rows}[key]
     await wait_until(pilot, lambda: screen.query_one(TabbedContent).active == tab
-                     and rows.drawn)
+                     and rows.is_on_screen and rows.drawn)
     await settle(pilot)
 
 

@@ -243,6 +243,8 @@ class LocalSource:
         (`--resume` of the session that ended, full)."""
         previous, app = self.session, self.app
         assert previous is not None and app is not None
+        if self.result is None:  # its end has not reached the app yet: how it ended decides
+            return False         # whether the queue goes on (`session_over` feeds it again)
         entry = next((e for e in session_index.entries(previous.home)
                       if e.session_id == previous.session_id), None)
         if entry is None:

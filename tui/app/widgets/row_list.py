@@ -200,7 +200,9 @@ class RowList(ScrollView, can_focus=True):
         when it shows)."""
         if self._settling:
             return False
-        if self._unsettled or not self.follow or not self.rows or not self.is_on_screen:
+        if self._unsettled:  # hidden, it is laid out when it shows; shown, it is not yet
+            return not self.is_on_screen
+        if not self.follow or not self.rows or not self.is_on_screen:
             return True
         return self.scroll_y >= self.max_scroll_y
 
