@@ -23,6 +23,7 @@ from tui.core.events.wording import LineKind
 SCRIPT = ("echo first line\nwhile [ ! -f ../../go ]; do sleep 0.1; done\necho second line\n"
           "sleep 600\n")
 COMMAND = "bash ../../wait.sh"
+WAITS = "until [ -f ../../go ]; do sleep 0.05; done; echo done"
 
 
 def capsule(root: Path, command: str, grace: float) -> Path:
@@ -79,12 +80,15 @@ async def test_the_line_says_moved_follows_the_log_and_says_stopped(
 async def test_the_line_says_how_completed_work_ended(tmp_path: Path,
                                                       murmur_home: Path) -> None:
     app = SupervisorApp(murmur_home)
-    start(app, capsule(tmp_path / "c", "sleep 0.6; echo done", 0.1))
+    # ends only once told to: a busy machine cannot let it finish inside its grace period
+    root = capsule(tmp_path / "c", WAITS, 0.1)
+    start(app, root)
     async with app.run_test(size=(240, 50)) as pilot:
         pane = app.supervisor.work_pane
         await wait_until(pilot, lambda: len(pane.work) == 1)
         [work_id] = pane.work
-        ended = re.compile(rf"✓ \$ sleep 0\.6; echo done · moved to the background as "
+        (root / "go").write_text("")
+        ended = re.compile(rf"✓ \$ {re.escape(WAITS)} · moved to the background as "
                            rf"{work_id} · exit 0 · (\d+ ms|\d+\.\d s)")
         await wait_until(pilot, lambda: any(ended.fullmatch(line) for line in call_lines(app)),
                          what=lambda: call_lines(app))
