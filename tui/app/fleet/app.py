@@ -42,6 +42,7 @@ from tui.core.errors import MurmurTuiError
 from tui.core.events import vocabulary as ev
 from tui.core.formation.roster_order import RosterOrders
 from tui.core.fs.private_files import create_private
+from tui.core.hosts.status import HostStatus
 from tui.core.text.printable import printable
 
 if TYPE_CHECKING:
@@ -72,7 +73,9 @@ class FleetApp(AppBase[int]):
         self.launched: list[Launched] = list(launched or [])
         self.notice = notice
         self.open_request: AttachTarget | None = None
-        self.fleet = FleetScreen(lambda: list(self.sessions.values()), RosterOrders(home))
+        self.hosts: dict[str, HostStatus] = {}  # by name, in the order listed; "" this machine
+        self.fleet = FleetScreen(lambda: list(self.sessions.values()), RosterOrders(home),
+                                 lambda: list(self.hosts.values()))
         self._dirty = False
         self._last_draw = 0.0
         self.gc_policy = GcPolicy(self.call_after_refresh)  # no full collection mid-frame

@@ -52,6 +52,7 @@ class FleetSession:
 
     session_id: str
     url: str
+    host: str = ""  # the host it runs on ("": this machine): tui/core/hosts/status.py
     origin: str = "found"  # found (a running record) | launched (from this screen)
     resumes: str = ""  # the session that died, which this one resumes (`r`)
     name: str = ""  # the session's name (`launch --name`, `R`): docs/fleet.md, "Names"

@@ -21,6 +21,7 @@ from tui.app.fleet.tree_rows import Line, first_line, lines
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
+from tui.core.hosts.status import HostStatus
 from tui.core.text.printable import printable
 
 MAX_ROWS = 10_000
@@ -77,10 +78,13 @@ class FleetScreen(Screen[None]):
             self.action, self.session, self.text = action, session, text
 
     def __init__(self, sessions: Callable[[], list[FleetSession]],
-                 roster: RosterOf | None = None) -> None:
-        """`roster`: a formation's member names in roster order, when known."""
+                 roster: RosterOf | None = None,
+                 hosts: Callable[[], list[HostStatus]] | None = None) -> None:
+        """`roster`: a formation's member names in roster order, when known; `hosts`: the
+        hosts the sessions come from, in the order they are listed (this machine first)."""
         super().__init__()
         self.sessions = sessions
+        self.hosts = hosts or (lambda: [])
         self.roster = roster
         self.rows = FleetRows(self.COLUMNS, MAX_ROWS, id="fleet")
         self.totals = Static("", id="fleet-totals", markup=False)
