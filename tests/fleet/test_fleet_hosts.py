@@ -176,3 +176,29 @@ async def test_three_machines_in_one_fleet_a_question_answered_on_the_third_and_
     for path in (murmur_home / "tui").rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(errors="replace"), path
+
+
+def test_a_bad_host_on_the_command_line_refuses_the_fleet_before_any_screen(
+        tmp_path: Path, murmur_home: Path) -> None:
+    from tests.conftest import run_cli
+
+    for args, said in [
+        (["--host", "build-3"], "--host build-3: expected NAME=URL (build-3=http://build-3:7401)"),
+        (["--host", "b=ftp://x:1"], "--host b=ftp://x:1: its URL: not a door URL: its scheme "
+                                    "is not http or https"),
+        (["--host", "b=http://x:1", "--host", "b=http://y:2"], "--host b: given twice; a "
+                                                               "host's name is unique"),
+        (["--token-file", str(tmp_path)], "--token-file is the --host doors' token: give "
+                                          "--host NAME=URL"),
+        (["--host", "b=http://x:1", "--token-file", str(tmp_path / "none")],
+         f"--token-file {tmp_path / 'none'}: no such file"),
+    ]:
+        refused = run_cli("fleet", *args)
+        assert refused.returncode == 2, refused.stderr
+        assert said in refused.stderr
+        assert "Traceback" not in refused.stderr
+    token = tmp_path / "token"
+    token.write_text("tok-ok-1\n")
+    # a good --host passes: only the missing terminal stops it then
+    passes = run_cli("fleet", "--host", "b=http://127.0.0.1:9", "--token-file", str(token))
+    assert passes.returncode == 2 and "fleet needs a terminal" in passes.stderr

@@ -196,12 +196,14 @@ def fleet(args: argparse.Namespace) -> int:
     """The fleet screen; Enter attaches to a session and `q` there comes back here."""
     from tui.core.fs.paths import murmur_home
 
+    # a wrong --host is told as such, anywhere (as attach tells a wrong address); `attach`'s
+    # F comes here with attach's arguments, which name no host
+    given = given_hosts(args.host, args.token_file) if hasattr(args, "host") else []
     if not on_a_terminal():
         return error(NEEDS_TERMINAL.format(command="fleet"))
     from tui.app.fleet.app import FleetApp
 
     home = murmur_home()
-    given = given_hosts(args.host, args.token_file)
     kept: dict[str, Any] = {}
     launched: list[Any] = []
     notice: str | None = None
