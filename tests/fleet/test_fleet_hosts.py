@@ -6,7 +6,9 @@ asking for the token a file holds) and 127.0.0.3 (behind a discovery command, a 
 
 Every session appears under its host; a question asked on machine 3 is answered from the fleet
 and reaches the tool; machine 3's discovery made to fail makes it one unreachable host saying
-why (its row leaves the list) and, fixed, brings its row back; the token never shows."""
+why (its row leaves the list) and, fixed, brings its row back; a task sent to machine 2 runs
+there, machine 3's session stopped from the fleet ends and its row says so; the token never
+shows."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from tests.responses import text_response
 from tests.served import SLEEP, Served
 from tests.waits import wait_until
 from tui.app.fleet.app import FleetApp
+from tui.app.screens.confirm import ConfirmScreen
 from tui.core.hosts.config import host_argument
 
 AUTH = "network:\n  authentication:\n    scheme: bearer\n"
@@ -159,6 +162,23 @@ async def test_three_machines_in_one_fleet_a_question_answered_on_the_third_and_
         assert app.hosts["machine-3"].why == "" and app.hosts["machine-3"].failures == 0
         await wait_until(pilot, lambda: shown(app, f"…{third.session_id[-9:]} asker"))
         assert "machine-3 answers again." in notes(app)
+
+        # a task sent to machine 2 from the fleet (its door takes only its token) runs there
+        app.fleet.rows.select_key(second.session_id)
+        await pilot.press("t")
+        await pilot.press(*"say hi", "enter")
+        await wait_until(pilot, lambda: app.sessions[second.session_id].last_task_status == "ok")
+        assert app.sessions[second.session_id].task == "say hi"
+        # machine 3's session stopped from the fleet ends there; its row says it ended, even
+        # once machine 3 no longer lists it
+        app.fleet.rows.select_key(third.session_id)
+        await pilot.press("S")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("enter")
+        assert await asyncio.to_thread(third.process.wait, 30) == 0
+        ended = app.sessions[third.session_id]
+        await wait_until(pilot, lambda: ended.dead and third.session_id not in app.links)
+        assert ended.status.startswith("ended ") and ended.group == "done"
 
         # the token never shows: not on the screen, in a note, a log line or a fleet file
         seen = "\n".join(screen_rows(app) + notes(app) + [caplog.text, repr(app.hosts),

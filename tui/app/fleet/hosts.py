@@ -4,7 +4,7 @@ then those `fleet --host` adds, each looked at by a HostWatcher on its own threa
 
 - a host that answers is `ok`; each session it lists becomes a row (`FleetSession.host`),
   watched over a `Link` with the token its host gave, as this machine's are; a session it no
-  longer lists is *gone* (its watcher closed);
+  longer lists is *gone* (its watcher closed), or stays *ended* when its end came first;
 - a host that cannot be reached is `unreachable`, with why and when it is tried again; its
   rows leave the list (the host's one row says why) and come back when it answers again.
 
@@ -94,7 +94,7 @@ class FleetHosts:
             for found in report.found:
                 self._row(report.name, found)
             self._leave(report.name, lambda session: session.session_id not in listed,
-                        gone=f"no longer listed by {status.label}")
+                        gone=f"no longer found on {status.label}")
         self.app.changed()
 
     def _row(self, host: str, found: Found) -> None:
@@ -124,7 +124,10 @@ class FleetHosts:
             if gone:
                 if session.dead:
                     continue
-                session.connect("gone", gone, dead=True)
+                if session.exit_status is None:  # one that ended says so, not "gone"
+                    session.connect("gone", gone, dead=True)
+                else:
+                    session.dead = True
             else:
                 del self.app.sessions[key]
             link = self.app.links.pop(key, None)
