@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tui.core.hosts.config import EntryRefused, HostConfig, host_argument, load_hosts
-from tui.core.hosts.tokens import TokenRefused, TokenSource
+from tui.core.errors import HostEntryRefused, HostTokenRefused
+from tui.core.hosts.config import HostConfig, host_argument, load_hosts
+from tui.core.hosts.tokens import TokenSource
 from tui.core.text.secrets import redact
 
 SECRET = "tok-Zq81-very-secret"
@@ -146,9 +147,9 @@ def test_a_host_argument_is_name_equals_a_door_url() -> None:
                                           "65535"),
                      ("b=x\x1b:1", "its URL: expected a door URL (http://host:port) of "
                                    "printable ASCII")]:
-        with pytest.raises(EntryRefused) as refused:
+        with pytest.raises(HostEntryRefused) as refused:
             host_argument(bad, None)
-        assert str(refused.value) == why
+        assert refused.value.text == why
 
 
 def test_token_sources_give_a_checked_token_and_say_why_not(
@@ -158,13 +159,13 @@ def test_token_sources_give_a_checked_token_and_say_why_not(
     assert TokenSource("file", path=file).read("ses_1") == SECRET
     assert redact(f"x {SECRET} y") == "x [redacted] y"  # remembered as it was read
     file.write_text("two words\n")
-    with pytest.raises(TokenRefused, match=r"expected one token on one line; it holds a "
+    with pytest.raises(HostTokenRefused, match=r"expected one token on one line; it holds a "
                                            r"space"):
         TokenSource("file", path=file).read()
-    with pytest.raises(TokenRefused, match="no such file"):
+    with pytest.raises(HostTokenRefused, match="no such file"):
         TokenSource("file", path=tmp_path / "none").read()
     monkeypatch.delenv("HOST_TOKEN", raising=False)
-    with pytest.raises(TokenRefused, match=r"token_env: \$HOST_TOKEN is not set"):
+    with pytest.raises(HostTokenRefused, match=r"token_env: \$HOST_TOKEN is not set"):
         TokenSource("env", variable="HOST_TOKEN").read()
     monkeypatch.setenv("HOST_TOKEN", SECRET)
     assert TokenSource("env", variable="HOST_TOKEN").read() == SECRET
@@ -175,7 +176,7 @@ def test_token_sources_give_a_checked_token_and_say_why_not(
     assert command.read("ses_abc") == "tok-for-ses_abc"
     script.write_text(f"import sys\nprint('{SECRET}')\nprint('no such session', "
                       "file=sys.stderr)\nsys.exit(3)\n")
-    with pytest.raises(TokenRefused) as refused:
+    with pytest.raises(HostTokenRefused) as refused:
         command.read("ses_abc")
     assert refused.value.text == (f"token_command: {os.path.basename(sys.executable)} exited "
                                   "with status 3: no such session")

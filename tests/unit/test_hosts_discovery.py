@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tui.core.errors import HostCommandFailed, ListingRefused
 from tui.core.hosts.backoff import retry_after
-from tui.core.hosts.discovery import Listed, ListingRefused, discover, parse_listing
-from tui.core.hosts.run import CommandFailed, run_bounded
+from tui.core.hosts.discovery import ListedSession, discover, parse_listing
+from tui.core.hosts.run import run_bounded
 from tui.core.text.secrets import redact
 
 A = "ses_019f0000000000000000000000000a01"
@@ -34,7 +35,7 @@ RECORD = {"session_id": B, "url": "0.0.0.0:7401", "pid": 77, "process_start": "1
 def test_murmur_tui_ps_json_is_read_and_a_gone_session_is_not_listed() -> None:
     gone = {**PS_ROW, "session_id": B, "status": "gone"}
     listing = parse_listing(json.dumps([PS_ROW, gone]).encode())
-    assert listing.sessions == (Listed(A, "http://127.0.0.3:41873", "nightly", "asker",
+    assert listing.sessions == (ListedSession(A, "http://127.0.0.3:41873", "nightly", "asker",
                                        "0.1.0", "2026-12-02T16:51:25Z"),)
     assert listing.problems == ()
     assert parse_listing(b"[]").sessions == () and parse_listing(b"\n").sessions == ()
@@ -121,18 +122,18 @@ def test_the_command_is_bounded_and_says_why_it_failed(tmp_path: Path) -> None:
     assert [item.session_id for item in discover(python).sessions] == [A]
     script.write_text("import sys\nprint('ssh: connect to host build-3 port 22: Connection "
                       "refused\\n', file=sys.stderr)\nsys.exit(255)\n")
-    with pytest.raises(CommandFailed) as failed:
+    with pytest.raises(HostCommandFailed) as failed:
         discover(python)
     name = Path(sys.executable).name
     assert failed.value.text == (f"{name} exited with status 255: ssh: connect to host "
                                  "build-3 port 22: Connection refused")
     script.write_text("import time\ntime.sleep(30)\n")
-    with pytest.raises(CommandFailed, match=r"did not finish within 0\.5 s"):
+    with pytest.raises(HostCommandFailed, match=r"did not finish within 0\.5 s"):
         run_bounded(python, 0.5, 100)
     script.write_text("import sys\nsys.stdout.write('x' * 100000)\n")
-    with pytest.raises(CommandFailed, match="printed more than 1000 bytes"):
+    with pytest.raises(HostCommandFailed, match="printed more than 1000 bytes"):
         run_bounded(python, 10, 1000)
-    with pytest.raises(CommandFailed, match="no-such-program cannot be run: No such file"):
+    with pytest.raises(HostCommandFailed, match="no-such-program cannot be run: No such file"):
         discover([str(tmp_path / "no-such-program")])
 
 

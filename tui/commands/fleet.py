@@ -149,11 +149,12 @@ def _token_from(path: Path | None) -> str | None:
     dropped, and the rest must be one bearer token (printable ASCII, no space)."""
     if path is None:
         return None
-    from tui.core.hosts.tokens import TokenRefused, token_from_file
+    from tui.core.errors import HostTokenRefused
+    from tui.core.hosts.tokens import token_from_file
 
     try:
         return token_from_file(path, f"--token-file {path}")
-    except TokenRefused as exc:
+    except HostTokenRefused as exc:
         raise AttachError(exc.text) from None
 
 
@@ -230,7 +231,8 @@ def fleet(args: argparse.Namespace) -> int:
 def given_hosts(values: list[str], token_file: Path | None) -> list[Any]:
     """`--host NAME=URL`s, each with the token `attach` would take (`--token-file`, else
     `$MURMUR_DOOR_TOKEN`, else none); AttachError (exit 2) naming a bad one."""
-    from tui.core.hosts.config import EntryRefused, host_argument
+    from tui.core.errors import HostEntryRefused
+    from tui.core.hosts.config import host_argument
     from tui.core.text.printable import printable
 
     if token_file is not None and not values:
@@ -240,9 +242,9 @@ def given_hosts(values: list[str], token_file: Path | None) -> list[Any]:
     for value in values:
         try:
             host = host_argument(value, token)
-        except EntryRefused as exc:
+        except HostEntryRefused as exc:
             raise AttachError(f"--host {printable(value[:80], keep_newlines=False)}: "
-                              f"{exc}") from None
+                              f"{exc.text}") from None
         if any(other.name == host.name for other in hosts):
             raise AttachError(f"--host {printable(host.name)}: given twice; a host's name is "
                               "unique")

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 DRAIN_SECONDS = 0.05  # events reach the list at most this late (a question: at once)
 REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing else changes
 DISCOVER_SECONDS = 2.0  # the running records are read again this often
+TAKE_SECONDS = 0.1  # a host's report reaches the list at most this late (tui/app/fleet/hosts.py)
 SWITCH_SECONDS = 0.001  # how long a thread may hold the GIL while others wait for it
 
 
@@ -103,6 +104,7 @@ class FleetApp(AppBase[int]):
         self.set_interval(DISCOVER_SECONDS, self._discover, name="discover")
         self._discover()
         self.remote.start()
+        self.set_interval(TAKE_SECONDS, self.remote.take_reports, name="hosts")
 
     # -- finding sessions ---------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)

@@ -19,7 +19,7 @@ from tui.core.hosts.status import LOCAL
 from tui.core.text.printable import printable
 
 if TYPE_CHECKING:
-    from tui.app.fleet.app import FleetApp
+    from tui.app.fleet.owner import FleetOwner
     from tui.core.running.liveness import Verdict
     from tui.core.running.records import RunningRecord
 
@@ -27,7 +27,7 @@ DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unre
 Checked = list[tuple["RunningRecord", "Verdict"]]
 
 
-def read_records(app: FleetApp) -> tuple[Checked, list[str]]:
+def read_records(app: FleetOwner) -> tuple[Checked, list[str]]:
     """Every record, checked: a session whose stream is live needs only its process checked
     (its door answers already); the others, all three layers. The files that are not records,
     one sentence each."""
@@ -55,7 +55,7 @@ def read_records(app: FleetApp) -> tuple[Checked, list[str]]:
     return [(record, verdicts[record.session_id]) for record in records], problems
 
 
-def take_records(app: FleetApp, found: Checked, problems: Sequence[str] = ()) -> None:
+def take_records(app: FleetOwner, found: Checked, problems: Sequence[str] = ()) -> None:
     """The checked records into rows: a new live one linked, a dead one gone (with why)."""
     from tui.core.running.probe import door_address, door_url
     from tui.core.running.tokens import read_token
@@ -103,7 +103,7 @@ def local_sessions(sessions: Mapping[str, FleetSession]) -> dict[str, FleetSessi
     return {key: session for key, session in sessions.items() if session.host == LOCAL}
 
 
-def new_row(app: FleetApp, record: RunningRecord, url: str) -> FleetSession:
+def new_row(app: FleetOwner, record: RunningRecord, url: str) -> FleetSession:
     launched = next((item for item in app.launched if item.process.pid == record.pid), None)
     session = FleetSession(record.session_id, url,
                            origin="launched" if launched is not None else "found",

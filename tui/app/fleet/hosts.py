@@ -24,17 +24,14 @@ from tui.app.fleet.links import Link
 from tui.app.fleet.model import FleetSession
 from tui.core.hosts.config import HostConfig, load_hosts
 from tui.core.hosts.status import LOCAL, HostState, HostStatus
-from tui.core.hosts.watch import Found, HostReport, HostWatcher
+from tui.core.hosts.watch import HostReport, HostSession, HostWatcher
 from tui.core.text.printable import printable
 
 if TYPE_CHECKING:
-    from tui.app.fleet.app import FleetApp
-
-TAKE_SECONDS = 0.1  # a host's report reaches the list at most this late
-
+    from tui.app.fleet.owner import FleetOwner
 
 class FleetHosts:
-    def __init__(self, app: FleetApp, given: Sequence[HostConfig] = ()) -> None:
+    def __init__(self, app: FleetOwner, given: Sequence[HostConfig] = ()) -> None:
         """`given`: the `--host` ones, after fleet.yaml's (a name fleet.yaml has is refused)."""
         self.app = app
         loaded = load_hosts(app.home)
@@ -57,8 +54,6 @@ class FleetHosts:
             watcher = HostWatcher(config, self.reports.put)
             self.watchers.append(watcher)
             watcher.start()
-        if self.configs:
-            self.app.set_interval(TAKE_SECONDS, self.take_reports, name="hosts")
 
     def close(self) -> None:
         for watcher in self.watchers:
@@ -97,7 +92,7 @@ class FleetHosts:
                         gone=f"no longer found on {status.label}")
         self.app.changed()
 
-    def _row(self, host: str, found: Found) -> None:
+    def _row(self, host: str, found: HostSession) -> None:
         app = self.app
         known = app.sessions.get(found.session_id)
         if known is not None and known.host != host:

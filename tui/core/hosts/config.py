@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from tui.core.errors import HostEntryRefused
 from tui.core.hosts.tokens import TokenSource
 from tui.core.running.address import door_host_port
 
@@ -36,10 +37,6 @@ MAX_NAME = 64
 DEFAULT_INTERVAL = 5.0  # seconds between two looks at a host that answers
 KEYS = ("name", "doors", "discover", "token_file", "token_env", "token_command", "address",
         "interval")
-
-
-class EntryRefused(ValueError):
-    """One entry's problem: which key, and why (never its value)."""
 
 
 @dataclass(frozen=True)
@@ -101,49 +98,49 @@ def load_hosts(home: Path) -> HostsFile:
         try:
             host = entry_of(entry, file.parent)
             if any(other.name == host.name for other in hosts):
-                raise EntryRefused("name: another host above has this name; names are unique")
-        except EntryRefused as exc:
-            problems.append(f"{file}: {shown}: {exc}; this host is not shown")
+                raise HostEntryRefused("name: another host above has this name; names are unique")
+        except HostEntryRefused as exc:
+            problems.append(f"{file}: {shown}: {exc.text}; this host is not shown")
             continue
         hosts.append(host)
     return HostsFile(tuple(hosts), tuple(problems))
 
 
 def entry_of(entry: Any, folder: Path) -> HostConfig:
-    """One entry of `hosts:`; EntryRefused naming the key at fault."""
+    """One entry of `hosts:`; HostEntryRefused naming the key at fault."""
     if not isinstance(entry, Mapping):
-        raise EntryRefused("expected a mapping (name, and doors or discover)")
+        raise HostEntryRefused("expected a mapping (name, and doors or discover)")
     unknown = sorted(str(key) for key in entry if key not in KEYS)
     if unknown:
-        raise EntryRefused(f"unknown key {', '.join(unknown)[:200]} (known: {', '.join(KEYS)})")
+        raise HostEntryRefused(f"unknown key {', '.join(unknown)[:200]} (known: {', '.join(KEYS)})")
     name = entry.get("name")
     if not isinstance(name, str):
-        raise EntryRefused("name: expected the host's name (text)")
+        raise HostEntryRefused("name: expected the host's name (text)")
     problem = _name_problem(name)
     if problem is not None:
-        raise EntryRefused(f"name: {problem}")
+        raise HostEntryRefused(f"name: {problem}")
     if ("doors" in entry) == ("discover" in entry):
-        raise EntryRefused("expected either doors (door URLs) or discover (a command), "
+        raise HostEntryRefused("expected either doors (door URLs) or discover (a command), "
                            "exactly one")
     doors: tuple[str, ...] = ()
     discover: tuple[str, ...] = ()
     if "doors" in entry:
         value = entry["doors"]
         if not isinstance(value, list) or not value:
-            raise EntryRefused("doors: expected a list of one or more door URLs")
+            raise HostEntryRefused("doors: expected a list of one or more door URLs")
         doors = tuple(door_url(item, f"doors[{i}]") for i, item in enumerate(value))
     else:
         discover = argv_of(entry["discover"], "discover")
     address = entry.get("address", "")
     if "address" in entry:
         if not discover:
-            raise EntryRefused("address: only a discovered host has one (doors name theirs)")
+            raise HostEntryRefused("address: only a discovered host has one (doors name theirs)")
         if not isinstance(address, str) or not _is_host(address):
-            raise EntryRefused("address: expected a host name or IP address")
+            raise HostEntryRefused("address: expected a host name or IP address")
     interval = entry.get("interval", DEFAULT_INTERVAL)
     if isinstance(interval, bool) or not isinstance(interval, int | float) or \
             not 1 <= interval <= 3600:
-        raise EntryRefused("interval: expected a number of seconds from 1 to 3600")
+        raise HostEntryRefused("interval: expected a number of seconds from 1 to 3600")
     return HostConfig(name, doors, discover, token_source(entry, folder), address,
                       float(interval))
 
@@ -151,7 +148,7 @@ def entry_of(entry: Any, folder: Path) -> HostConfig:
 def token_source(entry: Mapping[str, Any], folder: Path) -> TokenSource:
     given = [key for key in ("token_file", "token_env", "token_command") if key in entry]
     if len(given) > 1:
-        raise EntryRefused(f"{given[1]}: a host has one token source; {given[0]} is given "
+        raise HostEntryRefused(f"{given[1]}: a host has one token source; {given[0]} is given "
                            "too")
     if not given:
         return TokenSource()
@@ -159,13 +156,13 @@ def token_source(entry: Mapping[str, Any], folder: Path) -> TokenSource:
     value = entry[key]
     if key == "token_file":
         if not isinstance(value, str) or not value or "\x00" in value:
-            raise EntryRefused("token_file: expected the path of a file holding the token")
+            raise HostEntryRefused("token_file: expected the path of a file holding the token")
         path = Path(value).expanduser()
         return TokenSource("file", path=path if path.is_absolute() else folder / path)
     if key == "token_env":
         if not isinstance(value, str) or not value or "=" in value or "\x00" in value \
                 or not value.isprintable():
-            raise EntryRefused("token_env: expected the name of an environment variable")
+            raise HostEntryRefused("token_env: expected the name of an environment variable")
         return TokenSource("env", variable=value)
     return TokenSource("command", argv=argv_of(value, "token_command"))
 
@@ -174,12 +171,12 @@ def argv_of(value: Any, key: str) -> tuple[str, ...]:
     """A command as an argv list: run as it is, never through a shell (`[sh, -c, "…"]` is
     how to ask for one)."""
     if isinstance(value, str):
-        raise EntryRefused(f"{key}: expected a list (argv), run without a shell; for a "
+        raise HostEntryRefused(f"{key}: expected a list (argv), run without a shell; for a "
                            f"pipeline write [sh, -c, \"…\"]")
     if not isinstance(value, list) or not value or \
             not all(isinstance(item, str) and "\x00" not in item for item in value) or \
             not value[0]:
-        raise EntryRefused(f"{key}: expected a list of strings, the program first")
+        raise HostEntryRefused(f"{key}: expected a list of strings, the program first")
     return tuple(value)
 
 
@@ -188,37 +185,37 @@ def door_url(value: Any, key: str) -> str:
     after it: nothing else an HTTP client could read as a user or a second address."""
     if not isinstance(value, str) or not value.isascii() or not value.isprintable() \
             or " " in value:
-        raise EntryRefused(f"{key}: expected a door URL (http://host:port) of printable ASCII")
+        raise HostEntryRefused(f"{key}: expected a door URL (http://host:port) of printable ASCII")
     url = value.rstrip("/")
     if "://" not in url:
         try:
             door_host_port(url)
         except ValueError as exc:
-            raise EntryRefused(f"{key}: not a door URL: {exc}") from None
+            raise HostEntryRefused(f"{key}: not a door URL: {exc}") from None
         return f"http://{url}"
     parts = urlsplit(url)
     try:
         port = parts.port
     except ValueError:
-        raise EntryRefused(f"{key}: not a door URL: its port is not 1 to 65535") from None
+        raise HostEntryRefused(f"{key}: not a door URL: its port is not 1 to 65535") from None
     if parts.scheme not in ("http", "https"):
-        raise EntryRefused(f"{key}: not a door URL: its scheme is not http or https")
+        raise HostEntryRefused(f"{key}: not a door URL: its scheme is not http or https")
     if not parts.hostname or "@" in parts.netloc:
-        raise EntryRefused(f"{key}: not a door URL: it names no host, or a user")
+        raise HostEntryRefused(f"{key}: not a door URL: it names no host, or a user")
     if parts.query or parts.fragment or (port is not None and not 0 < port <= 65535):
-        raise EntryRefused(f"{key}: not a door URL: it has a query, a fragment or a bad port")
+        raise HostEntryRefused(f"{key}: not a door URL: it has a query, a fragment or a bad port")
     return url
 
 
 def host_argument(text: str, token: str | None) -> HostConfig:
     """`--host NAME=URL` (a door host; `token` from `--token-file` / `$MURMUR_DOOR_TOKEN`);
-    EntryRefused saying why it is not one."""
+    HostEntryRefused saying why it is not one."""
     name, equals, url = text.partition("=")
     if not equals:
-        raise EntryRefused("expected NAME=URL (build-3=http://build-3:7401)")
+        raise HostEntryRefused("expected NAME=URL (build-3=http://build-3:7401)")
     problem = _name_problem(name)
     if problem is not None:
-        raise EntryRefused(f"its name: {problem}")
+        raise HostEntryRefused(f"its name: {problem}")
     return HostConfig(name, (door_url(url, "its URL"),),
                       token=TokenSource("given", token=token) if token else TokenSource())
 

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tui.core.errors import NotJson
-from tui.core.hosts.run import CommandFailed, run_bounded
+from tui.core.errors import ListingRefused, NotJson
+from tui.core.hosts.run import run_bounded
 from tui.core.running.address import door_host_port
 from tui.core.running.record_keys import safe_session_id
 from tui.core.text.printable import printable
@@ -37,12 +37,8 @@ MAX_TEXT = 200  # a name, capsule, version: cut to this
 WILDCARD = frozenset({"0.0.0.0", "[::]"})
 
 
-class ListingRefused(CommandFailed):
-    """What a discovery printed is not a listing: the text says why (never quotes it)."""
-
-
 @dataclass(frozen=True)
-class Listed:
+class ListedSession:
     """One session a host's discovery lists. `url` is `http://host:port`, None for a session
     with no door."""
 
@@ -55,26 +51,26 @@ class Listed:
 
 
 @dataclass(frozen=True)
-class Listing:
-    sessions: tuple[Listed, ...]
+class HostListing:
+    sessions: tuple[ListedSession, ...]
     problems: tuple[str, ...] = ()  # entries passed over, and why
 
 
 def discover(argv: Sequence[str], address: str = "",
-             timeout: float = DISCOVER_TIMEOUT) -> Listing:
-    """Run the host's discovery; its listing, or CommandFailed saying why there is none."""
+             timeout: float = DISCOVER_TIMEOUT) -> HostListing:
+    """Run the host's discovery; its listing, or HostCommandFailed saying why there is none."""
     ran = run_bounded(argv, timeout, MAX_LISTING)
     return parse_listing(ran.stdout, address)
 
 
-def parse_listing(data: bytes, address: str = "") -> Listing:
+def parse_listing(data: bytes, address: str = "") -> HostListing:
     """The sessions `data` lists (either shape); ListingRefused when it is not a listing."""
     values = json_values(data)
     if len(values) == 1 and isinstance(values[0], list):
         values = values[0]
     if len(values) > MAX_SESSIONS:
         raise ListingRefused(f"lists {len(values)} sessions; at most {MAX_SESSIONS} are read")
-    sessions: list[Listed] = []
+    sessions: list[ListedSession] = []
     problems: list[str] = []
     seen: set[str] = set()
     for index, value in enumerate(values):
@@ -86,7 +82,7 @@ def parse_listing(data: bytes, address: str = "") -> Listing:
         if listed is not None and listed.session_id not in seen:
             seen.add(listed.session_id)
             sessions.append(listed)
-    return Listing(tuple(sessions), tuple(problems))
+    return HostListing(tuple(sessions), tuple(problems))
 
 
 def json_values(data: bytes) -> list[Any]:
@@ -144,7 +140,7 @@ def _split(data: bytes) -> list[bytes]:
     return pieces
 
 
-def entry(value: Any, address: str) -> Listed | None:
+def entry(value: Any, address: str) -> ListedSession | None:
     """One object of either shape; None for a session listed as gone; ValueError saying why it
     is not a session."""
     if not isinstance(value, dict):
@@ -161,7 +157,7 @@ def entry(value: Any, address: str) -> Listed | None:
         if not isinstance(url, str):
             raise ValueError(f"{session_id}: url: expected host:port or null")
         url = reach(url, address, session_id)
-    return Listed(session_id, url, _text(value, "name"), _text(value, "capsule_name"),
+    return ListedSession(session_id, url, _text(value, "name"), _text(value, "capsule_name"),
                   _text(value, "capsule_version"), _text(value, "started_at"))
 
 

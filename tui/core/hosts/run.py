@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tui.core.errors import MurmurTuiError
+from tui.core.errors import HostCommandFailed
 from tui.core.text.printable import printable
 from tui.core.text.secrets import redact
 
@@ -22,15 +22,8 @@ STDERR_KEPT = 4096  # the end of stderr kept for its last line
 REASON_CHARS = 200
 
 
-class CommandFailed(MurmurTuiError):
-    """A host's command that could not run, ran too long, printed too much or failed: the
-    text says which command and why, never what it printed on stdout."""
-
-    default_code = "E-HOST"
-
-
 @dataclass(frozen=True)
-class Ran:
+class CommandOutput:
     stdout: bytes
     stderr_line: str  # the last line of stderr, shown (may be "")
 
@@ -42,15 +35,15 @@ def shown_command(argv: Sequence[str]) -> str:
     return printable(program[:60], keep_newlines=False) or "?"
 
 
-def run_bounded(argv: Sequence[str], timeout: float, limit: int) -> Ran:
-    """Run `argv`; its stdout (at most `limit` bytes) once it exits 0, else CommandFailed."""
+def run_bounded(argv: Sequence[str], timeout: float, limit: int) -> CommandOutput:
+    """Run `argv`; its stdout (at most `limit` bytes) once it exits 0, else HostCommandFailed."""
     what = shown_command(argv)
     try:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, start_new_session=True)
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CommandFailed(f"{what} cannot be run: {printable(why, keep_newlines=False)}"
+        raise HostCommandFailed(f"{what} cannot be run: {printable(why, keep_newlines=False)}"
                             ) from None
     try:
         out, err, problem = _read(process, timeout, limit)
@@ -58,12 +51,12 @@ def run_bounded(argv: Sequence[str], timeout: float, limit: int) -> Ran:
         _end(process)
     line = last_line(err)
     if problem is not None:
-        raise CommandFailed(f"{what} {problem}")
+        raise HostCommandFailed(f"{what} {problem}")
     code = process.returncode
     if code != 0:
         said = f"exited with status {code}" if code > 0 else f"was killed by signal {-code}"
-        raise CommandFailed(f"{what} {said}" + (f": {line}" if line else ""))
-    return Ran(out, line)
+        raise HostCommandFailed(f"{what} {said}" + (f": {line}" if line else ""))
+    return CommandOutput(out, line)
 
 
 def _read(process: subprocess.Popen[bytes], timeout: float,

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tui.core.errors import MurmurTuiError
-from tui.core.hosts.run import CommandFailed, run_bounded, shown_command
+from tui.core.errors import HostCommandFailed, HostTokenRefused
+from tui.core.hosts.run import run_bounded, shown_command
 from tui.core.running.address import token_problem
 from tui.core.text.secrets import remember
 
@@ -21,13 +21,6 @@ MAX_TOKEN_FILE = 4096  # a door token is ~50 bytes; a bigger file is not one
 TOKEN_COMMAND_TIMEOUT = 10.0
 
 SourceKind = Literal["none", "file", "env", "command", "given"]
-
-
-class TokenRefused(MurmurTuiError):
-    """A token that could not be had, or is not one: the text says from where and why, and
-    never holds a byte of it."""
-
-    default_code = "E-HOST"
 
 
 @dataclass(frozen=True)
@@ -44,7 +37,7 @@ class TokenSource:
         return self.kind == "command"
 
     def read(self, session_id: str | None = None) -> str | None:
-        """The token, checked (None for a host with no token source); TokenRefused saying
+        """The token, checked (None for a host with no token source); HostTokenRefused saying
         why there is none. A command gets `session_id` appended when it is known."""
         if self.kind == "none":
             return None
@@ -56,13 +49,13 @@ class TokenSource:
         if self.kind == "env":
             value = os.environ.get(self.variable)
             if not value:
-                raise TokenRefused(f"token_env: ${self.variable} is not set")
+                raise HostTokenRefused(f"token_env: ${self.variable} is not set")
             return checked(value, f"token_env: ${self.variable}")
         argv = [*self.argv, *([session_id] if session_id else [])]
         try:
             ran = run_bounded(argv, TOKEN_COMMAND_TIMEOUT, MAX_TOKEN_FILE)
-        except CommandFailed as exc:
-            raise TokenRefused(f"token_command: {exc.text}") from None
+        except HostCommandFailed as exc:
+            raise HostTokenRefused(f"token_command: {exc.text}") from None
         return checked(_text(ran.stdout, f"token_command: {shown_command(argv)}"),
                        f"token_command: {shown_command(argv)}")
 
@@ -70,7 +63,7 @@ class TokenSource:
 def token_from_file(path: Path, shown: str) -> str:
     """The token in a file a person named: a regular file (a link to one is followed: the path
     is theirs), at most MAX_TOKEN_FILE bytes, never waited on; one trailing newline dropped,
-    the rest one bearer token (printable ASCII, no space). TokenRefused naming `shown`."""
+    the rest one bearer token (printable ASCII, no space). HostTokenRefused naming `shown`."""
     from tui.core.errors import FileRefused
     from tui.core.fs.safe_read import read_bounded
 
@@ -82,9 +75,9 @@ def token_from_file(path: Path, shown: str) -> str:
     except (FileRefused, OSError, ValueError) as exc:
         said = str(exc.strerror or exc) if isinstance(exc, OSError) else \
             str(exc) or type(exc).__name__
-        raise TokenRefused(f"{shown}: {said}") from None
+        raise HostTokenRefused(f"{shown}: {said}") from None
     if read.truncated:
-        raise TokenRefused(f"{shown}: it is {read.size} bytes; a token file holds one token "
+        raise HostTokenRefused(f"{shown}: it is {read.size} bytes; a token file holds one token "
                            f"(at most {MAX_TOKEN_FILE} bytes)")
     return checked(_text(read.data, shown), shown)
 
@@ -93,13 +86,13 @@ def _text(data: bytes, shown: str) -> str:
     try:
         return data.removesuffix(b"\n").decode("utf-8")
     except UnicodeDecodeError:
-        raise TokenRefused(f"{shown}: it is not UTF-8 text") from None
+        raise HostTokenRefused(f"{shown}: it is not UTF-8 text") from None
 
 
 def checked(token: str, shown: str) -> str:
-    """`token` when it can be a bearer token (remembered: never shown); else TokenRefused."""
+    """`token` when it can be a bearer token (remembered: never shown); else HostTokenRefused."""
     problem = token_problem(token)
     if problem is not None:
-        raise TokenRefused(f"{shown}: expected one token on one line; {problem}")
+        raise HostTokenRefused(f"{shown}: expected one token on one line; {problem}")
     remember(token)
     return token

@@ -25,7 +25,7 @@ CARD_TIMEOUT = 3.0  # a door that does not answer its card within it is not answ
 
 
 @dataclass(frozen=True)
-class Found:
+class HostSession:
     """A session of the host, ready to be watched: its door and the token it takes."""
 
     session_id: str
@@ -42,7 +42,7 @@ class HostReport:
     also names what was passed over on a host that answered."""
 
     name: str
-    found: tuple[Found, ...] | None
+    found: tuple[HostSession, ...] | None
     why: str = ""
     failures: int = 0  # tries in a row that failed
     retry_at: float | None = None  # monotonic: the next try of a host that failed
@@ -97,10 +97,10 @@ class HostWatcher:
                           time.monotonic() + retry_after(self.failures))
 
     # -- a discovered host ------------------------------------------------------------------
-    def _discovered(self) -> tuple[list[Found], list[str]]:
+    def _discovered(self) -> tuple[list[HostSession], list[str]]:
         listing = discover(self.host.discover, self.host.address)
         notes = list(listing.problems)
-        found: list[Found] = []
+        found: list[HostSession] = []
         listed = {item.session_id for item in listing.sessions}
         self._known = {key: value for key, value in self._known.items() if key in listed}
         for item in listing.sessions:
@@ -111,7 +111,7 @@ class HostWatcher:
             except MurmurTuiError as exc:
                 notes.append(f"{item.session_id}: {exc.text}")
                 continue
-            found.append(Found(item.session_id, item.url, item.name, item.capsule,
+            found.append(HostSession(item.session_id, item.url, item.name, item.capsule,
                                item.version, token))
         return found, notes
 
@@ -130,8 +130,8 @@ class HostWatcher:
         return token
 
     # -- a host of doors --------------------------------------------------------------------
-    def _doors(self) -> tuple[list[Found], list[str]]:
-        found: list[Found] = []
+    def _doors(self) -> tuple[list[HostSession], list[str]]:
+        found: list[HostSession] = []
         notes: list[str] = []
         for url in self.host.doors:
             try:
@@ -142,7 +142,7 @@ class HostWatcher:
             raise MurmurTuiError("no door answers: " + "; ".join(notes))
         return found, notes
 
-    def _door(self, url: str) -> Found:
+    def _door(self, url: str) -> HostSession:
         card = self._card(url, None)
         session_id = card.session_id
         known = self._known.get(url)
@@ -163,7 +163,7 @@ class HostWatcher:
             if session_id is None:
                 raise MurmurTuiError(f"the door at {url} names no session, even to its token")
         self._known[url] = (session_id, token)
-        return Found(session_id, url, capsule=card.name, version=card.version, token=token)
+        return HostSession(session_id, url, capsule=card.name, version=card.version, token=token)
 
     def _card(self, url: str, token: str | None) -> Card:
         from tui.core.a2a.client import DoorClient
