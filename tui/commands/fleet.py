@@ -32,13 +32,15 @@ def add_parsers(commands: Any) -> None:
     fleet = commands.add_parser(
         "fleet", help="every running session on one screen, grouped by what needs you",
         description="Every session serving a door on this machine (the running records under "
-                    "$MURMUR_HOME/running), and those you launch from the screen, grouped "
-                    "Needs you / Working / Done. Enter attaches; q there comes back.")
+                    "$MURMUR_HOME/running), those of the hosts $MURMUR_HOME/tui/fleet.yaml "
+                    "lists under hosts: and --host adds, and those you launch from the "
+                    "screen, grouped Needs you / Working / Done. Enter attaches; q there "
+                    "comes back.")
     fleet.add_argument("--theme", help="the screen's theme")
     fleet.add_argument("--host", action="append", default=[], metavar="NAME=URL",
                        help="also show the session serving the door at URL, under the host "
                             "NAME (repeatable; fleet.yaml's hosts: lists more)")
-    fleet.add_argument("--token-file", type=Path,
+    fleet.add_argument("--token-file", type=Path, metavar="FILE",
                        help=f"a file holding the --host doors' bearer token (default: "
                             f"${TOKEN_ENV}, else none)")
 

@@ -104,7 +104,8 @@ class FleetApp(AppBase[int]):
         self.set_interval(DISCOVER_SECONDS, self._discover, name="discover")
         self._discover()
         self.remote.start()
-        self.set_interval(TAKE_SECONDS, self.remote.take_reports, name="hosts")
+        if self.remote.configs:
+            self.set_interval(TAKE_SECONDS, self.remote.take_reports, name="hosts")
 
     # -- finding sessions ---------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
