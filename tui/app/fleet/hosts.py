@@ -30,6 +30,7 @@ from tui.core.text.printable import printable
 if TYPE_CHECKING:
     from tui.app.fleet.owner import FleetOwner
 
+
 class FleetHosts:
     def __init__(self, app: FleetOwner, given: Sequence[HostConfig] = ()) -> None:
         """`given`: the `--host` ones, after fleet.yaml's (a name fleet.yaml has is refused)."""
@@ -104,6 +105,9 @@ class FleetHosts:
         session = FleetSession(found.session_id, found.url, host=host, name=found.name,
                                capsule=found.capsule, version=found.version)
         app.sessions[found.session_id] = session
+        given_up = app.links.pop(found.session_id, None)  # the watcher of the row it replaces
+        if given_up is not None:
+            threading.Thread(target=given_up.close, name="close link", daemon=True).start()
         link = Link(app.home, found.session_id, found.url, None, app.arrived,
                     token=found.token, text=False)
         app.links[found.session_id] = link
