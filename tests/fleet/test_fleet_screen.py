@@ -130,7 +130,7 @@ async def test_a_stale_record_is_shown_as_gone_with_why(
         gone = app.sessions[stale["session_id"]]
         assert gone.group == "done" and gone.status.startswith("gone: ")
         assert str(dead.pid) in gone.status or "not running" in gone.status
-        told = [t for t in app._told if "ses_broken.json" in t]
+        told = [t for t in app.told_problems if "ses_broken.json" in t]
         assert told and "ses_broken" not in app.sessions  # said, never followed
 
 
