@@ -118,7 +118,7 @@ class FleetSession:
         """Fold one event in; True when the row's group changed (a question arrived, say).
         An event came from a new frame: the door was heard, so no stall stands."""
         self.ledger.apply(event)
-        self.stalled = False
+        was_stalled, self.stalled = self.stalled, False
         if now is not None and self.heard is not None:
             self.heard = max(self.heard, now)
         match event:
@@ -172,7 +172,7 @@ class FleetSession:
                 self.sent_by = None
                 self.exit_status = event.exit_status
             case _:
-                return False
+                return self.regroup(now) if was_stalled else False
         return self.regroup(now)
 
     def sent(self, task_id: str, rejected: str | None, queued: bool) -> None:
