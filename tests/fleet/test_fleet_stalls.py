@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,21 +20,25 @@ import pytest
 
 from tests.app.conftest import keep_notes
 from tests.conftest import CapsuleFactory
-from tests.door_fake import FakeDoor, ack, heartbeats, serving, status, until
+from tests.door_fake import FakeDoor, ack, heartbeats, serving, silence, status, until
 from tests.fleet.test_fleet_edges import HEADING_80, groups_drawn, line_of, screen_lines
 from tests.fleet.test_fleet_notify import Hook
 from tests.fleet.test_ps import record
 from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
-from tests.waits import wait_until
+from tests.waits import block_until, wait_until
 from tui.app.fleet.app import FleetApp
 from tui.app.fleet.lifeline import alarms, detail
 from tui.app.fleet.model import FleetSession, records_gone
+from tui.app.fleet.tree import FormationTree, build
 from tui.app.fleet.tree_rows import alarm_cell
 from tui.core import ids
+from tui.core.a2a.client import DoorClient
 from tui.core.events import vocabulary as ev
-from tui.core.notify.outbound import Notice
+from tui.core.notify.outbound import Notice, Outbound
+from tui.core.notify.settings import NotifySettings
 from tui.core.remote.heartbeat import load_heartbeat
+from tui.core.remote.watch import StreamFrame, Watcher, WatchState
 
 STATUS = HEADING_80.index("status")
 BEAT = 0.4  # the doors' heartbeat period the tests' fleet is told: a stall after 1.2 s
@@ -199,6 +204,64 @@ def test_the_heartbeat_period_is_read_from_fleet_yaml(murmur_home: Path, text: s
     assert found == period
     assert (problem is None and not problems) or (len(problems) == 1 and
                                                   problem in problems[0])
+
+
+def test_a_formation_counts_its_stalled_members() -> None:
+    lead, coder = working(at=0.0, heartbeat=1.0), working(at=0.0, heartbeat=1.0)
+    lead.session_id, coder.session_id = "ses_lead", "ses_coder"
+    for session, member in ((lead, "lead"), (coder, "coder")):
+        session.formation_id, session.member = "frm_1", member
+    lead.entry = True
+    coder.hear(None, 3.5, 1.0)
+    [formation] = build([lead, coder])
+    assert isinstance(formation, FormationTree) and formation.group == "needs"
+    assert formation.status == "1 working · 1 stalled?"
+
+
+# -- what the watcher hears ----------------------------------------------------------------------
+def test_the_watcher_hears_frames_and_heartbeats_but_not_a_reconnects_replay() -> None:
+    """Connection 1: a frame, three heartbeats, then cut; connection 2: the door's ack and
+    the same frame replayed, then silence. `heard` moves with the heartbeats (after the
+    frame) and stays there through the second connection."""
+    frames: list[tuple[StreamFrame, float | None]] = []
+    lives: list[float] = []
+    first = [ack(), status("tsk_1", "working", "inference turn 1", 1), heartbeats(3)]
+    second = [ack(), status("tsk_1", "working", "inference turn 1", 1), silence(30)]
+    with serving(FakeDoor("C", [first, second])) as door:
+        watcher: Watcher
+
+        def on_state(state: WatchState) -> None:
+            if state.kind == "live":
+                lives.append(time.monotonic())
+
+        watcher = Watcher(DoorClient(door.url, timeout=2),
+                          lambda frame: frames.append((frame, watcher.heard)), on_state,
+                          heartbeat=5.0, backoff_first=0.02)
+        watcher.start()
+        try:
+            block_until(lambda: len(lives) >= 2 and door.watches >= 2)
+            told = [when for frame, when in frames if frame.event == "status"]
+            assert len(told) == 1  # the replay: dropped
+            at_frame = told[0]
+            assert at_frame is not None
+            heard = watcher.heard
+            assert heard is not None and at_frame < heard < lives[1]  # the heartbeats
+            block_until(lambda: watcher.dedup.repeats >= 1)  # the replay has been read
+            assert watcher.heard == heard
+        finally:
+            watcher.close()
+
+
+def test_a_stall_told_as_plain_text_names_the_session_and_why(webhook: Hook) -> None:
+    notice = Notice("ses_1", "builder", "no frame or heartbeat for 47 s (the door's heartbeat "
+                    "is every 15 s)", "2026-12-02T18:00:00Z", "build-bot", "stalled")
+    for thread in Outbound(NotifySettings(webhook=webhook.url, body="text",
+                                          desktop=False)).send(notice):
+        thread.join(10)
+    _, headers, body = webhook.next()
+    assert body.decode() == ("build-bot (ses_1) stalled?: no frame or heartbeat for 47 s (the "
+                             "door's heartbeat is every 15 s)")
+    assert headers["Title"] == "murmur-tui: build-bot (ses_1) needs you"
 
 
 # -- the real fleet -------------------------------------------------------------------------------
