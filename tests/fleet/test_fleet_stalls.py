@@ -17,12 +17,13 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from textual.drivers.headless_driver import HeadlessDriver
 
 from tests.app.conftest import keep_notes
 from tests.conftest import CapsuleFactory
 from tests.door_fake import FakeDoor, ack, heartbeats, serving, silence, status, until
 from tests.fleet.test_fleet_edges import HEADING_80, groups_drawn, line_of, screen_lines
-from tests.fleet.test_fleet_notify import Hook
+from tests.fleet.test_fleet_notify import Hook, output
 from tests.fleet.test_ps import record
 from tests.responses import text_response
 from tests.served import SLEEP, Served, serve
@@ -289,6 +290,16 @@ def webhook() -> Iterator[Hook]:
 
 
 @pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Everything the app writes to a WezTerm (OSC 777) terminal, kept."""
+    monkeypatch.setenv("TERM_PROGRAM", "WezTerm")
+    monkeypatch.delenv("TMUX", raising=False)
+    out: list[str] = []
+    monkeypatch.setattr(HeadlessDriver, "write", lambda self, data: out.append(data))
+    yield out
+
+
+@pytest.fixture
 def gate() -> Iterator[threading.Event]:
     """What the silent door waits on before it speaks again (set at the end whatever
     happened, so none of its connections is left waiting)."""
@@ -376,10 +387,10 @@ async def test_a_silent_door_is_stalled_under_needs_you_and_a_heartbeating_one_i
 
 async def test_a_killed_served_session_is_gone_under_needs_you_then_put_aside_with_d(
         murmur_home: Path, make_capsule: CapsuleFactory, served: list[Served],
-        webhook: Hook) -> None:
+        webhook: Hook, terminal: list[str]) -> None:
     """A real served session, named, SIGKILLed while the fleet watches it: `gone` under
-    Needs you at once with how long, the reason under the list, told once (screen and
-    webhook) naming it; `d` puts it under Done, where it stays."""
+    Needs you at once with how long, the reason under the list, told once (screen, terminal
+    and webhook) naming it; `d` puts it under Done, where it stays."""
     fleet_yaml(murmur_home, webhook.url)
     door = serve(make_capsule([text_response("x")], extra=SLEEP, folder="plain",
                               name="plain"), "--name", "build-bot")
@@ -407,6 +418,11 @@ async def test_a_killed_served_session_is_gone_under_needs_you_then_put_aside_wi
         await wait_until(pilot, lambda: any("is gone" in note for note in said))
         assert [note for note in said if "is gone" in note] == [
             f"build-bot ({door.session_id}) is gone: no process holds pid {pid}"]
+        told = f"\x1b]777;notify;build-bot ({door.session_id}) is gone;no process holds pid " \
+               f"{pid}\x07"
+        await wait_until(pilot, lambda: told in output(terminal))
+        assert told + "\a" in output(terminal)  # the notification, the bell, and the title
+        assert "\x1b]2;murmur-tui · 1 needs you\x07" in output(terminal)
         body = json.loads((await asyncio.to_thread(webhook.next))[2])
         assert body == {"session": door.session_id, "name": "build-bot", "capsule": "plain",
                         "event": "gone", "why": f"no process holds pid {pid}",
@@ -422,3 +438,4 @@ async def test_a_killed_served_session_is_gone_under_needs_you_then_put_aside_wi
         await wait_until(pilot, lambda: any("only a stalled? or gone session" in note
                                             for note in said))
         assert posted(webhook) == []  # told once
+        assert output(terminal).count("is gone;") == 1
