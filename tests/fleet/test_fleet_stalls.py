@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -42,7 +43,8 @@ from tui.core.remote.heartbeat import load_heartbeat
 from tui.core.remote.watch import StreamFrame, Watcher, WatchState
 
 STATUS = HEADING_80.index("status")
-BEAT = 0.4  # the doors' heartbeat period the tests' fleet is told: a stall after 1.2 s
+BEAT = 1.0  # the doors' heartbeat period the tests' fleet is told: a stall after 3 s
+STALLED = re.compile(r"stalled\? · 0:(\d\d) ")  # the status cell, and its seconds
 ENDED = ev.SessionEnded(exit_status="ok", duration_ms=1, total_turns=1, total_input_tokens=1,
                         total_output_tokens=1, total_tool_calls=0, total_shell_calls=0)
 
@@ -289,6 +291,12 @@ def webhook() -> Iterator[Hook]:
     receiver.server.server_close()
 
 
+def seconds(line: str) -> int:
+    """How long a stalled row's status says it has been silent (-1: not stalled)."""
+    shown = STALLED.match(line[STATUS:])
+    return int(shown.group(1)) if shown else -1
+
+
 @pytest.fixture
 def terminal(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Everything the app writes to a WezTerm (OSC 777) terminal, kept."""
@@ -312,7 +320,7 @@ async def test_a_silent_door_is_stalled_under_needs_you_and_a_heartbeating_one_i
         murmur_home: Path, tmp_path: Path, webhook: Hook, gate: threading.Event) -> None:
     """Two fake doors on loopback, each with a running task: one opens the stream, shows
     its task and then sends nothing — no frame, no heartbeat — until the test lets it; the
-    other sends heartbeats only. With a 0.4 s heartbeat in fleet.yaml the first is shown
+    other sends heartbeats only. With a 1 s heartbeat in fleet.yaml the first is shown
     `stalled?` under Needs you with its age, stays so over the watcher's reconnects, is told
     once, and is Working again at its next frame; the second is never stalled."""
     fleet_yaml(murmur_home, webhook.url)
@@ -345,7 +353,7 @@ async def test_a_silent_door_is_stalled_under_needs_you_and_a_heartbeating_one_i
             assert lines[row - 1].startswith("   Needs you (1)")
             assert lines[row][3:17] == f"ses_…{stuck_id[-9:]}" and \
                 lines[row][18:23] == "stuck"
-            assert lines[row][STATUS:].startswith("stalled? · 0:0"), lines[row]
+            assert STALLED.match(lines[row][STATUS:]), lines[row]
             assert lines[row].endswith("count the s…")  # cut at 80 columns
             assert [line for line in lines if line.startswith("   Working (1)")]
             assert quiet.heartbeat == BEAT and quiet.since == quiet.heard
@@ -370,9 +378,8 @@ async def test_a_silent_door_is_stalled_under_needs_you_and_a_heartbeating_one_i
             await wait_until(pilot, lambda: link.watcher is not None and
                              link.watcher.connections >= first + 2)
             assert quiet.group == "needs" and quiet.heard == heard
-            await wait_until(pilot, lambda: line_of(app, "1  ")[STATUS:].startswith(
-                "stalled? · 0:0") and int(line_of(app, "1  ")[STATUS + 14]) >= 2,
-                what=lambda: screen_lines(app)[:8])
+            await wait_until(pilot, lambda: seconds(line_of(app, "1  ")) >= 3 * BEAT + 2,
+                             what=lambda: screen_lines(app)[:8])
             # the heartbeating door, all that time: never stalled
             assert busy.group == "working" and busy.since == entered and "needs" not in drawn
             assert not busy.stalled and busy.heard is not None
