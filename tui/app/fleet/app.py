@@ -6,7 +6,9 @@ them: tui/app/fleet/discovery.py), rescanned every few seconds; the sessions lau
 screen — child processes `murmur-tui launch --headless --serve` that outlive it; and the hosts
 beyond this machine (`fleet.yaml`'s `hosts:`, `--host`: tui/app/fleet/hosts.py). Each is
 watched over its door (one light thread each); their events reach the screen in batches, at
-most every DRAIN_SECONDS, and only what the list shows is kept.
+most every DRAIN_SECONDS, and only what the list shows is kept. Each drain also reads what
+every link last heard of its door, for the stall rule (tui/app/fleet/lifeline.py): no event
+per heartbeat.
 
 `r` on a session whose process died without writing its end starts a served session that
 resumes it (`launch CAPSULE --resume SESSION --headless --serve`), followed as a new row.
@@ -20,7 +22,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ from tui.app.browser.host import AppBase
 from tui.app.fleet.discovery import read_records, take_records
 from tui.app.fleet.hosts import FleetHosts
 from tui.app.fleet.launching import AttachTarget, Launched, resumable, tail
+from tui.app.fleet.lifeline import alarms, linked, listen, why
 from tui.app.fleet.links import Link, LinkState
 from tui.app.fleet.model import FleetSession, RemoteQuestion
 from tui.app.fleet.notices import FleetNotices
@@ -44,6 +46,7 @@ from tui.core.events import vocabulary as ev
 from tui.core.formation.roster_order import RosterOrders
 from tui.core.fs.private_files import create_private
 from tui.core.hosts.status import HostStatus
+from tui.core.remote.heartbeat import load_heartbeat
 from tui.core.text.printable import printable
 
 if TYPE_CHECKING:
@@ -88,6 +91,8 @@ class FleetApp(AppBase[int]):
         self.told_questions: set[tuple[str, str, str, int]] = set(told or ())
         self.notices = FleetNotices(home, lambda data: self._driver and self._driver.write(data),
                                     self.warn_from_thread)
+        self.heartbeat, wrong = load_heartbeat(home)  # the doors' period: stalls are 3 of it
+        self.notices.problems.extend(wrong)
 
     def on_mount(self) -> None:
         # Fifty watcher threads wake for every frame; the screen's loop waits for the GIL
@@ -141,7 +146,8 @@ class FleetApp(AppBase[int]):
                 continue
             self.gc_policy.activity()
             if isinstance(item, LinkState):
-                self._linked(session, item, now)
+                linked(session, item, self.links.get(session_id), now)
+                self._dirty = True
                 continue
             for event in item:
                 if session.apply(event, now) or not isinstance(event, ev.TextDelta):
@@ -155,6 +161,11 @@ class FleetApp(AppBase[int]):
                 continue
             self.told_questions.add(question.key(session.session_id))
             self._tell(session, question)
+        self._dirty |= listen(self.sessions, self.links, now, self.heartbeat)
+        for session, alarm in alarms(self.sessions.values()):  # a stall, a death: once each
+            self.notify(self.notices.alarm(session, alarm, why(session, alarm, now),
+                        self.sessions.values()), title="Needs you", severity="warning",
+                        timeout=10)
         if self._dirty or now - self._last_draw >= REDRAW_SECONDS:
             self._dirty = False
             self._last_draw = now
@@ -184,25 +195,6 @@ class FleetApp(AppBase[int]):
         who = printable(session.name) or session.capsule or "a session"  # its name first
         self.notify(f"{who} ({session.session_id}) asks{again}: "
                     f"{question.prompt[:300]}", title="Needs you", timeout=10)
-
-    def _linked(self, session: FleetSession, state: LinkState, now: float) -> None:
-        """The watcher's word on its door. A stream that dropped has the session's process
-        checked at once (pid and start time, local and cheap): a process that is gone leaves
-        Needs you and Working now, for good, and its watcher stops retrying."""
-        from tui.core.running.liveness import process_state
-
-        dead = None
-        link = self.links.get(session.session_id)
-        if state.state == "reconnecting" and link is not None and link.record is not None:
-            verdict = process_state(link.record)
-            dead = verdict.reason if verdict is not None and verdict.state == "gone" else None
-        if dead is not None:
-            session.connect("gone", dead, dead=True, now=now)
-            assert link is not None
-            threading.Thread(target=link.close, name="close link", daemon=True).start()
-        else:
-            session.connect(state.state, state.why, now=now)
-        self._dirty = True
 
     # -- keys -----------------------------------------------------------------------------------
     def on_fleet_screen_act(self, act: FleetScreen.Act) -> None:
@@ -256,6 +248,7 @@ class FleetApp(AppBase[int]):
                 said = "Cancel sent"
             elif action == "stop":
                 link.stop()
+                session.stopping = True  # its end is no death
                 said = "Stop sent"
             else:
                 return
@@ -308,6 +301,8 @@ class FleetApp(AppBase[int]):
             self.notify(f"Cannot launch {capsule}: {exc}", severity="error", timeout=10)
             return
         self.launched.append(Launched(process, str(capsule), log, time.monotonic(), resumes))
+        if resumes in self.sessions:  # the death is seen to: its row leaves Needs you
+            self.sessions[resumes].put_aside()
         what = f"Resuming {resumes} with" if resumes else "Launching"
         self.notify(f"{what} {capsule} (pid {process.pid})…", timeout=5)
         self._discover()

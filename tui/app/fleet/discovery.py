@@ -90,7 +90,7 @@ def take_records(app: FleetOwner, found: Checked, problems: Sequence[str] = ()) 
         # public door needs none)
         token = read_token(app.home, record) if verdict.address else None
         link = Link(app.home, record.session_id, door_url(record, verdict), record,
-                    app.arrived, token=token, text=False)
+                    app.arrived, token=token, text=False, heartbeat=app.heartbeat)
         app.links[record.session_id] = link
         link.start()
     local = local_sessions(app.sessions)

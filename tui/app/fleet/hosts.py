@@ -109,7 +109,7 @@ class FleetHosts:
         if given_up is not None:
             threading.Thread(target=given_up.close, name="close link", daemon=True).start()
         link = Link(app.home, found.session_id, found.url, None, app.arrived,
-                    token=found.token, text=False)
+                    token=found.token, text=False, heartbeat=app.heartbeat)
         app.links[found.session_id] = link
         link.start()
 

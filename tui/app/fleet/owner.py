@@ -22,6 +22,7 @@ class FleetOwner(Protocol):
     hosts: dict[str, HostStatus]
     launched: list[Launched]
     told_problems: set[str]
+    heartbeat: float  # the doors' heartbeat period (fleet.yaml `heartbeat_secs`)
 
     def arrived(self, session_id: str, item: list[ev.Event] | LinkState) -> None: ...
 

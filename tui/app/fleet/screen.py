@@ -15,8 +15,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from tui.app.fleet.lifeline import detail
 from tui.app.fleet.model import FleetSession, spent, totals
-from tui.app.fleet.tree import FormationTree, RosterOf, asking, build, grouped
+from tui.app.fleet.tree import FormationTree, RosterOf, answerable, asking, build, grouped
 from tui.app.fleet.tree_rows import Line, first_line, lines
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.fitted_footer import FittedFooter
@@ -62,6 +63,7 @@ class FleetScreen(Screen[None]):
         Binding("S", "stop", "Stop…", tooltip="Stop the session (asks first)"),
         # after S: at 80 columns the footer keeps S and q, and leaves Rename out whole
         Binding("R", "ask('rename')", "Rename", tooltip="Give the session a name"),
+        Binding("d", "put_aside", "Put aside", show=False),  # a stall or a death seen to
         Binding("escape", "close_input", "Close", show=False),
         Binding("q", "quit", "Quit"),
         *[Binding(str(n), f"jump({n})", f"Session {n}", show=False) for n in range(1, 10)],
@@ -192,7 +194,8 @@ class FleetScreen(Screen[None]):
                 f"{task_id} ({why})" for task_id, why in shown) + more
         if session.queued:
             body += "\nqueued: " + ", ".join(session.queued)
-        self.detail.update(f"{head}\n{body}")
+        trouble = detail(session, time.monotonic())  # a stall or a death: why, first
+        self.detail.update(f"{head}\n{trouble + chr(10) if trouble else ''}{body}")
 
     # -- keys ---------------------------------------------------------------------------------
     def selected(self) -> FleetSession | None:
@@ -261,6 +264,19 @@ class FleetScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen(f"{question}\n\nEnter or y: yes · Esc or n: no",
                                            enter="yes"), answered)
 
+    def action_put_aside(self) -> None:
+        """`d`: a stalled? or gone session seen to — it leaves Needs you."""
+        if self.input.display:
+            return
+        session = self._member("Choose a session first.")
+        if session is None:
+            return
+        if not session.put_aside(time.monotonic()):
+            self.notify(f"{session.session_id}: only a stalled? or gone session under Needs "
+                        "you is put aside.", timeout=5)
+            return
+        self.redraw()
+
     def action_resume(self) -> None:
         if self.input.display:
             return
@@ -272,7 +288,7 @@ class FleetScreen(Screen[None]):
     def action_ask(self, what: Asking) -> None:
         session = self.selected()
         if what == "answer":
-            if session is None or session.question is None or session.group != "needs":
+            if session is None or not answerable(session):  # a dead session's: no more
                 line = self.lines.get(self.rows.highlighted or "")  # a formation's, first
                 mine = asking(line.formation) if line is not None and line.formation else []
                 waiting = [s for s in [*mine, *self.questions] if s.question is not None]

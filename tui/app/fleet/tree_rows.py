@@ -103,12 +103,27 @@ def member_marks(blocks: bool, edges: Sequence[Edge], wall: float) -> tuple[str,
             "  ".join(said) if more else "")
 
 
+def alarm_cell(session: FleetSession, now: float) -> str | None:
+    """The status of a row under Needs you for a stall or a death, with how long: `stalled?
+    · 1:02` (since its door was last heard), `gone · 0:15` (since its death was seen); None
+    for any other row (docs/fleet.md, "Stalls and deaths")."""
+    if session.group != "needs":
+        return None
+    if session.lost:
+        return f"gone · {clock(now - session.since)}"
+    if session.stalled and session.heard is not None:
+        return f"stalled? · {clock(now - session.heard)}"
+    return None
+
+
 def session_line(number: int, session: FleetSession, label: str, now: float,
                  status: str = "", marks: str = "") -> Line:
     if session.question is not None:
         again = "(asked before the restart) " if session.question.before_restart else ""
         what = f"? {again}{first_line(session.question.prompt)}"
         style = "red" if session.connection == "gone" else "yellow"
+    elif session.stalled and session.group == "needs":
+        what, style = first_line(session.task), "yellow"
     else:
         what = first_line(session.task)
         style = "cyan" if session.group == "working" else (
@@ -120,10 +135,12 @@ def session_line(number: int, session: FleetSession, label: str, now: float,
         what = f"{marks}  {what}"
     if session.delegations:
         what += f"  → asked {', '.join(session.delegations[-2:])}"
+    alarm = alarm_cell(session, now)
     return Line(session.session_id, [
         str(number) if number < 10 else "", label,
         printable(session.capsule) + (" ·new" if session.origin == "launched" else ""),
-        f"{status} · {session.status}" if status == BLOCKS else status or session.status,
+        f"{status} · {alarm or session.status}" if status == BLOCKS else
+        alarm or status or session.status,
         age(now - session.since),
         f"{session.tokens_in + session.tokens_out:,}", what], style, session=session)
 
