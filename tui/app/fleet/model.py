@@ -71,6 +71,7 @@ class FleetSession:
     tokens_in: int = 0
     tokens_out: int = 0
     tool_calls: int = 0
+    started_tasks: set[str] = field(default_factory=set)  # every task it ran (host totals)
     delegations: list[str] = field(default_factory=list)  # peers this session asked
     # tasks sent from this screen: those the door holds and has not started, and those it
     # rejected (id, why) — a rejected task never runs, so the row keeps saying so
@@ -105,6 +106,7 @@ class FleetSession:
                 self.spawned_by = self.spawned_by or event.spawned_by
             case ev.TaskStarted():
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
+                self.started_tasks.add(event.task_id)
                 self.sent_by = (event.caller_member, event.ts_ms / 1000 if event.ts_ms
                                 else time.time()) if event.caller_member else None
                 if self.sent_by is not None and self.first_sent is None:
