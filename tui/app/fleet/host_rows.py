@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from tui.app.fleet.host_totals import heading, host_totals
+from tui.app.fleet.host_totals import fitted, heading, heading_parts, host_totals
 from tui.app.fleet.model import FleetSession, Group
 from tui.app.fleet.tree import RosterOf, Top, build, grouped
 from tui.app.fleet.tree_rows import Line, clock, first_line, lines
@@ -75,18 +75,24 @@ def draw(sessions: Sequence[FleetSession], hosts: Sequence[HostStatus],
     out: list[Line] = []
     tops: list[Top] = []
     listed: list[FleetSession] = []
-    for host in sections_of(sessions, hosts):
+    order = sections_of(sessions, hosts)
+    sums = {host.name: host_totals([s for s in sessions if s.host == host.name], now)
+            for host in order if host.state != "unreachable"}
+    # every heading says the same parts, as far as the widest of them can
+    least = max((fitted(heading_parts(printable(host.label), sums[host.name]), width)[1]
+                 for host in order if host.name in sums), default=0)
+    for host in order:
         mine = [session for session in sessions if session.host == host.name]
         label = printable(host.label)
         if host.state == "unreachable":
             out.append(_heading(host, f"▪ {label}" + (f" · {printable(host.where)}"
-                                                       if host.where else ""), width))
+                                                       if host.where else "")))
             out.append(Line(f"hostwhy:{host.name}", [INDENT + unreachable(host, now)], "red",
                             span=True, detail=unreachable(host, now)))
             continue
         listed += mine
-        totals = host_totals(mine, now)
-        out.append(_heading(host, heading(label, totals, width), width,
+        totals = sums[host.name]
+        out.append(_heading(host, heading(label, totals, width, least),
                             heading(label, totals, None)))
         if not mine:
             said = "connecting…" if host.state == "connecting" else "no sessions running"
@@ -102,7 +108,7 @@ def draw(sessions: Sequence[FleetSession], hosts: Sequence[HostStatus],
     return Drawn(out, groups, _first(out, groups), listed)
 
 
-def _heading(host: HostStatus, text: str, width: int | None, whole: str = "") -> Line:
+def _heading(host: HostStatus, text: str, whole: str = "") -> Line:
     where = f" · {printable(host.where)}" if host.where else ""
     return Line(f"host:{host.name}", [text], "bold", span=True,
                 detail=f"{printable(host.label)}{where} · {host.state}\n{whole or text}")

@@ -4,7 +4,7 @@ longest has waited — and the line that says them, fitted to a width.
 
 A line is made of parts, each with a long and a short form, and a priority. When the whole line
 does not fit, the parts least needed first take their short form, then are left out, one at a
-time, until it fits: a host's name and its questions waiting are the last to go.
+time, until it fits: a host's name and its questions waiting are shortened and left out last.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from tui.app.fleet.tree_rows import clock
 from tui.core.cost import Spend
 
 SEPARATOR = " · "
+VITAL = 1  # parts of this rank and under are shortened and left out last
+MAX_RANK = 9
 
 
 @dataclass(frozen=True)
@@ -73,26 +75,43 @@ class Part:
     rank: int  # 0 is kept longest; the highest rank goes first
 
 
-def fit(parts: Sequence[Part], width: int | None) -> str:
+def _steps() -> list[tuple[int, bool]]:
+    """Every step of fitting, in order: (the rank of the part it changes, True to shorten it
+    or False to leave it out)."""
+    others, vital = range(MAX_RANK, VITAL, -1), range(VITAL, -1, -1)
+    return [*((rank, True) for rank in others), *((rank, False) for rank in others),
+            *((rank, True) for rank in vital), *((rank, False) for rank in vital if rank)]
+
+
+STEPS = _steps()
+
+
+def fitted(parts: Sequence[Part], width: int | None, least: int = 0) -> tuple[str, int]:
     """The parts joined by ` · `, in their order, fitted into `width` cells (None: all of
-    them, long): the highest ranks take their short form first, then are left out."""
+    them, long), and how many steps that took (at least `least`: lines that share a look take
+    the same steps). Least needed first, the parts take their short form, then are left out;
+    the vital ones (rank 0 and 1: the name, the questions waiting) only once all others are
+    gone, and the first part (rank 0) never (a row too narrow for it cuts it)."""
     shown: list[str | None] = [part.long for part in parts]
+    at = {part.rank: index for index, part in enumerate(parts)}
 
     def text() -> str:
         return SEPARATOR.join(item for item in shown if item)
 
-    if width is None or cell_len(text()) <= width:
-        return text()
-    order = sorted(range(len(parts)), key=lambda i: -parts[i].rank)
-    for index in order:
-        shown[index] = parts[index].short
-        if cell_len(text()) <= width:
-            return text()
-    for index in order[:-1]:  # the first part (its name) stays, cut if it must be
-        shown[index] = None
-        if cell_len(text()) <= width:
-            return text()
-    return text()
+    taken = 0
+    while taken < len(STEPS) and (taken < least or (
+            width is not None and cell_len(text()) > width)):
+        rank, shorten = STEPS[taken]
+        index = at.get(rank)
+        if index is not None:
+            shown[index] = parts[index].short if shorten else None
+        taken += 1
+    return text(), taken
+
+
+def fit(parts: Sequence[Part], width: int | None) -> str:
+    """`fitted`'s line alone."""
+    return fitted(parts, width)[0]
 
 
 def plural(count: int, word: str) -> str:
@@ -104,7 +123,9 @@ def waiting(totals: HostTotals) -> Part | None:
         return None
     longest = clock(totals.longest) if totals.longest is not None else ""
     said = f"{plural(totals.needs, 'question')} waiting"
-    return Part(f"{said}, longest {longest}" if longest else said,
+    if longest:  # one question: how long it has waited; more: the longest wait
+        said += f" {longest}" if totals.needs == 1 else f", longest {longest}"
+    return Part(said,
                 f"{totals.needs} ? {longest}".rstrip(), 1)
 
 
@@ -115,21 +136,27 @@ def tokens(totals: HostTotals, word: str = "tokens ") -> Part:
 
 def tasks(totals: HostTotals) -> Part:
     return Part(f"tasks {totals.tasks:,} ({totals.running:,} running)",
-                f"{totals.running}/{totals.tasks} tasks", 5)
+                plural(totals.tasks, "task"), 5)
 
 
-def heading(label: str, totals: HostTotals, width: int | None) -> str:
-    """A host's heading: `▪ build-3 · 4 sessions · 1 question waiting, longest 0:41 · tasks 5
-    (2 running) · tokens 12,345 in / 3,210 out · $0.0412`, fitted to `width`."""
-    parts = [Part(f"▪ {label}", f"▪ {label}", 0), Part(plural(totals.sessions, "session"),
-                                                         f"{totals.sessions} ses.", 2)]
+def heading_parts(label: str, totals: HostTotals) -> list[Part]:
+    """A host's heading: `▪ build-3 · 4 sessions · 2 questions waiting, longest 0:41 · tasks
+    5 (2 running) · tokens 12,345 in / 3,210 out · $0.0412` (no questions when none waits,
+    no cost when a model has no price)."""
+    sessions = plural(totals.sessions, "session")
+    parts = [Part(f"▪ {label}", f"▪ {label}", 0), Part(sessions, sessions, 2)]
     asks = waiting(totals)
     if asks is not None:
         parts.append(asks)
     parts += [tasks(totals), tokens(totals)]
     if totals.cost:
         parts.append(Part(totals.cost, totals.cost, 4))
-    return fit(parts, width)
+    return parts
+
+
+def heading(label: str, totals: HostTotals, width: int | None, least: int = 0) -> str:
+    """A host's heading fitted to `width` (`fitted`, module docstring)."""
+    return fitted(heading_parts(label, totals), width, least)[0]
 
 
 def fleet_line(totals: HostTotals, width: int | None = None) -> str:
