@@ -80,8 +80,8 @@ def test_a_section_per_host_in_the_listed_order_each_with_its_own_groups() -> No
     assert [line.span for line in drawn.lines if line.key.startswith("host")] == [True] * 7
     # the highlight starts on the question waiting longest, whatever its host's place
     assert drawn.first == "ses_b3asks"
-    assert [s.session_id for _, tops in drawn.groups if _ == "needs" for s in
-            (top.session for top in tops)] == ["ses_b3asks", "ses_b2asks"]
+    assert [top.key for group, tops in drawn.groups if group == "needs" for top in tops] == \
+        ["ses_b3asks", "ses_b2asks"]
     assert drawn.lines[0].detail == "this machine · connecting\n" + drawn.lines[0].cells[0]
     assert drawn.lines[3].detail.startswith("build-2 · 127.0.0.2:7401 · ok\n▪ build-2 ·")
 
