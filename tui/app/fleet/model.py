@@ -72,6 +72,11 @@ class FleetSession:
     tokens_out: int = 0
     tool_calls: int = 0
     started_tasks: set[str] = field(default_factory=set)  # every task it ran (host totals)
+    # a turn that ended with no call told: a door that tells no usage (Murmur's, its trace
+    # not on this machine) — the row's tokens are unknown, not 0, until a call is told
+    usage_told: bool = False
+    untold_turns: int = 0
+    _in_turn: bool = False
     delegations: list[str] = field(default_factory=list)  # peers this session asked
     # tasks sent from this screen: those the door holds and has not started, and those it
     # rejected (id, why) — a rejected task never runs, so the row keeps saying so
@@ -129,7 +134,11 @@ class FleetSession:
             case ev.InputAnswered():
                 if self.question is not None and self.question.request_id == event.request_id:
                     self.question = None
+            case ev.TurnStarted():
+                self.untold_turns += self._in_turn
+                self._in_turn = True
             case ev.TurnCompleted():
+                self.usage_told, self._in_turn = True, False
                 self.tokens_in += event.input_tokens
                 self.tokens_out += event.output_tokens or 0
             case ev.ToolCallFinished():
@@ -138,7 +147,8 @@ class FleetSession:
                 self.delegations.append(event.peer_url)
                 return True
             case ev.TaskEnded():
-                self.in_task, self.question = False, None
+                self.untold_turns += self._in_turn
+                self.in_task, self.question, self._in_turn = False, None, False
                 self.calls = {k: c for k, c in self.calls.items() if c.task_id != event.task_id}
                 if event.task_id == self.task_id:
                     self.sent_by = None
@@ -151,6 +161,11 @@ class FleetSession:
             case _:
                 return False
         return self.regroup(now)
+
+    @property
+    def tokens_known(self) -> bool:
+        """False while every turn it ended told no call (a door that tells no usage)."""
+        return self.usage_told or not self.untold_turns
 
     def sent(self, task_id: str, rejected: str | None, queued: bool) -> None:
         """A task sent from this screen, as the door answered: `rejected` (why) or taken;

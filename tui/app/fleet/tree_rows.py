@@ -130,7 +130,8 @@ def session_line(number: int, session: FleetSession, label: str, now: float,
         printable(session.capsule) + (" ·new" if session.origin == "launched" else ""),
         f"{status} · {session.status}" if status == BLOCKS else status or session.status,
         age(now - session.since),
-        f"{session.tokens_in + session.tokens_out:,}", what], style, session=session)
+        f"{session.tokens_in + session.tokens_out:,}" if session.tokens_known else "–", what],
+        style, session=session)
 
 
 def formation_line(top: FormationTree, is_open: bool, now: float) -> Line:
