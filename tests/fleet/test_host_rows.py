@@ -144,3 +144,25 @@ def test_an_unreachable_host_says_why_and_when_it_is_tried_again() -> None:
     assert unreachable(HostStatus("b", state="unreachable"), 0.0) == "unreachable"
     hostile = HostStatus("b", state="unreachable", why="\x1b]0;owned\x07refused")
     assert "\x1b" not in unreachable(hostile, 0.0)
+
+
+def test_a_formation_stays_a_tree_inside_its_host() -> None:
+    frm = "frm_019f01a940ce7761854e768ecbe3d399"
+    lead = FleetSession("ses_lead0001", "u", host="build-2", capsule="lead", formation_id=frm,
+                        member="lead", entry=True)
+    coder = FleetSession("ses_coder001", "u", host="build-2", capsule="coder",
+                         formation_id=frm, member="coder")
+    child = FleetSession("ses_child001", "u", host="build-2", capsule="helper",
+                         spawned_by="ses_coder001")
+    for session in (lead, coder, child):
+        session.connection = "live"
+    local = row("ses_local01", "")
+    hosts = [HostStatus(""), HostStatus("build-2", state="ok")]
+    drawn = draw([local, lead, coder, child], hosts, None, {f"frm:{frm}"}, NOW, 1000.0)
+    assert [(line.key, line.cells[1] if len(line.cells) > 1 else "") for line in drawn.lines] \
+        == [("host:", ""), ("group:done@", "Done (1)"), ("ses_local01", "ses_local01"),
+            ("host:build-2", ""), ("group:done@build-2", "Done (1)"),
+            (f"frm:{frm}", "▾ frm_…be3d399"), ("ses_lead0001", "├ lead"),
+            ("ses_coder001", "└ coder"), ("ses_child001", "  ↳ ses_…ld001")]
+    assert [line.cells[0] for line in drawn.lines if line.session is not None] == ["1", "2",
+                                                                                   "3", "4"]
