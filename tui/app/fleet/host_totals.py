@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
-from tui.app.fleet.model import FleetSession
+from tui.app.fleet.model import FleetSession, spent
 from tui.app.fleet.tree_rows import clock
-from tui.core.cost import Spend
 
 SEPARATOR = " · "
 VITAL = 1  # parts of this rank and under are shortened and left out last
@@ -44,16 +43,13 @@ class HostTotals:
 def host_totals(sessions: Iterable[FleetSession], now: float) -> HostTotals:
     """The sums of `sessions` at `now` (the monotonic clock questions are stamped with)."""
     listed = list(sessions)
-    spend = Spend()
-    for session in listed:
-        spend += session.ledger.session
     asked = [now - s.question.asked_at for s in listed
              if s.group == "needs" and s.question is not None]
     return HostTotals(
         sessions=len(listed), needs=sum(s.group == "needs" for s in listed),
         working=sum(s.group == "working" for s in listed),
         tokens_in=sum(s.tokens_in for s in listed), tokens_out=sum(s.tokens_out for s in listed),
-        tool_calls=sum(s.tool_calls for s in listed), cost=spend.cost,
+        tool_calls=sum(s.tool_calls for s in listed), cost=spent(listed),
         tasks=sum(len(s.started_tasks) for s in listed),
         running=sum(s.in_task and s.group != "done" for s in listed),
         longest=max(asked) if asked else None)
