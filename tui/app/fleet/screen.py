@@ -1,6 +1,7 @@
-"""The fleet screen: one list of every session, grouped Needs you / Working / Done, under a
-heading naming its columns, a line of totals, and an input line for an inline answer, a task or
-a capsule to launch. `x` and `S` ask first (tui/app/screens/confirm.py)."""
+"""The fleet screen: one list of every session, grouped Needs you / Working / Done (in a section
+per host when they run on more than one: tui/app/fleet/host_rows.py), under a heading naming its
+columns, a line of totals, and an input line for an inline answer, a task or a capsule to
+launch. `x` and `S` ask first (tui/app/screens/confirm.py)."""
 
 from __future__ import annotations
 
