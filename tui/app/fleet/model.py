@@ -81,6 +81,12 @@ class FleetSession:
     tokens_in: int = 0
     tokens_out: int = 0
     tool_calls: int = 0
+    started_tasks: set[str] = field(default_factory=set)  # every task it ran (host totals)
+    # a turn that ended with no call told: a door that tells no usage (Murmur's, its trace
+    # not on this machine) — the row's tokens are unknown, not 0, until a call is told
+    usage_told: bool = False
+    untold_turns: int = 0
+    _in_turn: bool = False
     delegations: list[str] = field(default_factory=list)  # peers this session asked
     # tasks sent from this screen: those the door holds and has not started, and those it
     # rejected (id, why) — a rejected task never runs, so the row keeps saying so
@@ -130,6 +136,7 @@ class FleetSession:
                 self.spawned_by = self.spawned_by or event.spawned_by
             case ev.TaskStarted():
                 self.in_task, self.task, self.task_id = True, event.text, event.task_id
+                self.started_tasks.add(event.task_id)
                 self.sent_by = (event.caller_member, event.ts_ms / 1000 if event.ts_ms
                                 else time.time()) if event.caller_member else None
                 if self.sent_by is not None and self.first_sent is None:
@@ -152,7 +159,11 @@ class FleetSession:
             case ev.InputAnswered():
                 if self.question is not None and self.question.request_id == event.request_id:
                     self.question = None
+            case ev.TurnStarted():
+                self.untold_turns += self._in_turn
+                self._in_turn = True
             case ev.TurnCompleted():
+                self.usage_told, self._in_turn = True, False
                 self.tokens_in += event.input_tokens
                 self.tokens_out += event.output_tokens or 0
             case ev.ToolCallFinished():
@@ -161,7 +172,8 @@ class FleetSession:
                 self.delegations.append(event.peer_url)
                 return True
             case ev.TaskEnded():
-                self.in_task, self.question = False, None
+                self.untold_turns += self._in_turn
+                self.in_task, self.question, self._in_turn = False, None, False
                 self.calls = {k: c for k, c in self.calls.items() if c.task_id != event.task_id}
                 if event.task_id == self.task_id:
                     self.sent_by = None
@@ -174,6 +186,11 @@ class FleetSession:
             case _:
                 return self.regroup(now) if was_stalled else False
         return self.regroup(now)
+
+    @property
+    def tokens_known(self) -> bool:
+        """False while every turn it ended told no call (a door that tells no usage)."""
+        return self.usage_told or not self.untold_turns
 
     def sent(self, task_id: str, rejected: str | None, queued: bool) -> None:
         """A task sent from this screen, as the door answered: `rejected` (why) or taken;

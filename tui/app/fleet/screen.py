@@ -1,6 +1,7 @@
-"""The fleet screen: one list of every session, grouped Needs you / Working / Done, under a
-heading naming its columns, a line of totals, and an input line for an inline answer, a task or
-a capsule to launch. `x` and `S` ask first (tui/app/screens/confirm.py)."""
+"""The fleet screen: one list of every session, grouped Needs you / Working / Done (in a section
+per host when they run on more than one: tui/app/fleet/host_rows.py), under a heading naming its
+columns, a line of totals, and an input line for an inline answer, a task or a capsule to
+launch. `x` and `S` ask first (tui/app/screens/confirm.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from tui.app.fleet.host_rows import draw
+from tui.app.fleet.host_totals import fleet_line, host_totals
 from tui.app.fleet.lifeline import detail
-from tui.app.fleet.model import FleetSession, spent, totals
-from tui.app.fleet.tree import FormationTree, RosterOf, answerable, asking, build, grouped
-from tui.app.fleet.tree_rows import Line, first_line, lines
+from tui.app.fleet.model import FleetSession
+from tui.app.fleet.tree import FormationTree, RosterOf, answerable, asking
+from tui.app.fleet.tree_rows import Line, first_line
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
@@ -126,29 +129,33 @@ class FleetScreen(Screen[None]):
 
     # -- drawing ------------------------------------------------------------------------------
     def redraw(self) -> None:
-        sessions = self.sessions()
-        groups = grouped(build(sessions, self.roster))
-        shown = lines(groups, self.opened, time.monotonic(), time.time())
+        now = time.monotonic()
+        width = self.rows.scrollable_content_region.width
+        drawn = draw(self.sessions(), self.hosts(), self.roster, self.opened, now, time.time(),
+                     width or None)
+        shown, groups = drawn.lines, drawn.groups
         self.lines = {line.key: line for line in shown}
         self.numbered = [line.session for line in shown if line.session is not None]
         self.formation_of = {s.session_id: top.key for _, tops in groups for top in tops
                              if isinstance(top, FormationTree) for s in top.sessions()}
         self.questions = [s for _, tops in groups for top in tops for s in asking(top)]
         keep = self.rows.highlighted
-        first = next((line.key for line in shown if not line.key.startswith("group:")), None)
         if keep is not None and keep not in self.lines:
             keep = self.formation_of.get(keep, keep)  # a member of a closed formation
-        if first is not None and (not self.chosen or keep is None or keep.startswith("group:")):
-            # until the person moves it, the highlight is on the first row: the top of Needs
-            # you (the one waiting longest), else the first session or formation
-            keep = first
-        self.rows.replace([Row(line.key, line.cells, line.style) for line in shown], keep=keep)
+        if drawn.first is not None and (not self.chosen or keep is None or
+                                        keep.startswith("group:")):
+            # until the person moves it, the highlight is on the top of Needs you (the one
+            # waiting longest, on any host), else the first session or formation
+            keep = drawn.first
+        self.rows.replace([Row(line.key, line.cells, line.style, span=line.span)
+                           for line in shown], keep=keep)
         self._show_detail()
-        t, cost = totals(sessions), spent(sessions)
-        self.totals.update(
-            f"{t.sessions} session{'s' if t.sessions != 1 else ''} · {t.needs} need you · "
-            f"{t.working} working · tokens {t.tokens_in:,} in / {t.tokens_out:,} out · "
-            f"{cost + ' · ' if cost else ''}{t.tool_calls:,} tool calls")
+        self.totals.update(fleet_line(host_totals(drawn.sessions, now),
+                                      self.totals.content_region.width or None))
+
+    def on_resize(self, _: events.Resize) -> None:
+        """The headings and the totals are fitted to the width."""
+        self.redraw()
 
     def on_fleet_rows_side(self, event: FleetRows.Side) -> None:
         """→ opens the highlighted formation, ← closes it (from a member's row too: the
@@ -174,7 +181,8 @@ class FleetScreen(Screen[None]):
         line = self.lines.get(self.rows.highlighted or "")
         if session is None:
             self.detail.update(formation_detail(line.formation) if line is not None and
-                               line.formation is not None else "")
+                               line.formation is not None else line.detail if line is not None
+                               else "")
             return
         head = f"{session.session_id} · {printable(session.capsule)} " \
                f"{printable(session.version)} · {session.url.removeprefix('http://')}"

@@ -47,6 +47,7 @@ class Row:
     style: str = ""  # a Rich style for the whole row, e.g. "red"
     # cells made when the row is drawn (a list of many thousands formats only what shows)
     lazy: Callable[[], list[str]] | None = None
+    span: bool = False  # one text over the whole row (a section's heading), not in columns
 
     def shown(self) -> list[str]:
         return self.lazy() if self.lazy is not None else self.cells
@@ -268,7 +269,8 @@ class RowList(ScrollView, can_focus=True):
             return kept[1]
         # a cell is cut and padded to its column by terminal cells (a wide character takes
         # two), and holds nothing a terminal would act on; the row is cut to the view
-        text = fit_cell(" ".join(fit_cell(cell, w) for cell, (_, w)
+        text = fit_cell(cells[0] if row.span and cells else
+                        " ".join(fit_cell(cell, w) for cell, (_, w)
                                  in zip(cells, self.columns, strict=False)).rstrip(), width)
         style = self.row_style(row.style)
         if mark == "cursor":  # the theme's cursor, its colours over the row's own
