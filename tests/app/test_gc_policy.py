@@ -90,3 +90,16 @@ async def test_a_screen_never_quiet_is_thawed_every_thaw_busy_seconds(
     policy.last_thaw = time.monotonic() - gc_policy.THAW_BUSY_SECONDS
     policy.tick()
     assert dead() is None
+
+
+def test_settle_freezes_what_was_just_built_and_collects_the_young_first(
+        policy: GcPolicy) -> None:
+    built = [Cycle() for _ in range(1000)]
+    garbage = Cycle()
+    dead = weakref.ref(garbage)
+    del garbage
+    frozen = gc.get_freeze_count()
+    policy.settle()
+    assert dead() is None  # young garbage is reclaimed before the freeze
+    assert gc.get_freeze_count() >= frozen + len(built)
+    assert policy.frozen_since_thaw == 1

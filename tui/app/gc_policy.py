@@ -21,9 +21,12 @@ builds after the start (rows, transcripts, 200 watched sessions) is never frozen
 `gc.freeze`: its collections grew to 90–150 ms. So a collection that takes longer than
 `FREEZE_ABOVE_SECONDS` freezes what survived it, and the next ones walk only what is younger.
 A cycle that dies after it was frozen is not reclaimed until a *thaw* (`gc.unfreeze`, a full
-collection, `gc.freeze`): one after `THAW_QUIET_SECONDS` without events, and — so a screen
-never quiet does not keep such garbage for ever — one every `THAW_BUSY_SECONDS` while busy
-(its pause is that of a collection before this change; `trapped` counts what it found).
+collection, `gc.freeze`), whose pause is that of a collection before any freeze (100–200 ms
+in a fleet of 200): one after `THAW_QUIET_SECONDS` without events, and — so a screen never
+quiet does not keep such garbage for ever — one every `THAW_BUSY_SECONDS` while busy
+(`trapped` counts what the last one found). `settle` freezes at once, after a young
+collection only, what the owner has just built to last (the fleet's watched sessions), so
+the first full collection after it does not walk it all.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ FULL_SECONDS = 1.0  # while busy: a full collection at most this often, just aft
 AFTER_FRAME_SECONDS = 0.01  # ... and after keys and timers held up by the frame have run
 QUIET_SECONDS = 1.0
 FREEZE_ABOVE_SECONDS = 0.01  # a full collection this long (loop CPU) freezes its survivors
-THAW_QUIET_SECONDS = 5.0  # quiet this long after a freeze: frozen garbage is reclaimed
-THAW_BUSY_SECONDS = 600.0  # while busy, at most this often
+THAW_QUIET_SECONDS = 30.0  # quiet this long after a freeze: frozen garbage is reclaimed
+THAW_BUSY_SECONDS = 1800.0  # while busy, at most this often
 
 
 class GcPolicy:
@@ -108,6 +111,15 @@ class GcPolicy:
         if took > FREEZE_ABOVE_SECONDS and self._started:
             gc.freeze()  # the next collections walk only what is younger
             self.frozen_since_thaw += 1
+
+    def settle(self) -> None:
+        """What was just built lives long (a fleet's watched sessions): the young collected,
+        and everything frozen without walking the old (its garbage waits for a thaw)."""
+        if not self._started:
+            return
+        gc.collect(1)
+        gc.freeze()
+        self.frozen_since_thaw += 1
 
     def thaw(self) -> None:
         """Every object back in the collector's reach, the cycles among them reclaimed, and

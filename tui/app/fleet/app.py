@@ -54,6 +54,7 @@ REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing el
 DISCOVER_SECONDS = 2.0  # the running records are read again this often
 SWITCH_SECONDS = 0.001  # how long a thread may hold the GIL while others wait for it
 DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unreachable
+SETTLE_LINKS = 20  # this many sessions linked at once are frozen (GcPolicy.settle)
 
 
 class FleetApp(AppBase[int]):
@@ -139,6 +140,7 @@ class FleetApp(AppBase[int]):
                 self.notify(f"Not a running record: {printable(problem)}",
                             severity="warning", timeout=10)
 
+        linked = 0
         for record, verdict in found:
             known = self.sessions.get(record.session_id)
             if verdict.state != "live":
@@ -163,6 +165,9 @@ class FleetApp(AppBase[int]):
                         self._arrived, token=token, text=False)
             self.links[record.session_id] = link
             link.start()
+            linked += 1
+        if linked >= SETTLE_LINKS:  # many sessions at once: kept out of full collections
+            self.gc_policy.settle()
         self._dirty |= take_names(self.home, self.sessions, [record for record, _ in found])
         self._dirty |= records_gone(self.sessions, {record.session_id for record, _ in found})
         self._check_launched()
