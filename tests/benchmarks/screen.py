@@ -14,7 +14,10 @@ it falls further behind with every event, and a full-length run would not end.
 Goals (coalescing): worst lag under 50 ms paced,
 under 100 ms flooded; widgets and RSS flat from 10% to 100%.
 
-Run: python tests/benchmarks/screen.py [--events N] [--skip-immediate]
+Also reported: the collections' loop CPU, how many froze their survivors, and what a thaw at
+the end found and cost (tui/app/gc_policy.py); `--no-refreeze` runs the policy as it was.
+
+Run: python tests/benchmarks/screen.py [--events N] [--skip-immediate] [--no-refreeze]
 (prints one JSON object; ~3 minutes)
 """
 
