@@ -59,6 +59,7 @@ REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing el
 DISCOVER_SECONDS = 2.0  # the running records are read again this often
 TAKE_SECONDS = 0.1  # a host's report reaches the list at most this late (tui/app/fleet/hosts.py)
 SWITCH_SECONDS = 0.001  # how long a thread may hold the GIL while others wait for it
+SETTLE_LINKS = 20  # this many sessions linked at once are frozen (GcPolicy.settle)
 
 
 class FleetApp(AppBase[int]):
@@ -110,7 +111,7 @@ class FleetApp(AppBase[int]):
         self._discover()
         self.remote.start()
         if self.remote.configs:
-            self.set_interval(TAKE_SECONDS, self.remote.take_reports, name="hosts")
+            self.set_interval(TAKE_SECONDS, self._take_reports, name="hosts")
 
     # -- finding sessions ---------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
@@ -121,8 +122,20 @@ class FleetApp(AppBase[int]):
 
     def _discovered(self, found: list[tuple[RunningRecord, Verdict]],
                     problems: Sequence[str] = ()) -> None:
+        before = len(self.links)
         take_records(self, found, problems)
+        self._settle(len(self.links) - before)
         self._check_launched()
+
+    def _take_reports(self) -> None:
+        before = len(self.links)
+        self.remote.take_reports()
+        self._settle(len(self.links) - before)
+
+    def _settle(self, linked: int) -> None:
+        """Many sessions linked at once: what they built is kept out of full collections."""
+        if linked >= SETTLE_LINKS:
+            self.gc_policy.settle()
 
     def changed(self) -> None:
         """A row changed: the list is drawn again at the next drain."""

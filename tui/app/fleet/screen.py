@@ -25,6 +25,7 @@ from tui.app.fleet.tree_rows import Line, first_line
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
+from tui.app.widgets.steady_text import SteadyText
 from tui.core.hosts.status import HostStatus
 from tui.core.text.printable import printable
 
@@ -92,9 +93,9 @@ class FleetScreen(Screen[None]):
         self.hosts = hosts or (lambda: [])
         self.roster = roster
         self.rows = FleetRows(self.COLUMNS, MAX_ROWS, id="fleet")
-        self.totals = Static("", id="fleet-totals", markup=False)
+        self.totals = SteadyText(id="fleet-totals")  # laid out again only when it must
         self.heading = Static(self.rows.header(), id="fleet-heading", markup=False)
-        self.detail = Static("", id="fleet-detail", markup=False)
+        self.detail = SteadyText(id="fleet-detail")
         self.hint = Static("", id="fleet-hint", markup=False)
         self.input = Input(id="fleet-input")
         self.asking: Asking | None = None
