@@ -7,7 +7,8 @@ every request it got (header names in lower case).
 
 A connection script is a list of steps: `frame(event, data, id)`, `heartbeats(n)` (n
 heartbeat periods of nothing but `:heartbeat`), `silence(seconds)` (no byte at all),
-`closed()` (capsule-closed, the end), `raw(bytes)`; a script that runs out ends the stream
+`until(gate)` (no byte at all until the test sets the `threading.Event`), `closed()`
+(capsule-closed, the end), `raw(bytes)`; a script that runs out ends the stream
 without capsule-closed (a lost connection). Connection i plays `scripts[i]`; once they run
 out, the last one plays again.
 """
@@ -55,6 +56,10 @@ def heartbeats(count: int) -> Step:
 
 def silence(seconds: float) -> Step:
     return ("silence", seconds)
+
+
+def until(gate: threading.Event) -> Step:
+    return ("until", gate)
 
 
 def closed() -> Step:
@@ -388,6 +393,8 @@ class FakeDoor:
                         out.flush()
                 elif kind == "silence":
                     time.sleep(value)
+                elif kind == "until":
+                    value.wait()
         except OSError:
             pass
 

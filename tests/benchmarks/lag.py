@@ -4,6 +4,7 @@ tick's drift past its 10 ms (a loop busy for 60 ms drifts ~50 ms)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from textual.app import App
 
@@ -15,7 +16,7 @@ class LagTicker:
         self.lags: list[float] = []  # seconds each tick came late
         self._last = time.perf_counter()
 
-    def start(self, app: App[object]) -> None:
+    def start(self, app: App[Any]) -> None:
         self._last = time.perf_counter()
         app.set_interval(PERIOD_S, self._tick)
 

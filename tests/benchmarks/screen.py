@@ -14,7 +14,10 @@ it falls further behind with every event, and a full-length run would not end.
 Goals (coalescing): worst lag under 50 ms paced,
 under 100 ms flooded; widgets and RSS flat from 10% to 100%.
 
-Run: python tests/benchmarks/screen.py [--events N] [--skip-immediate]
+Also reported: the collections' loop CPU, how many froze their survivors, and what a thaw at
+the end found and cost (tui/app/gc_policy.py); `--no-refreeze` runs the policy as it was.
+
+Run: python tests/benchmarks/screen.py [--events N] [--skip-immediate] [--no-refreeze]
 (prints one JSON object; ~3 minutes)
 """
 
@@ -36,6 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.benchmarks.lag import LagTicker  # noqa: E402
+from tui.app import gc_policy  # noqa: E402
 from tui.app.app import SupervisorApp  # noqa: E402
 from tui.app.bridge import CoalescingBridge, ImmediateBridge  # noqa: E402
 from tui.core.events import vocabulary as ev  # noqa: E402
@@ -95,15 +99,17 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
     fed = [0]
     done = threading.Event()
     full_gc: list[float] = []  # seconds each generation-2 collection took
-    gc_started = [0.0]
+    full_gc_cpu: list[float] = []  # ... of the loop thread's CPU (which load does not inflate)
+    gc_started = [0.0, 0.0]
 
     def on_gc(phase: str, info: dict[str, int]) -> None:
         if info["generation"] != 2:
             return
         if phase == "start":
-            gc_started[0] = time.perf_counter()
+            gc_started[:] = [time.perf_counter(), time.thread_time()]
         else:
             full_gc.append(time.perf_counter() - gc_started[0])
+            full_gc_cpu.append(time.thread_time() - gc_started[1])
 
     def feed() -> None:
         started = time.perf_counter()
@@ -152,11 +158,17 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
         catch_up = time.perf_counter() - fed_at
         loop_cpu = time.thread_time() - cpu_started
         gc.callbacks.remove(on_gc)
+        freezes = app.gc_policy.frozen_since_thaw
+        lags = list(ticker.lags)
+        thawed = time.thread_time()
+        app.gc_policy.thaw()  # what the freezes kept from the collector, and its pause
+        thaw_s = time.thread_time() - thawed
         marks["after catch-up"] = {
             "widgets": len(list(app.supervisor.walk_children(with_self=False))),
             "rss_mb": rss_mb(),
         }
         feed_s = fed_at - started
+    ticker.lags = lags  # the thaw's pause is reported on its own
     return {
         "bridge": bridge_kind,
         "paced": paced,
@@ -169,6 +181,12 @@ async def run(bridge_kind: str, events: list[ev.Event], home: Path, *,
         "loop_cpu_s": round(loop_cpu, 2),
         "full_gcs": len(full_gc),
         "full_gc_worst_ms": round(max(full_gc, default=0.0) * 1000, 1),
+        "full_gc_cpu_worst_ms": round(max(full_gc_cpu, default=0.0) * 1000, 1),
+        "full_gc_cpu_median_ms": round(sorted(full_gc_cpu)[len(full_gc_cpu) // 2] * 1000, 1)
+        if full_gc_cpu else 0.0,
+        "gc_freezes": freezes,
+        "thaw_found_objects": app.gc_policy.trapped,
+        "thaw_cpu_ms": round(thaw_s * 1000, 1),
         "batches": bridge.delivered,
         "checkpoints": marks,
     }
@@ -182,7 +200,11 @@ def main() -> None:
                              "its queue grows without bound and a full-length run never ends")
     parser.add_argument("--skip-immediate", action="store_true",
                         help="measure only the coalescing bridge, paced and flooded")
+    parser.add_argument("--no-refreeze", action="store_true",
+                        help="the collection policy as it was: survivors never frozen again")
     args = parser.parse_args()
+    if args.no_refreeze:
+        gc_policy.FREEZE_ABOVE_SECONDS = float("inf")
     events = make_events(args.events)
     with tempfile.TemporaryDirectory() as home:
         os.environ["MURMUR_HOME"] = home
@@ -202,6 +224,7 @@ def main() -> None:
         "coalescing": coalescing,
         "flood": flood,
         "immediate": immediate,
+        "refreeze": not args.no_refreeze,
         "worst_lag_ratio_flood_to_paced": round(
             flood["worst_lag_ms"] / max(coalescing["worst_lag_ms"], 0.1), 1),
         "worst_lag_ratio_immediate_to_coalescing": None if immediate is None else round(

@@ -1,7 +1,8 @@
 """The fleet screen's edges, under Pilot over real served sessions (`launch --headless --serve`):
 a heading over its columns at 80 and 60 columns, the first highlight on the first row, `x` and
 `S` asking first, one "Needs you" toast per question however often the stream reports it, and a
-session whose process was killed leaving *Needs you* at once, for good."""
+session whose process was killed shown *gone* under Needs you at once, its question no longer
+answerable, until `r` resumes it — then under Done for good."""
 
 from __future__ import annotations
 
@@ -234,7 +235,7 @@ def groups_drawn(app: FleetApp, session_id: str) -> list[str]:
     return seen
 
 
-async def test_a_killed_session_leaves_needs_you_at_once_and_stays_out_while_r_resumes_it(
+async def test_a_killed_session_is_gone_under_needs_you_until_r_resumes_it_then_stays_done(
         tmp_path: Path, murmur_home: Path, served: list[Served]) -> None:
     from tests.fleet.test_fleet_resume import capsule, journaled_ask
 
@@ -252,14 +253,21 @@ async def test_a_killed_session_leaves_needs_you_at_once_and_stays_out_while_r_r
             drawn = groups_drawn(app, door.session_id)
             door.process.kill()
             await asyncio.to_thread(door.process.wait, 30)
-            await wait_until(pilot, lambda: dead.group == "done")
+            await wait_until(pilot, lambda: dead.connection == "gone")
             assert dead.status == f"gone: no process holds pid {door.process.pid}"
-            await wait_until(pilot, lambda: line_of(app, "   Needs you").startswith(
-                "   Needs you (0)"))
+            # gone, where its question was: the row says so, and `a` finds nothing to answer
+            status = HEADING_80.index("status")
+            await wait_until(pilot, lambda: line_of(app, "1  ")[status:].startswith("gone · 0:"),
+                             what=lambda: screen_lines(app)[:6])
+            assert dead.group == "needs" and line_of(app, "   Needs you").startswith(
+                "   Needs you (1)")
+            await pilot.press("a")
+            assert not app.fleet.input.display
             left = len(drawn)
-            # r resumes it in a new session; the dead row stays under Done all along
+            # r resumes it in a new session; the dead row falls to Done, and stays there
             app.fleet.rows.select_key(dead.session_id)
             await pilot.press("r")
+            await wait_until(pilot, lambda: dead.group == "done")
             await wait_until(pilot, lambda: any(
                 s.resumes == dead.session_id and s.group == "needs"
                 for s in app.sessions.values()), within=60)

@@ -13,7 +13,6 @@ from tui.commands.exits import error
 from tui.core.errors import AttachError
 
 TOKEN_ENV = "MURMUR_DOOR_TOKEN"  # a door token for `attach URL` (argv is readable by others)
-MAX_TOKEN_FILE = 4096  # a door token is ~50 bytes; a bigger file is not one
 
 
 def add_parsers(commands: Any) -> None:
@@ -33,9 +32,17 @@ def add_parsers(commands: Any) -> None:
     fleet = commands.add_parser(
         "fleet", help="every running session on one screen, grouped by what needs you",
         description="Every session serving a door on this machine (the running records under "
-                    "$MURMUR_HOME/running), and those you launch from the screen, grouped "
-                    "Needs you / Working / Done. Enter attaches; q there comes back.")
+                    "$MURMUR_HOME/running), those of the hosts $MURMUR_HOME/tui/fleet.yaml "
+                    "lists under hosts: and --host adds, and those you launch from the "
+                    "screen, grouped Needs you / Working / Done. Enter attaches; q there "
+                    "comes back.")
     fleet.add_argument("--theme", help="the screen's theme")
+    fleet.add_argument("--host", action="append", default=[], metavar="NAME=URL",
+                       help="also show the session serving the door at URL, under the host "
+                            "NAME (repeatable; fleet.yaml's hosts: lists more)")
+    fleet.add_argument("--token-file", type=Path, metavar="FILE",
+                       help=f"a file holding the --host doors' bearer token (default: "
+                            f"${TOKEN_ENV}, else none)")
 
 
 def add_credential_option(parser: Any, who: str) -> None:
@@ -140,43 +147,17 @@ def _env_token() -> str | None:
 
 def _token_from(path: Path | None) -> str | None:
     """The token in a file the person named: a regular file (a link to one is followed: the
-    path is theirs), at most MAX_TOKEN_FILE bytes, never waited on; one trailing newline is
+    path is theirs), at most 4 KiB, never waited on; one trailing newline is
     dropped, and the rest must be one bearer token (printable ASCII, no space)."""
     if path is None:
         return None
-    from tui.core.errors import FileRefused
-    from tui.core.fs.safe_read import read_bounded
-    from tui.core.running.address import token_problem
+    from tui.core.errors import HostTokenRefused
+    from tui.core.hosts.tokens import token_from_file
 
-    shown = f"--token-file {path}"
     try:
-        target = Path(os.path.realpath(path))
-        if target != path.absolute():
-            shown = f"{shown} (a link to {target})"
-        read = read_bounded(target, MAX_TOKEN_FILE)
-    except (FileRefused, OSError, ValueError) as exc:
-        raise AttachError(f"{shown}: {_said(exc)}") from None
-    if read.truncated:
-        raise AttachError(f"{shown}: it is {read.size} bytes; a token file holds one token "
-                          f"(at most {MAX_TOKEN_FILE} bytes)")
-    data = read.data.removesuffix(b"\n")
-    try:
-        token = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise AttachError(f"{shown}: it is not UTF-8 text") from None
-    problem = token_problem(token)
-    if problem is not None:
-        raise AttachError(f"{shown}: expected one token on one line; {problem}")
-    from tui.core.text.secrets import remember
-
-    remember(token)
-    return token
-
-
-def _said(exc: Exception) -> str:
-    if isinstance(exc, OSError):
-        return str(exc.strerror or exc)
-    return str(exc) or type(exc).__name__
+        return token_from_file(path, f"--token-file {path}")
+    except HostTokenRefused as exc:
+        raise AttachError(exc.text) from None
 
 
 def attach(args: argparse.Namespace) -> int:
@@ -218,6 +199,9 @@ def fleet(args: argparse.Namespace) -> int:
     """The fleet screen; Enter attaches to a session and `q` there comes back here."""
     from tui.core.fs.paths import murmur_home
 
+    # a wrong --host is told as such, anywhere (as attach tells a wrong address); `attach`'s
+    # F comes here with attach's arguments, which name no host
+    given = given_hosts(args.host, args.token_file) if hasattr(args, "host") else []
     if not on_a_terminal():
         return error(NEEDS_TERMINAL.format(command="fleet"))
     from tui.app.fleet.app import FleetApp
@@ -229,15 +213,42 @@ def fleet(args: argparse.Namespace) -> int:
     told: set[Any] = set()  # the questions already told of: coming back never tells them again
     while True:
         app = FleetApp(home, theme=args.theme, kept=kept, launched=launched, notice=notice,
-                       told=told)
+                       told=told, given_hosts=given)
         app.run()
         kept, launched, notice, told = app.ended(), app.launched, None, app.told_questions
         target = app.open_request
         if target is None:
             return 0
-        try:
-            _, url, record, token = resolve(home, target.session_id, None)
-        except AttachError as exc:
-            notice = exc.text
-            continue
+        if target.host:  # another machine's: its door, with the token its host gave
+            url, record, token = target.url, None, target.token
+        else:
+            try:
+                _, url, record, token = resolve(home, target.session_id, None)
+            except AttachError as exc:
+                notice = exc.text
+                continue
         _attach(home, target.session_id, url, record, token, args.theme)
+
+
+def given_hosts(values: list[str], token_file: Path | None) -> list[Any]:
+    """`--host NAME=URL`s, each with the token `attach` would take (`--token-file`, else
+    `$MURMUR_DOOR_TOKEN`, else none); AttachError (exit 2) naming a bad one."""
+    from tui.core.errors import HostEntryRefused
+    from tui.core.hosts.config import host_argument
+    from tui.core.text.printable import printable
+
+    if token_file is not None and not values:
+        raise AttachError("--token-file is the --host doors' token: give --host NAME=URL")
+    token = (_token_from(token_file) or _env_token()) if values else None
+    hosts: list[Any] = []
+    for value in values:
+        try:
+            host = host_argument(value, token)
+        except HostEntryRefused as exc:
+            raise AttachError(f"--host {printable(value[:80], keep_newlines=False)}: "
+                              f"{exc.text}") from None
+        if any(other.name == host.name for other in hosts):
+            raise AttachError(f"--host {printable(host.name)}: given twice; a host's name is "
+                              "unique")
+        hosts.append(host)
+    return hosts

@@ -1,11 +1,14 @@
 """`murmur-tui fleet`: the app around the fleet screen.
 
-Sessions come from two places: the running records under `$MURMUR_HOME/running/` (every
+Sessions come from three places: the running records under `$MURMUR_HOME/running/` (every
 session serving a door on this machine, Murmur's and murmur-tui's, verified as Murmur verifies
-them), rescanned every few seconds, and the sessions launched from this screen — child
-processes `murmur-tui launch --headless --serve` that outlive it. Each is watched over its
-door (one light thread each); their events reach the screen in batches, at most every
-DRAIN_SECONDS, and only what the list shows is kept.
+them: tui/app/fleet/discovery.py), rescanned every few seconds; the sessions launched from this
+screen — child processes `murmur-tui launch --headless --serve` that outlive it; and the hosts
+beyond this machine (`fleet.yaml`'s `hosts:`, `--host`: tui/app/fleet/hosts.py). Each is
+watched over its door (one light thread each); their events reach the screen in batches, at
+most every DRAIN_SECONDS, and only what the list shows is kept. Each drain also reads what
+every link last heard of its door, for the stall rule (tui/app/fleet/lifeline.py): no event
+per heartbeat.
 
 `r` on a session whose process died without writing its end starts a served session that
 resumes it (`launch CAPSULE --resume SESSION --headless --serve`), followed as a new row.
@@ -19,7 +22,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,30 +31,35 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from tui.app.browser.host import AppBase
+from tui.app.fleet.discovery import read_records, take_records
+from tui.app.fleet.hosts import FleetHosts
 from tui.app.fleet.launching import AttachTarget, Launched, resumable, tail
+from tui.app.fleet.lifeline import alarms, linked, listen, why
 from tui.app.fleet.links import Link, LinkState
-from tui.app.fleet.model import FleetSession, RemoteQuestion, no_door, records_gone
+from tui.app.fleet.model import FleetSession, RemoteQuestion
 from tui.app.fleet.notices import FleetNotices
-from tui.app.fleet.renaming import take_names
 from tui.app.fleet.screen import FleetScreen
-from tui.app.fleet.tree import record_membership
 from tui.app.gc_policy import GcPolicy
 from tui.core.a2a.task import rejection, taken_as
 from tui.core.errors import MurmurTuiError
 from tui.core.events import vocabulary as ev
 from tui.core.formation.roster_order import RosterOrders
 from tui.core.fs.private_files import create_private
+from tui.core.hosts.status import HostStatus
+from tui.core.remote.heartbeat import load_heartbeat
 from tui.core.text.printable import printable
 
 if TYPE_CHECKING:
+    from tui.core.hosts.config import HostConfig
     from tui.core.running.liveness import Verdict
     from tui.core.running.records import RunningRecord
 
 DRAIN_SECONDS = 0.05  # events reach the list at most this late (a question: at once)
 REDRAW_SECONDS = 0.25  # counts and ages are redrawn this often while nothing else changes
 DISCOVER_SECONDS = 2.0  # the running records are read again this often
+TAKE_SECONDS = 0.1  # a host's report reaches the list at most this late (tui/app/fleet/hosts.py)
 SWITCH_SECONDS = 0.001  # how long a thread may hold the GIL while others wait for it
-DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unreachable
+SETTLE_LINKS = 20  # this many sessions linked at once are frozen (GcPolicy.settle)
 
 
 class FleetApp(AppBase[int]):
@@ -61,10 +68,12 @@ class FleetApp(AppBase[int]):
     def __init__(self, home: Path, theme: str | None = None, *,
                  kept: dict[str, FleetSession] | None = None,
                  launched: list[Launched] | None = None, notice: str | None = None,
-                 told: set[tuple[str, str, str, int]] | None = None) -> None:
+                 told: set[tuple[str, str, str, int]] | None = None,
+                 given_hosts: Sequence[HostConfig] = ()) -> None:
         """`kept`: the sessions an earlier fleet screen saw end (they stay under Done);
         `launched`: the child processes it started; `notice`: why it was left last time;
-        `told`: the questions it told of (`RemoteQuestion.key`), never told again."""
+        `told`: the questions it told of (`RemoteQuestion.key`), never told again;
+        `given_hosts`: `--host` ones, after fleet.yaml's `hosts:` (tui/app/fleet/hosts.py)."""
         super().__init__(home, theme)
         self.sessions: dict[str, FleetSession] = dict(kept or {})
         self.links: dict[str, Link] = {}
@@ -72,14 +81,19 @@ class FleetApp(AppBase[int]):
         self.launched: list[Launched] = list(launched or [])
         self.notice = notice
         self.open_request: AttachTarget | None = None
-        self.fleet = FleetScreen(lambda: list(self.sessions.values()), RosterOrders(home))
+        self.hosts: dict[str, HostStatus] = {}  # by name, in the order listed; "" this machine
+        self.remote = FleetHosts(self, given_hosts)
+        self.fleet = FleetScreen(lambda: list(self.sessions.values()), RosterOrders(home),
+                                 lambda: list(self.hosts.values()))
         self._dirty = False
         self._last_draw = 0.0
         self.gc_policy = GcPolicy(self.call_after_refresh)  # no full collection mid-frame
-        self._told: set[str] = set()
+        self.told_problems: set[str] = set()  # broken record files, said once
         self.told_questions: set[tuple[str, str, str, int]] = set(told or ())
         self.notices = FleetNotices(home, lambda data: self._driver and self._driver.write(data),
                                     self.warn_from_thread)
+        self.heartbeat, wrong = load_heartbeat(home)  # the doors' period: stalls are 3 of it
+        self.notices.problems.extend(wrong)
 
     def on_mount(self) -> None:
         # Fifty watcher threads wake for every frame; the screen's loop waits for the GIL
@@ -87,96 +101,47 @@ class FleetApp(AppBase[int]):
         sys.setswitchinterval(SWITCH_SECONDS)
         self.themes.register()
         self.push_screen(self.fleet)
-        for notice in filter(None, [self.notice, *self.notices.problems]):
+        for notice in filter(None, [self.notice, *self.notices.problems,
+                                    *self.remote.problems]):
             self.notify(notice, severity="error", timeout=15)
         self.call_after_refresh(self.gc_policy.start)
         self.set_interval(1.0, self.gc_policy.tick, name="gc")
         self.set_interval(DRAIN_SECONDS, self._drain, name="drain")
         self.set_interval(DISCOVER_SECONDS, self._discover, name="discover")
         self._discover()
+        self.remote.start()
+        if self.remote.configs:
+            self.set_interval(TAKE_SECONDS, self._take_reports, name="hosts")
 
     # -- finding sessions ---------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> None:
-        """Every record, checked: a session whose stream is live needs only its process
-        checked (its door answers already); the others, all three layers."""
-        from tui.core.running.liveness import Verdict, process_state
-        from tui.core.running.probe import verify_all
-        from tui.core.running.records import read_records
-        from tui.core.running.tokens import read_token
-
-        found = read_records(self.home)
-        records = [item.record for item in found if item.record is not None]
-        problems = [f"{item.path}: {item.problem}" for item in found if item.problem]
-        live = {key for key, session in list(self.sessions.items())
-                if session.connection == "live"}
-        verdicts: dict[str, Verdict] = {}
-        probe = []
-        for record in records:
-            if record.session_id in live:
-                verdicts[record.session_id] = process_state(record) or Verdict("live")
-            else:
-                probe.append(record)
-        for record, verdict in zip(probe, verify_all(
-                probe, DISCOVER_TIMEOUT, tokens=[read_token(self.home, r) for r in probe]),
-                strict=True):
-            verdicts[record.session_id] = verdict
-        self.call_from_thread(self._discovered,
-                              [(record, verdicts[record.session_id]) for record in records],
-                              problems)
+        """This machine's running records, checked (tui/app/fleet/discovery.py)."""
+        found, problems = read_records(self)
+        self.call_from_thread(self._discovered, found, problems)
 
     def _discovered(self, found: list[tuple[RunningRecord, Verdict]],
                     problems: Sequence[str] = ()) -> None:
-        from tui.core.running.probe import door_address, door_url
-        from tui.core.running.tokens import read_token
-
-        for problem in problems:  # each broken record file is said once, never followed
-            if problem not in self._told:
-                self._told.add(problem)
-                self.notify(f"Not a running record: {printable(problem)}",
-                            severity="warning", timeout=10)
-
-        for record, verdict in found:
-            known = self.sessions.get(record.session_id)
-            if verdict.state != "live":
-                why = verdict.reason or verdict.state
-                if known is None:  # a stale record shows as gone, with why (ps --prune)
-                    known = self._row(record, door_address(record.url))
-                # a live stream outlives a slow card; a dead process does not (for good)
-                if known.connection != "live" or verdict.state == "gone":
-                    known.connect("gone", why, dead=verdict.state == "gone")
-                    self._dirty = True
-                continue
-            if known is not None and record.session_id in self.links:
-                continue
-            known = known or self._row(record, door_address(record.url))
-            if record.url is None:  # no door: listed, its process checked, nothing to link to
-                self._dirty |= no_door(known)
-                continue
-            # the token goes only to the address found to be the session's own socket (a
-            # public door needs none)
-            token = read_token(self.home, record) if verdict.address else None
-            link = Link(self.home, record.session_id, door_url(record, verdict), record,
-                        self._arrived, token=token, text=False)
-            self.links[record.session_id] = link
-            link.start()
-        self._dirty |= take_names(self.home, self.sessions, [record for record, _ in found])
-        self._dirty |= records_gone(self.sessions, {record.session_id for record, _ in found})
+        before = len(self.links)
+        take_records(self, found, problems)
+        self._settle(len(self.links) - before)
         self._check_launched()
 
-    def _row(self, record: RunningRecord, url: str) -> FleetSession:
-        origin = "launched" if any(item.process.pid == record.pid for item in self.launched) \
-            else "found"
-        resumes = next((item.resumes for item in self.launched
-                        if item.process.pid == record.pid), "")
-        session = FleetSession(record.session_id, url, origin=origin, resumes=resumes,
-                               capsule=record.capsule_name, version=record.capsule_version,
-                               **record_membership(record))
-        self.sessions[record.session_id] = session
-        self._dirty = True
-        return session
+    def _take_reports(self) -> None:
+        before = len(self.links)
+        self.remote.take_reports()
+        self._settle(len(self.links) - before)
 
-    def _arrived(self, session_id: str, item: list[ev.Event] | LinkState) -> None:
+    def _settle(self, linked: int) -> None:
+        """Many sessions linked at once: what they built is kept out of full collections."""
+        if linked >= SETTLE_LINKS:
+            self.gc_policy.settle()
+
+    def changed(self) -> None:
+        """A row changed: the list is drawn again at the next drain."""
+        self._dirty = True
+
+    def arrived(self, session_id: str, item: list[ev.Event] | LinkState) -> None:
         """On a watcher's thread: hand over; the screen takes it on its next drain."""
         self.inbox.put((session_id, item))
 
@@ -194,7 +159,8 @@ class FleetApp(AppBase[int]):
                 continue
             self.gc_policy.activity()
             if isinstance(item, LinkState):
-                self._linked(session, item, now)
+                linked(session, item, self.links.get(session_id), now)
+                self._dirty = True
                 continue
             for event in item:
                 if session.apply(event, now) or not isinstance(event, ev.TextDelta):
@@ -208,6 +174,11 @@ class FleetApp(AppBase[int]):
                 continue
             self.told_questions.add(question.key(session.session_id))
             self._tell(session, question)
+        self._dirty |= listen(self.sessions, self.links, now, self.heartbeat)
+        for session, alarm in alarms(self.sessions.values()):  # a stall, a death: once each
+            self.notify(self.notices.alarm(session, alarm, why(session, alarm, now),
+                        self.sessions.values()), title="Needs you", severity="warning",
+                        timeout=10)
         if self._dirty or now - self._last_draw >= REDRAW_SECONDS:
             self._dirty = False
             self._last_draw = now
@@ -238,25 +209,6 @@ class FleetApp(AppBase[int]):
         self.notify(f"{who} ({session.session_id}) asks{again}: "
                     f"{question.prompt[:300]}", title="Needs you", timeout=10)
 
-    def _linked(self, session: FleetSession, state: LinkState, now: float) -> None:
-        """The watcher's word on its door. A stream that dropped has the session's process
-        checked at once (pid and start time, local and cheap): a process that is gone leaves
-        Needs you and Working now, for good, and its watcher stops retrying."""
-        from tui.core.running.liveness import process_state
-
-        dead = None
-        link = self.links.get(session.session_id)
-        if state.state == "reconnecting" and link is not None and link.record is not None:
-            verdict = process_state(link.record)
-            dead = verdict.reason if verdict is not None and verdict.state == "gone" else None
-        if dead is not None:
-            session.connect("gone", dead, dead=True, now=now)
-            assert link is not None
-            threading.Thread(target=link.close, name="close link", daemon=True).start()
-        else:
-            session.connect(state.state, state.why, now=now)
-        self._dirty = True
-
     # -- keys -----------------------------------------------------------------------------------
     def on_fleet_screen_act(self, act: FleetScreen.Act) -> None:
         session = act.session
@@ -270,7 +222,9 @@ class FleetApp(AppBase[int]):
             return
         link = self.links.get(session.session_id)
         if act.action == "open":
-            self.open_request = AttachTarget(session.session_id, session.url)
+            self.open_request = AttachTarget(  # another host's: with the token it gave
+                session.session_id, session.url, session.host,
+                link.token if link is not None and session.host else None)
             self._close_links()
             self.exit(0)
             return
@@ -307,6 +261,7 @@ class FleetApp(AppBase[int]):
                 said = "Cancel sent"
             elif action == "stop":
                 link.stop()
+                session.stopping = True  # its end is no death
                 said = "Stop sent"
             else:
                 return
@@ -359,6 +314,8 @@ class FleetApp(AppBase[int]):
             self.notify(f"Cannot launch {capsule}: {exc}", severity="error", timeout=10)
             return
         self.launched.append(Launched(process, str(capsule), log, time.monotonic(), resumes))
+        if resumes in self.sessions:  # the death is seen to: its row leaves Needs you
+            self.sessions[resumes].put_aside()
         what = f"Resuming {resumes} with" if resumes else "Launching"
         self.notify(f"{what} {capsule} (pid {process.pid})…", timeout=5)
         self._discover()
@@ -381,6 +338,7 @@ class FleetApp(AppBase[int]):
     def on_unmount(self) -> None:
         self.gc_policy.stop()
         self.notices.close()
+        self.remote.close()
         self._close_links()
 
     def ended(self) -> dict[str, FleetSession]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,10 +22,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class AttachTarget:
-    """What Enter opened on the fleet screen: the command line attaches to it."""
+    """What Enter opened on the fleet screen: the command line attaches to it — this
+    machine's session by its running record, another host's (`host`) at `url` with the token
+    its host gave."""
 
     session_id: str
     url: str
+    host: str = ""
+    token: str | None = field(default=None, repr=False)
 
 
 @dataclass

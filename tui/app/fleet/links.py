@@ -56,13 +56,16 @@ class _Collect:
 
 class Link:
     def __init__(self, home: Path, session_id: str, url: str, record: Any,
-                 deliver: Deliver, token: str | None = None, text: bool = True) -> None:
+                 deliver: Deliver, token: str | None = None, text: bool = True,
+                 heartbeat: float | None = None) -> None:
         """`text=False` (the fleet's rows): the model's streamed text and thinking are
-        dropped as they arrive, before they cost a redaction and an event each."""
+        dropped as they arrive, before they cost a redaction and an event each. `heartbeat`:
+        the door's heartbeat period (None: Murmur's, 15 s)."""
         self.home, self.session_id, self.url, self.record = home, session_id, url, record
         self.deliver = deliver
         self.token = token
         self.text = text
+        self.heartbeat = heartbeat
         self.door: DoorClient | None = None
         self.watcher: Watcher | None = None
         self.adapter: RemoteAdapter | None = None
@@ -80,7 +83,7 @@ class Link:
         from tui.core.events.stream import EventStream
         from tui.core.remote.adapter import RemoteAdapter
         from tui.core.remote.trace_fill import TraceFill
-        from tui.core.remote.watch import Watcher
+        from tui.core.remote.watch import HEARTBEAT_SECONDS, Watcher
 
         # the token is the caller's to give: it has checked that `url` is the session's own
         # socket (tui/core/running/records.py, Verdict.address); a record's token is never read here
@@ -103,6 +106,7 @@ class Link:
         adapter.started()
         self._hand_over()
         self.watcher = Watcher(door, self._frame, self._state,
+                               heartbeat=self.heartbeat or HEARTBEAT_SECONDS,
                                session_id=card.session_id or None,
                                skip=frozenset() if self.text else TEXT_FRAMES)
         self._ready.set()
@@ -129,6 +133,13 @@ class Link:
         except MurmurTuiError:
             return event
         return dataclasses.replace(event, text=redact(text)) if text else event
+
+    @property
+    def heard(self) -> float | None:
+        """When its door was last heard, a new frame or a heartbeat (monotonic; None: no
+        stream yet) — read by the fleet's redraw, never handed over per heartbeat."""
+        watcher = self.watcher
+        return watcher.heard if watcher is not None else None
 
     def _state(self, state: WatchState) -> None:
         self.deliver(self.session_id, LinkState(state.kind, state.reason))

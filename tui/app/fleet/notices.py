@@ -1,8 +1,9 @@
 """The fleet's notifications (no Textual here): a session that starts needing the user is told
 on the terminal (`Beacon`: its notification sequence, the bell, `murmur-tui · 1 needs you`),
 on the desktop and to the webhook (`Outbound`), as `notify:` in fleet.yaml says. The fleet
-tells each question once (`FleetApp.told_questions`); the title follows the count every
-redraw, so a question answered elsewhere shows as answered there."""
+tells each question once (`FleetApp.told_questions`), and each stall and death once
+(tui/app/fleet/lifeline.py `alarms`); the title follows the count every redraw, so a question
+answered elsewhere shows as answered there."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from pathlib import Path
 
 from tui.app.fleet.model import FleetSession, RemoteQuestion
 from tui.core.notify.beacon import Beacon
-from tui.core.notify.outbound import Notice, Outbound
+from tui.core.notify.outbound import HEADLINES, Notice, NoticeEvent, Outbound, now_rfc3339
 from tui.core.notify.settings import load_notify
+from tui.core.text.printable import printable
 
 
 def notice_of(session: FleetSession, question: RemoteQuestion) -> Notice:
@@ -43,6 +45,17 @@ class FleetNotices:
         notice = notice_of(session, question)
         self.beacon.asked(notice, needing(sessions))
         self.outbound.send(notice)
+
+    def alarm(self, session: FleetSession, event: NoticeEvent, why: str,
+              sessions: Iterable[FleetSession]) -> str:
+        """`session` stalled or died (`why`): told as a question is; the line the screen
+        shows of it."""
+        notice = Notice(session.session_id, session.capsule, why, now_rfc3339(),
+                        session.name or None, event)
+        self.beacon.asked(notice, needing(sessions))
+        self.outbound.send(notice)
+        who = printable(session.name) or printable(session.capsule) or "a session"
+        return f"{who} ({session.session_id}) {HEADLINES[event]}: {printable(why)}"
 
     def waiting(self, sessions: Iterable[FleetSession]) -> None:
         self.beacon.waiting(needing(sessions))

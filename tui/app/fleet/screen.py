@@ -1,6 +1,7 @@
-"""The fleet screen: one list of every session, grouped Needs you / Working / Done, under a
-heading naming its columns, a line of totals, and an input line for an inline answer, a task or
-a capsule to launch. `x` and `S` ask first (tui/app/screens/confirm.py)."""
+"""The fleet screen: one list of every session, grouped Needs you / Working / Done (in a section
+per host when they run on more than one: tui/app/fleet/host_rows.py), under a heading naming its
+columns, a line of totals, and an input line for an inline answer, a task or a capsule to
+launch. `x` and `S` ask first (tui/app/screens/confirm.py)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,17 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from tui.app.fleet.model import FleetSession, spent, totals
-from tui.app.fleet.tree import FormationTree, RosterOf, asking, build, grouped
-from tui.app.fleet.tree_rows import Line, first_line, lines
+from tui.app.fleet.host_rows import draw
+from tui.app.fleet.host_totals import fleet_line, host_totals
+from tui.app.fleet.lifeline import detail
+from tui.app.fleet.model import FleetSession
+from tui.app.fleet.tree import FormationTree, RosterOf, answerable, asking
+from tui.app.fleet.tree_rows import Line, first_line
 from tui.app.screens.confirm import ConfirmScreen
 from tui.app.widgets.fitted_footer import FittedFooter
 from tui.app.widgets.row_list import Row, RowList
+from tui.app.widgets.steady_text import SteadyText
+from tui.core.hosts.status import HostStatus
 from tui.core.text.printable import printable
 
 MAX_ROWS = 10_000
@@ -61,6 +67,7 @@ class FleetScreen(Screen[None]):
         Binding("S", "stop", "Stop…", tooltip="Stop the session (asks first)"),
         # after S: at 80 columns the footer keeps S and q, and leaves Rename out whole
         Binding("R", "ask('rename')", "Rename", tooltip="Give the session a name"),
+        Binding("d", "put_aside", "Put aside", show=False),  # a stall or a death seen to
         Binding("escape", "close_input", "Close", show=False),
         Binding("q", "quit", "Quit"),
         *[Binding(str(n), f"jump({n})", f"Session {n}", show=False) for n in range(1, 10)],
@@ -77,15 +84,18 @@ class FleetScreen(Screen[None]):
             self.action, self.session, self.text = action, session, text
 
     def __init__(self, sessions: Callable[[], list[FleetSession]],
-                 roster: RosterOf | None = None) -> None:
-        """`roster`: a formation's member names in roster order, when known."""
+                 roster: RosterOf | None = None,
+                 hosts: Callable[[], list[HostStatus]] | None = None) -> None:
+        """`roster`: a formation's member names in roster order, when known; `hosts`: the
+        hosts the sessions come from, in the order they are listed (this machine first)."""
         super().__init__()
         self.sessions = sessions
+        self.hosts = hosts or (lambda: [])
         self.roster = roster
         self.rows = FleetRows(self.COLUMNS, MAX_ROWS, id="fleet")
-        self.totals = Static("", id="fleet-totals", markup=False)
+        self.totals = SteadyText(id="fleet-totals")  # laid out again only when it must
         self.heading = Static(self.rows.header(), id="fleet-heading", markup=False)
-        self.detail = Static("", id="fleet-detail", markup=False)
+        self.detail = SteadyText(id="fleet-detail")
         self.hint = Static("", id="fleet-hint", markup=False)
         self.input = Input(id="fleet-input")
         self.asking: Asking | None = None
@@ -120,29 +130,33 @@ class FleetScreen(Screen[None]):
 
     # -- drawing ------------------------------------------------------------------------------
     def redraw(self) -> None:
-        sessions = self.sessions()
-        groups = grouped(build(sessions, self.roster))
-        shown = lines(groups, self.opened, time.monotonic(), time.time())
+        now = time.monotonic()
+        width = self.rows.scrollable_content_region.width
+        drawn = draw(self.sessions(), self.hosts(), self.roster, self.opened, now, time.time(),
+                     width or None)
+        shown, groups = drawn.lines, drawn.groups
         self.lines = {line.key: line for line in shown}
         self.numbered = [line.session for line in shown if line.session is not None]
         self.formation_of = {s.session_id: top.key for _, tops in groups for top in tops
                              if isinstance(top, FormationTree) for s in top.sessions()}
         self.questions = [s for _, tops in groups for top in tops for s in asking(top)]
         keep = self.rows.highlighted
-        first = next((line.key for line in shown if not line.key.startswith("group:")), None)
         if keep is not None and keep not in self.lines:
             keep = self.formation_of.get(keep, keep)  # a member of a closed formation
-        if first is not None and (not self.chosen or keep is None or keep.startswith("group:")):
-            # until the person moves it, the highlight is on the first row: the top of Needs
-            # you (the one waiting longest), else the first session or formation
-            keep = first
-        self.rows.replace([Row(line.key, line.cells, line.style) for line in shown], keep=keep)
+        if drawn.first is not None and (not self.chosen or keep is None or
+                                        keep.startswith("group:")):
+            # until the person moves it, the highlight is on the top of Needs you (the one
+            # waiting longest, on any host), else the first session or formation
+            keep = drawn.first
+        self.rows.replace([Row(line.key, line.cells, line.style, span=line.span)
+                           for line in shown], keep=keep)
         self._show_detail()
-        t, cost = totals(sessions), spent(sessions)
-        self.totals.update(
-            f"{t.sessions} session{'s' if t.sessions != 1 else ''} · {t.needs} need you · "
-            f"{t.working} working · tokens {t.tokens_in:,} in / {t.tokens_out:,} out · "
-            f"{cost + ' · ' if cost else ''}{t.tool_calls:,} tool calls")
+        self.totals.update(fleet_line(host_totals(drawn.sessions, now),
+                                      self.totals.content_region.width or None))
+
+    def on_resize(self, _: events.Resize) -> None:
+        """The headings and the totals are fitted to the width."""
+        self.redraw()
 
     def on_fleet_rows_side(self, event: FleetRows.Side) -> None:
         """→ opens the highlighted formation, ← closes it (from a member's row too: the
@@ -168,7 +182,8 @@ class FleetScreen(Screen[None]):
         line = self.lines.get(self.rows.highlighted or "")
         if session is None:
             self.detail.update(formation_detail(line.formation) if line is not None and
-                               line.formation is not None else "")
+                               line.formation is not None else line.detail if line is not None
+                               else "")
             return
         head = f"{session.session_id} · {printable(session.capsule)} " \
                f"{printable(session.version)} · {session.url.removeprefix('http://')}"
@@ -188,7 +203,8 @@ class FleetScreen(Screen[None]):
                 f"{task_id} ({why})" for task_id, why in shown) + more
         if session.queued:
             body += "\nqueued: " + ", ".join(session.queued)
-        self.detail.update(f"{head}\n{body}")
+        trouble = detail(session, time.monotonic())  # a stall or a death: why, first
+        self.detail.update(f"{head}\n{trouble + chr(10) if trouble else ''}{body}")
 
     # -- keys ---------------------------------------------------------------------------------
     def selected(self) -> FleetSession | None:
@@ -257,6 +273,19 @@ class FleetScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen(f"{question}\n\nEnter or y: yes · Esc or n: no",
                                            enter="yes"), answered)
 
+    def action_put_aside(self) -> None:
+        """`d`: a stalled? or gone session seen to — it leaves Needs you."""
+        if self.input.display:
+            return
+        session = self._member("Choose a session first.")
+        if session is None:
+            return
+        if not session.put_aside(time.monotonic()):
+            self.notify(f"{session.session_id}: only a stalled? or gone session under Needs "
+                        "you is put aside.", timeout=5)
+            return
+        self.redraw()
+
     def action_resume(self) -> None:
         if self.input.display:
             return
@@ -268,7 +297,7 @@ class FleetScreen(Screen[None]):
     def action_ask(self, what: Asking) -> None:
         session = self.selected()
         if what == "answer":
-            if session is None or session.question is None or session.group != "needs":
+            if session is None or not answerable(session):  # a dead session's: no more
                 line = self.lines.get(self.rows.highlighted or "")  # a formation's, first
                 mine = asking(line.formation) if line is not None and line.formation else []
                 waiting = [s for s in [*mine, *self.questions] if s.question is not None]

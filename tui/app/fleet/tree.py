@@ -111,7 +111,9 @@ class FormationTree:
             more = sum(s.status == "asks" for s in members) - 1
             return f"{name} asks" + (f" +{more}" if more > 0 else "")
         counts = [(sum(s.status == "working" for s in members), "working"),
-                  (sum(s.connection == "gone" for s in members), "gone")]
+                  (sum(s.status == "stalled?" for s in members), "stalled?"),
+                  (sum(s.connection == "gone" and s.status != "stalled?" for s in members),
+                   "gone")]
         said = [f"{n} {word}" for n, word in counts if n]
         if said:
             return " · ".join(said)
@@ -209,7 +211,7 @@ def blocker(members: Sequence[FleetSession], edges: Mapping[str, list[Edge]],
                     depth[callee.session_id] = depth[session.session_id] + 1
                     later.append(callee)
         frontier = later
-    asking = [s for s in members if s.question is not None and s.group == "needs"]
+    asking = [s for s in members if answerable(s)]
     if asking:
         return max(asking, key=lambda s: (depth.get(s.session_id, -1),
                                           -s.question.asked_at if s.question else 0.0))
@@ -261,7 +263,12 @@ def top_since(top: Top) -> float:
 def asking(top: Top) -> list[FleetSession]:
     """The sessions of `top` whose question waits: a formation's blocking member first."""
     if isinstance(top, FormationTree):
-        found = [s for s in top.sessions() if s.question is not None and s.group == "needs"]
+        found = [s for s in top.sessions() if answerable(s)]
         found.sort(key=lambda s: s is not top.blocker)
         return found
-    return [s for s in top.walk() if s.question is not None and s.group == "needs"]
+    return [s for s in top.walk() if answerable(s)]
+
+
+def answerable(session: FleetSession) -> bool:
+    """Its question waits, and its process is there to take an answer."""
+    return session.question is not None and session.group == "needs" and not session.dead

@@ -30,6 +30,8 @@ class Line:
     style: str = ""
     session: FleetSession | None = None  # the session on this row (None: a heading, a formation)
     formation: FormationTree | None = None  # the formation on this row
+    span: bool = False  # one text over the whole row (a host's heading), not in columns
+    detail: str = ""  # a heading's whole say, for the line under the list
 
 
 def first_line(text: str, limit: int = 200) -> str:
@@ -51,11 +53,14 @@ def clock(seconds: float) -> str:
 
 
 def lines(groups: Sequence[tuple[Group, Sequence[Top]]], opened: Collection[str], now: float,
-          wall: float) -> list[Line]:
+          wall: float, *, numbered: int = 0, host: str | None = None) -> list[Line]:
     """Every line of the list: `now` is the monotonic clock (how long in a group), `wall` Unix
-    time (how long a call has waited). Sessions are numbered in the order they show."""
+    time (how long a call has waited). Sessions are numbered in the order they show, after the
+    `numbered` sessions of the lines above; `host`: the host whose section these lines are
+    (its group headings are its own)."""
     out: list[Line] = []
-    numbers: list[int] = [0]
+    numbers: list[int] = [numbered]
+    suffix = f"@{host}" if host is not None else ""
 
     def session(s: FleetSession, label: str, status: str = "", what: str = "") -> None:
         numbers[0] += 1
@@ -68,7 +73,7 @@ def lines(groups: Sequence[tuple[Group, Sequence[Top]]], opened: Collection[str]
             children(child, depth + 1)
 
     for group, tops in groups:
-        out.append(Line(f"group:{group}", [
+        out.append(Line(f"group:{group}{suffix}", [
             "", f"{GROUP_TITLES[group]} ({len(tops)})", "", "", "", "", ""], "bold"))
         for top in tops:
             if isinstance(top, Node):
@@ -103,12 +108,27 @@ def member_marks(blocks: bool, edges: Sequence[Edge], wall: float) -> tuple[str,
             "  ".join(said) if more else "")
 
 
+def alarm_cell(session: FleetSession, now: float) -> str | None:
+    """The status of a row under Needs you for a stall or a death, with how long: `stalled?
+    · 1:02` (since its door was last heard), `gone · 0:15` (since its death was seen); None
+    for any other row (docs/fleet.md, "Stalls and deaths")."""
+    if session.group != "needs":
+        return None
+    if session.lost:
+        return f"gone · {clock(now - session.since)}"
+    if session.stalled and session.heard is not None:
+        return f"stalled? · {clock(now - session.heard)}"
+    return None
+
+
 def session_line(number: int, session: FleetSession, label: str, now: float,
                  status: str = "", marks: str = "") -> Line:
     if session.question is not None:
         again = "(asked before the restart) " if session.question.before_restart else ""
         what = f"? {again}{first_line(session.question.prompt)}"
         style = "red" if session.connection == "gone" else "yellow"
+    elif session.stalled and session.group == "needs":
+        what, style = first_line(session.task), "yellow"
     else:
         what = first_line(session.task)
         style = "cyan" if session.group == "working" else (
@@ -120,12 +140,15 @@ def session_line(number: int, session: FleetSession, label: str, now: float,
         what = f"{marks}  {what}"
     if session.delegations:
         what += f"  → asked {', '.join(session.delegations[-2:])}"
+    alarm = alarm_cell(session, now)
     return Line(session.session_id, [
         str(number) if number < 10 else "", label,
         printable(session.capsule) + (" ·new" if session.origin == "launched" else ""),
-        f"{status} · {session.status}" if status == BLOCKS else status or session.status,
+        f"{status} · {alarm or session.status}" if status == BLOCKS else
+        alarm or status or session.status,
         age(now - session.since),
-        f"{session.tokens_in + session.tokens_out:,}", what], style, session=session)
+        f"{session.tokens_in + session.tokens_out:,}" if session.tokens_known else "–", what],
+        style, session=session)
 
 
 def formation_line(top: FormationTree, is_open: bool, now: float) -> Line:

@@ -47,12 +47,14 @@ class Row:
     style: str = ""  # a Rich style for the whole row, e.g. "red"
     # cells made when the row is drawn (a list of many thousands formats only what shows)
     lazy: Callable[[], list[str]] | None = None
+    span: bool = False  # one text over the whole row (a section's heading), not in columns
 
     def shown(self) -> list[str]:
         return self.lazy() if self.lazy is not None else self.cells
 
 
 SETTLE_SECONDS = 0.1  # added rows are laid out and drawn at most this often (~10 Hz)
+MAX_FITTED = 8192  # cells kept fitted to their column (a screenful's are a few hundred)
 
 # a row's colour by meaning -> the theme variable drawn for it
 THEME_COLOURS = {"red": "error", "yellow": "warning", "green": "success", "cyan": "accent"}
@@ -63,6 +65,8 @@ def fit_cell(cell: str, width: int) -> str:
     with nothing a terminal would act on: padded, or cut with `…` as its last cell."""
     if width <= 0:
         return ""
+    if cell.isascii() and cell.isprintable():  # most cells: one cell a character
+        return cell.ljust(width) if len(cell) <= width else cell[:width - 1] + "…"
     shown = printable(cell[:width + 1] if cell.isascii() else cell[:4 * width + 4],
                       keep_newlines=False)
     if cell_len(shown) <= width:
@@ -126,6 +130,7 @@ class RowList(ScrollView, can_focus=True):
         self.hover: int | None = None  # position in `rows` under the mouse
         self._strips: dict[str, tuple[tuple[object, ...], Strip]] = {}  # by row key
         self._styles: dict[str, Style] = {}  # a row's style string, in the theme's colours
+        self._fitted: dict[tuple[str, int], str] = {}  # a cell fitted to its column's width
         self._settling = False  # a settle is scheduled
         self._unsettled = False  # rows came while hidden: settle when shown
         self._settled_at = 0.0
@@ -168,19 +173,34 @@ class RowList(ScrollView, can_focus=True):
         self.refresh()
 
     def replace(self, rows: Sequence[Row], keep: str | None = None) -> None:
-        """Every row at once (one layout change, one repaint, however many rows); the cursor
-        stays on `keep` when it is still there, else goes to the first row."""
+        """Every row at once; the cursor stays on `keep` when it is still there, else goes to
+        the first row. As many rows as before: only the lines that changed are drawn again
+        (the rest keep their strips); a different count: one layout change, one repaint."""
+        old, old_cursor, old_hover = self.rows, self.cursor, self.hover
         self.rows = deque(rows[-self.max_rows:])
         self.index = {row.key: row for row in self.rows}
-        self._strips.clear()
         self.cursor = None
         self.hover = None
         if keep is not None and keep in self.index:
             self.cursor = next(i for i, row in enumerate(self.rows) if row.key == keep)
         elif self.rows:
             self.cursor = 0
-        resize_content(self, Size(self._width(), len(self.rows)))
-        self.refresh()
+        if len(old) != len(self.rows):
+            self._strips.clear()
+            resize_content(self, Size(self._width(), len(self.rows)))
+            self.refresh()
+            return
+        changed = {i for i, (was, now) in enumerate(zip(old, self.rows, strict=True))
+                   if was.key != now.key or was.cells != now.cells or was.style != now.style
+                   or was.lazy is not None or now.lazy is not None}
+        if old_cursor != self.cursor:
+            changed.update(i for i in (old_cursor, self.cursor) if i is not None)
+        if old_hover is not None:  # the mouse's row loses its hover
+            changed.add(old_hover)
+        top, height = self.scroll_offset.y, max(1, self.size.height)
+        for position in sorted(changed):
+            if top <= position < top + height:  # a line out of view is drawn when it shows
+                self.refresh_line(position)
 
     def update(self, key: str, cells: list[str], style: str | None = None) -> None:
         row = self.index.get(key)
@@ -268,7 +288,8 @@ class RowList(ScrollView, can_focus=True):
             return kept[1]
         # a cell is cut and padded to its column by terminal cells (a wide character takes
         # two), and holds nothing a terminal would act on; the row is cut to the view
-        text = fit_cell(" ".join(fit_cell(cell, w) for cell, (_, w)
+        text = fit_cell(cells[0] if row.span and cells else
+                        " ".join(self._fit(cell, w) for cell, (_, w)
                                  in zip(cells, self.columns, strict=False)).rstrip(), width)
         style = self.row_style(row.style)
         if mark == "cursor":  # the theme's cursor, its colours over the row's own
@@ -280,6 +301,17 @@ class RowList(ScrollView, can_focus=True):
             self._strips.clear()  # kept for what is on screen, not for every row ever drawn
         self._strips[row.key] = (state, strip)
         return strip
+
+    def _fit(self, cell: str, width: int) -> str:
+        """`fit_cell`, kept by cell and width: a row that changes one cell (its tokens, its
+        age) fits only that one again."""
+        key = (cell, width)
+        found = self._fitted.get(key)
+        if found is None:
+            if len(self._fitted) >= MAX_FITTED:
+                self._fitted.clear()
+            found = self._fitted[key] = fit_cell(cell, width)
+        return found
 
     def notify_style_update(self) -> None:
         """The theme, the CSS or the focus changed: every kept strip and style is stale."""

@@ -165,3 +165,29 @@ class AddressNotHeld(MurmurTuiError):
     """Why a door's address cannot be tied to its session's process, in words for a person."""
 
     default_code = "E-RUN-ADDRESS"
+
+
+# -- the fleet's hosts (tui/core/hosts) ------------------------------------------------------
+class HostCommandFailed(MurmurTuiError):
+    """A host's command (its discovery, its token command) that could not run, ran too long,
+    printed too much or failed: the text names the program and why, never what it printed."""
+
+    default_code = "E-HOST"
+
+
+class ListingRefused(HostCommandFailed):
+    """What a host's discovery printed is not a listing of sessions (never quoted)."""
+
+
+class HostTokenRefused(MurmurTuiError):
+    """A host's token that could not be had, or is not one: from where and why, never a byte
+    of it."""
+
+    default_code = "E-HOST"
+
+
+class HostEntryRefused(MurmurTuiError):
+    """One host of fleet.yaml's `hosts:`, or one `--host`, that is not one: which key and why,
+    never its value."""
+
+    default_code = "E-HOST"

@@ -42,7 +42,7 @@ class Beacon:
         if not self.enabled:
             return
         if self.flavour is not None:
-            self.write(notification(self.flavour, clean(f"{notice.who()} asks", MAX_TITLE),
+            self.write(notification(self.flavour, clean(notice.headline(), MAX_TITLE),
                                     clean(notice.question, MAX_BODY)))
         self.write(BELL)
         self.waiting(waiting)

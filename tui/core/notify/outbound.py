@@ -3,7 +3,8 @@ a webhook (an HTTP POST). Each runs on its own short-lived thread with a timeout
 here ever holds the screen; a failure is reported once (`problem`) until one succeeds again.
 
 The webhook's JSON body is the notice and nothing more — session, name (when there is one),
-capsule, question, asked_at — redacted, so no key or token from a question can leave in it,
+capsule, question, asked_at; for a stall or a death, `event` (`stalled` / `gone`), `why` and
+`at` instead of the question — redacted, so no key or token from a question can leave in it,
 and no credential of murmur-tui's is ever added. `body: text` sends the same as one plain
 line with a `Title` header instead, as ntfy-style services show it.
 """
@@ -21,6 +22,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 from urllib.parse import urlsplit
 
 from tui.core.notify.settings import NotifySettings
@@ -34,27 +36,41 @@ log = logging.getLogger("murmur_tui.notify")
 log.addHandler(logging.NullHandler())  # never Python's last-resort stderr under the screen
 
 
+NoticeEvent = Literal["asks", "stalled", "gone"]
+HEADLINES: dict[NoticeEvent, str] = {"asks": "asks", "stalled": "stalled?", "gone": "is gone"}
+
+
 @dataclass(frozen=True)
 class Notice:
-    """A session that started needing the user."""
+    """A session that started needing the user: it asks `question` (`event` asks), or it
+    stalled or its process is gone, `question` then saying why, `asked_at` when told."""
 
     session: str
     capsule: str
     question: str
     asked_at: str  # RFC 3339, UTC
     name: str | None = None
+    event: NoticeEvent = "asks"
 
     def who(self) -> str:
         """The session as a person names it: `name (ses_…)`, or `capsule (ses_…)`."""
         label = self.name or self.capsule
         return f"{label} ({self.session})" if label else self.session
 
+    def headline(self) -> str:
+        """`build-bot (ses_…) asks`, `… stalled?`, `… is gone`."""
+        return f"{self.who()} {HEADLINES[self.event]}"
+
     def body(self) -> dict[str, str]:
         out = {"session": clean(self.session, 100)}
         if self.name:
             out["name"] = clean(self.name, 100)
-        out.update(capsule=clean(self.capsule, 100), question=clean(self.question, MAX_QUESTION),
-                   asked_at=self.asked_at)
+        out["capsule"] = clean(self.capsule, 100)
+        if self.event == "asks":
+            out.update(question=clean(self.question, MAX_QUESTION), asked_at=self.asked_at)
+        else:
+            out.update(event=self.event, why=clean(self.question, MAX_QUESTION),
+                       at=self.asked_at)
         return out
 
 
@@ -97,8 +113,8 @@ class Outbound:
 
     def _desktop(self, notice: Notice) -> None:
         program = shutil.which("notify-send", path=self.env.get("PATH")) or "notify-send"
-        command = [program, "--app-name=murmur-tui", "--", f"{clean(notice.who(), 120)} asks",
-                   clean(notice.question, MAX_LINE)]
+        command = [program, "--app-name=murmur-tui", "--", f"{clean(notice.who(), 120)} "
+                   f"{HEADLINES[notice.event]}", clean(notice.question, MAX_LINE)]
         try:
             done = subprocess.run(command, env=self.env, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -115,7 +131,8 @@ class Outbound:
         url = self.settings.webhook or ""
         host = urlsplit(url).hostname or "?"
         if self.settings.body == "text":
-            data = f"{clean(notice.who(), 120)} asks: {clean(notice.question, MAX_QUESTION)}"
+            data = f"{clean(notice.who(), 120)} {HEADLINES[notice.event]}: " \
+                   f"{clean(notice.question, MAX_QUESTION)}"
             payload = data.encode()
             headers = {"Content-Type": "text/plain; charset=utf-8",
                        "Title": f"murmur-tui: {clean(notice.who(), 120)} needs you"

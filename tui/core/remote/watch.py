@@ -11,6 +11,12 @@ frame the session really wrote twice still comes through twice. After `gone_afte
 without a connection — or at once, when the door refuses the watch (a token it does not take,
 a different session answering) — the watcher reports `gone` with why, and ends.
 
+`heard` is when the door was last heard (monotonic): a new frame (one a replay repeats, or a
+connection's own `connection-ack` / `gap`, says nothing of the session) or a heartbeat — from
+the first stream opened on. A reconnect that hears nothing new leaves it where it was, so a
+reader (the fleet's stall rule, tui/app/fleet/lifeline.py) counts a silence across reconnects.
+It is one float the watcher's thread writes and a reader only reads: no event per heartbeat.
+
 Each watcher holds one thread and one connection; `close()` ends both promptly.
 """
 
@@ -130,6 +136,7 @@ class Watcher:
         self.dedup = Dedup()
         self.state = WatchState("connecting")
         self.connections = 0  # streams opened
+        self.heard: float | None = None  # a new frame or a heartbeat, last (monotonic)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._response: httpx.Response | None = None
@@ -234,8 +241,14 @@ class Watcher:
             parser = SseParser()
             self.dedup.connection()
             self.connections += 1
+            if self.heard is None:  # the silence is counted from the first stream opened
+                self.heard = time.monotonic()
+            beats = 0
             for chunk in response.iter_bytes():
-                for raw in parser.feed(chunk):
+                raws = parser.feed(chunk)
+                if parser.comments != beats:  # a heartbeat
+                    beats, self.heard = parser.comments, time.monotonic()
+                for raw in raws:
                     if raw.event in self.skip and '"tui":' not in raw.data:
                         continue  # not wanted: not even parsed (unless it tells events)
                     frame = to_stream_frame(raw.event, raw.data, raw.id)
@@ -243,6 +256,8 @@ class Watcher:
                         self._set(WatchState("live"))
                     if not self.dedup.fresh(frame):
                         continue
+                    if frame.id is not None:  # the session's own frame, new
+                        self.heard = time.monotonic()
                     self.on_frame(frame)
                     if frame.event == "capsule-closed":
                         return True
