@@ -58,6 +58,7 @@ DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unre
 
 class FleetApp(AppBase[int]):
     TITLE = "murmur-tui fleet"
+    credential = "operator"  # whose token each door is shown (the read-only link: watcher)
 
     def __init__(self, home: Path, theme: str | None = None, *,
                  kept: dict[str, FleetSession] | None = None,
@@ -120,9 +121,9 @@ class FleetApp(AppBase[int]):
                 verdicts[record.session_id] = process_state(record) or Verdict("live")
             else:
                 probe.append(record)
+        tokens = [read_token(self.home, r, self.credential) for r in probe]
         for record, verdict in zip(probe, verify_all(
-                probe, DISCOVER_TIMEOUT, tokens=[read_token(self.home, r) for r in probe]),
-                strict=True):
+                probe, DISCOVER_TIMEOUT, tokens=tokens, credential=self.credential), strict=True):
             verdicts[record.session_id] = verdict
         self.call_from_thread(self._discovered,
                               [(record, verdicts[record.session_id]) for record in records],
@@ -158,7 +159,7 @@ class FleetApp(AppBase[int]):
                 continue
             # the token goes only to the address found to be the session's own socket (a
             # public door needs none)
-            token = read_token(self.home, record) if verdict.address else None
+            token = read_token(self.home, record, self.credential) if verdict.address else None
             link = Link(self.home, record.session_id, door_url(record, verdict), record,
                         self._arrived, token=token, text=False)
             self.links[record.session_id] = link

@@ -1,0 +1,71 @@
+"""What a fleet process does differently when textual-serve started it for a browser tab
+(docs/fleet.md, "In a browser"): which apps it opens in turn, whose token it presents, where
+its stderr goes, and when its run is over. On a terminal: the plain fleet."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tui.app.app import SupervisorApp
+    from tui.app.fleet.app import FleetApp
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who looks at the fleet: a terminal, or a browser tab by the full or read-only link."""
+
+    fleet_app: type[FleetApp]
+    supervisor_app: type[SupervisorApp]
+    credential: str | None = None  # None: the operator's token
+    served: bool = False
+
+    def gone(self) -> bool:
+        """The browser tab was closed: no further screen is opened."""
+        if not self.served:
+            return False
+        from tui.web.driver import ended
+
+        return ended()
+
+    def finish(self) -> None:
+        if self.served:
+            from tui.web.driver import finish
+
+            finish()
+
+
+def viewer(link: str | None, home: Path) -> Viewer:
+    """The viewer for `link` (`tui.web.served_link()`); a served process's stderr goes to a
+    private log under `$MURMUR_HOME/tui/web/` — its stdout is the browser's screen, and
+    textual-serve would print its stderr on the server's terminal."""
+    if link is None:
+        from tui.app.app import SupervisorApp
+        from tui.app.fleet.app import FleetApp
+
+        return Viewer(FleetApp, SupervisorApp)
+    _stderr_to_log(home)
+    if link == "watch":
+        from tui.web.watching import WATCHER, WatchingFleetApp, WatchingSupervisorApp
+
+        return Viewer(WatchingFleetApp, WatchingSupervisorApp, WATCHER, served=True)
+    from tui.app.app import SupervisorApp
+    from tui.app.fleet.app import FleetApp
+
+    return Viewer(FleetApp, SupervisorApp, served=True)
+
+
+def _stderr_to_log(home: Path) -> None:
+    from tui.core.fs.private_files import create_private
+
+    try:
+        name = f"fleet-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+        fd = create_private(home / "tui" / "web" / name)
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 2)
+    os.close(fd)
