@@ -19,14 +19,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import CapsuleFactory
+from tests.conftest import CapsuleFactory, run_cli
 from tests.responses import call_response, text_response
 from tests.served import SLEEP, Served, serve
 from tests.wasm.conftest import FIXTURES
 from tests.web.chromium import Chromium, Page, chromium_missing
 
-pytestmark = pytest.mark.skipif(chromium_missing() is not None,
-                                reason=chromium_missing() or "")
+needs_chromium = pytest.mark.skipif(chromium_missing() is not None,
+                                    reason=chromium_missing() or "")
 
 WATCHER = ("network:\n  authentication:\n    scheme: bearer\n    credentials:\n"
            "      watcher:\n        scopes: [stream/watch, GetTask]\n")
@@ -117,6 +117,7 @@ async def answer_on(page: Page, text: str) -> None:
     await page.press("Enter")
 
 
+@needs_chromium
 async def test_the_fleet_in_a_browser_shows_opens_and_answers_and_the_watcher_link_cannot(
         murmur_home: Path, make_capsule: CapsuleFactory, served: list[Served],
         web_fleets: list[WebFleet], chromium: Chromium) -> None:
@@ -203,3 +204,15 @@ def test_a_bind_beyond_loopback_refuses_every_request_without_its_token(
         other = client.get(f"{here}/{token}/ws", headers={**upgrade,
                                                           "Origin": "http://evil.example"})
         assert other.status_code == 403  # another site's page cannot open the fleet
+
+
+@pytest.mark.parametrize(("where", "said"), [
+    ("127.0.0.1:99999", "--web 127.0.0.1:99999: the port must be a number from 0 to 65535"),
+    ("203.0.113.9:0", "--web 203.0.113.9:0: cannot listen there: "),
+])
+def test_a_place_that_cannot_be_served_on_is_refused_before_anything_is_served(
+        murmur_home: Path, where: str, said: str) -> None:
+    result = run_cli("fleet", "--web", where, timeout=60)
+    assert result.returncode == 2 and result.stdout == ""  # no link printed
+    assert result.stderr.startswith(f"murmur-tui: error: {said}"), result.stderr
+    assert "Traceback" not in result.stderr
