@@ -109,6 +109,36 @@ def tool_results(home: Path, door: Served) -> str:
     return "\n".join(calls + kept)
 
 
+def tab_processes(server: int) -> list[int]:
+    """The fleet processes the server runs, one per open tab: its descendants running
+    `tui fleet` (textual-serve starts each through a shell)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid, _, rest = stat.read_text().partition(" (")
+            children.setdefault(int(rest.rsplit(") ", 1)[1].split()[1]), []).append(int(pid))
+        except (OSError, IndexError, ValueError):
+            continue
+    found, todo = [], list(children.get(server, []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[-3:] == [b"tui", b"fleet", b""]:
+            found.append(pid)
+    return found
+
+
+async def until_tabs(server: int, count: int) -> None:
+    ends = time.monotonic() + 30
+    while len(tab_processes(server)) != count:
+        assert time.monotonic() < ends, f"{tab_processes(server)} fleet processes, not {count}"
+        await asyncio.sleep(0.1)
+
+
 async def answer_on(page: Page, text: str) -> None:
     await page.evaluate("window.__fleetTerminal.focus()")  # the keys go to the terminal
     await page.type("a")
@@ -156,6 +186,9 @@ async def test_the_fleet_in_a_browser_shows_opens_and_answers_and_the_watcher_li
     results = tool_results(murmur_home, door)
     assert '"tool_name":"ask"' in results and '"status":"ok"' in results
     assert "main-from-the-page" in results  # what the tool returned: the page's answer
+    await until_tabs(fleet.process.pid, 1)  # one tab, one fleet process
+    await page.call("Page.close")  # closing the tab ends its process
+    await until_tabs(fleet.process.pid, 0)
     await page.close()
 
     # the read-only link watches with the watcher credential: its answer is refused
