@@ -77,11 +77,17 @@ class ServedApp(AppService):
         return environment
 
     async def end(self) -> None:
-        """Tell the process to quit, and kill it when it does not within QUIT_SECONDS."""
+        """Tell the process to quit, and kill it when it has not ended within QUIT_SECONDS.
+        (Not before: a kill polls the process first and would reap it behind asyncio's
+        child watcher, which then says the process is unknown.)"""
         process = self._process
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.stop(), QUIT_SECONDS)
-        if process is not None and process.returncode is None:
+        if process is None:
+            return
+        try:
+            await asyncio.wait_for(process.wait(), QUIT_SECONDS)
+        except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             await process.wait()
