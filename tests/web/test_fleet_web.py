@@ -171,8 +171,9 @@ async def test_the_fleet_in_a_browser_shows_opens_and_answers_and_the_watcher_li
     # a click on its row and Enter open the session; Ctrl+Q comes back to the fleet
     await page.click_text("asker")
     await page.press("Enter")
-    await page.until(lambda shown: "Needs you (" not in shown and "asker" in shown and
-                     "Fleet" in shown, "the supervisor screen attached to the session")
+    attached = await page.until(lambda shown: "Needs you (" not in shown and "asker" in shown
+                                and "Fleet" in shown, "the supervisor screen on the session")
+    assert "Browse" in attached  # the full link's screen has the conversation browser
     await page.call("Input.dispatchKeyEvent", type="keyDown", key="q", code="KeyQ",
                     modifiers=2, windowsVirtualKeyCode=81)
     await page.call("Input.dispatchKeyEvent", type="keyUp", key="q", code="KeyQ",
@@ -203,6 +204,13 @@ async def test_the_fleet_in_a_browser_shows_opens_and_answers_and_the_watcher_li
     assert "Traceback" not in refused
     assert await state(door, second, headers) == "TASK_STATE_INPUT_REQUIRED"
     assert "not-from-a-watcher" not in tool_results(murmur_home, door)
+    # it opens the session with the watcher credential, without the conversation browser
+    await watching.press("Enter")
+    attached = await watching.until(lambda shown: "Needs you (" not in shown and
+                                    "Fleet" in shown, "the read-only supervisor screen")
+    assert "Browse" not in attached
+    await watching.call("Page.close")
+    await until_tabs(fleet.process.pid, 0)
     await watching.close()
 
     stderr = fleet.stop()
