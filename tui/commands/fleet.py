@@ -242,23 +242,19 @@ def fleet(args: argparse.Namespace) -> int:
     launched: list[Any] = []
     notice: str | None = None
     told: set[Any] = set()  # the questions already told of: coming back never tells them again
-    try:
-        while True:
-            app = seen.fleet_app(home, theme=args.theme, kept=kept, launched=launched,
-                                 notice=notice, told=told)
-            app.run()
-            kept, launched, notice, told = app.ended(), app.launched, None, app.told_questions
-            target = app.open_request
-            if target is None or seen.gone():
-                return 0
-            try:
-                _, url, record, token = resolve(home, target.session_id, None, seen.credential)
-            except AttachError as exc:
-                notice = exc.text
-                continue
-            _attach(home, target.session_id, url, record, token, args.theme,
-                    seen.supervisor_app)
-            if seen.gone():
-                return 0
-    finally:
-        seen.finish()
+    while True:
+        app = seen.fleet_app(home, theme=args.theme, kept=kept, launched=launched,
+                             notice=notice, told=told)
+        app.run()
+        kept, launched, notice, told = app.ended(), app.launched, None, app.told_questions
+        target = app.open_request
+        if target is None or seen.gone():
+            return 0
+        try:
+            _, url, record, token = resolve(home, target.session_id, None, seen.credential)
+        except AttachError as exc:
+            notice = exc.text
+            continue
+        _attach(home, target.session_id, url, record, token, args.theme, seen.supervisor_app)
+        if seen.gone():
+            return 0

@@ -4,6 +4,7 @@ its stderr goes, and when its run is over. On a terminal: the plain fleet."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import time
 from dataclasses import dataclass
@@ -32,23 +33,21 @@ class Viewer:
 
         return ended()
 
-    def finish(self) -> None:
-        if self.served:
-            from tui.web.driver import finish
-
-            finish()
-
 
 def viewer(link: str | None, home: Path) -> Viewer:
-    """The viewer for `link` (`tui.web.served_link()`); a served process's stderr goes to a
+    """The viewer for `link` (`tui.web.served_link()`). A served process's stderr goes to a
     private log under `$MURMUR_HOME/tui/web/` — its stdout is the browser's screen, and
-    textual-serve would print its stderr on the server's terminal."""
+    textual-serve would print its stderr on the server's terminal — and its end is told to the
+    server when the process exits (the tab's page then says the session ended)."""
     if link is None:
         from tui.app.app import SupervisorApp
         from tui.app.fleet.app import FleetApp
 
         return Viewer(FleetApp, SupervisorApp)
     _stderr_to_log(home)
+    from tui.web.driver import finish
+
+    atexit.register(finish)  # however the run ends, the tab is told it ended
     if link == "watch":
         from tui.web.watching import WATCHER, WatchingFleetApp, WatchingSupervisorApp
 
