@@ -215,6 +215,8 @@ async def test_the_fleet_in_a_browser_shows_opens_and_answers_and_the_watcher_li
 
     stderr = fleet.stop()
     assert stderr == ""  # no token, no traceback, no warning: nothing at all
+    logs = {path.name: path.read_text() for path in (murmur_home / "tui" / "web").glob("*")}
+    assert logs == {}  # the tabs' processes wrote no error (an empty log is not kept)
     assert fleet.process.returncode == 0
 
 

@@ -5,6 +5,7 @@ its stderr goes, and when its run is over. On a terminal: the plain fleet."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -59,12 +60,22 @@ def viewer(link: str | None, home: Path) -> Viewer:
 
 
 def _stderr_to_log(home: Path) -> None:
+    """fd 2 to a new private log; the log is removed at exit when nothing was written."""
     from tui.core.fs.private_files import create_private
 
+    name = f"fleet-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    log = home / "tui" / "web" / name
     try:
-        name = f"fleet-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-        fd = create_private(home / "tui" / "web" / name)
+        fd = create_private(log)
     except OSError:
         fd = os.open(os.devnull, os.O_WRONLY)
+    else:
+        atexit.register(_drop_if_empty, log)
     os.dup2(fd, 2)
     os.close(fd)
+
+
+def _drop_if_empty(log: Path) -> None:
+    with contextlib.suppress(OSError):
+        if log.stat().st_size == 0:
+            log.unlink()
