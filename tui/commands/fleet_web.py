@@ -72,11 +72,11 @@ def links_of(sock: socket.socket, full: str | None, watch: str) -> list[tuple[st
 
 def serve(where: str, theme: str | None) -> int:
     from tui.core.text.secrets import remember
-    from tui.web.server import Links, WebFleet, _is_loopback
+    from tui.web.server import Links, WebFleet, is_loopback
 
     host, port = parse_bind(where)
     sock = bind(host, port)
-    loopback = _is_loopback(str(sock.getsockname()[0]))
+    loopback = is_loopback(str(sock.getsockname()[0]))
     full = None if loopback else secrets.token_urlsafe(32)
     watch = secrets.token_urlsafe(32)
     for token in filter(None, (full, watch)):

@@ -97,7 +97,7 @@ class WebFleet:
     def __init__(self, sock: socket.socket, links: Links, theme: str | None = None) -> None:
         self.sock = sock
         self.links = links
-        self.loopback = _is_loopback(sock.getsockname()[0])
+        self.loopback = is_loopback(sock.getsockname()[0])
         argv = [sys.executable, "-m", "tui", "fleet", *(["--theme", theme] if theme else [])]
         self.command = shlex.join(argv)
         self.tabs: set[ServedApp] = set()
@@ -243,7 +243,7 @@ def _refused(status: int) -> web.Response:
     return web.Response(status=status, text=REFUSED_PAGE, content_type="text/html")
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -253,4 +253,4 @@ def _is_loopback(host: str) -> bool:
 def _loopback_host(host: str) -> bool:
     """A `Host` header naming this machine: a loopback address or `localhost`."""
     name = urlsplit(f"//{host}").hostname or ""
-    return name == "localhost" or _is_loopback(name)
+    return name == "localhost" or is_loopback(name)
