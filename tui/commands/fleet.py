@@ -43,6 +43,10 @@ def add_parsers(commands: Any) -> None:
     fleet.add_argument("--token-file", type=Path, metavar="FILE",
                        help=f"a file holding the --host doors' bearer token (default: "
                             f"${TOKEN_ENV}, else none)")
+    fleet.add_argument("--web", nargs="?", const="", default=None, metavar="HOST:PORT",
+                       help="serve the fleet as a web page instead (default: 127.0.0.1 and a "
+                            "free port) and print its links: the full one, and a read-only one "
+                            "holding the sessions' watcher credential")
 
 
 def add_credential_option(parser: Any, who: str) -> None:
@@ -182,13 +186,15 @@ def on_a_terminal() -> bool:
 
 
 def _attach(home: Path, session_id: str, url: str, record: Any, token: str | None,
-            theme: str | None) -> tuple[int, bool]:
-    """The attached screen; (exit status, whether F asked for the fleet screen)."""
-    from tui.app.app import SupervisorApp
+            theme: str | None, screen: Any = None) -> tuple[int, bool]:
+    """The attached screen (`screen`: its app class, the supervisor's by default); (exit
+    status, whether F asked for the fleet screen)."""
     from tui.app.attach import RemoteSource
 
+    if screen is None:
+        from tui.app.app import SupervisorApp as screen
     remote = RemoteSource(home, session_id, url, record, token=token)
-    SupervisorApp(home, theme=theme, source=remote).run()
+    screen(home, theme=theme, source=remote).run()
     if remote.why_gone:
         sys.stderr.write(f"murmur-tui: {url}: {remote.why_gone}\n")
         return 1, remote.to_fleet
@@ -196,38 +202,58 @@ def _attach(home: Path, session_id: str, url: str, record: Any, token: str | Non
 
 
 def fleet(args: argparse.Namespace) -> int:
-    """The fleet screen; Enter attaches to a session and `q` there comes back here."""
+    """The fleet screen; Enter attaches to a session and `q` there comes back here. With
+    `--web`, the fleet is served as a web page (fleet_web.py); a process textual-serve starts
+    for a browser tab runs this same loop under its viewer (tui/web/served.py)."""
     from tui.core.fs.paths import murmur_home
+    from tui.web import served_link
 
     # a wrong --host is told as such, anywhere (as attach tells a wrong address); `attach`'s
     # F comes here with attach's arguments, which name no host
     given = given_hosts(args.host, args.token_file) if hasattr(args, "host") else []
-    if not on_a_terminal():
+    if getattr(args, "web", None) is not None:  # `attach` comes here too, with no --web
+        from tui.commands.fleet_web import serve
+
+        return serve(args.web, args.theme, host_arguments(args))
+    link = served_link()
+    if link is None and not on_a_terminal():
         return error(NEEDS_TERMINAL.format(command="fleet"))
-    from tui.app.fleet.app import FleetApp
+    from tui.web.served import viewer
 
     home = murmur_home()
+    seen = viewer(link, home)
     kept: dict[str, Any] = {}
     launched: list[Any] = []
     notice: str | None = None
     told: set[Any] = set()  # the questions already told of: coming back never tells them again
     while True:
-        app = FleetApp(home, theme=args.theme, kept=kept, launched=launched, notice=notice,
-                       told=told, given_hosts=given)
+        app = seen.fleet_app(home, theme=args.theme, kept=kept, launched=launched,
+                             notice=notice, told=told, given_hosts=given)
         app.run()
         kept, launched, notice, told = app.ended(), app.launched, None, app.told_questions
         target = app.open_request
-        if target is None:
+        if target is None or seen.gone():
             return 0
         if target.host:  # another machine's: its door, with the token its host gave
             url, record, token = target.url, None, target.token
         else:
             try:
-                _, url, record, token = resolve(home, target.session_id, None)
+                _, url, record, token = resolve(home, target.session_id, None,
+                                                seen.credential)
             except AttachError as exc:
                 notice = exc.text
                 continue
-        _attach(home, target.session_id, url, record, token, args.theme)
+        _attach(home, target.session_id, url, record, token, args.theme, seen.supervisor_app)
+        if seen.gone():
+            return 0
+
+
+def host_arguments(args: argparse.Namespace) -> list[str]:
+    """`--host` and `--token-file` again, for the fleet a browser tab starts (`--web`)."""
+    argv = [item for value in args.host for item in ("--host", value)]
+    if args.token_file is not None:
+        argv += ["--token-file", str(args.token_file.absolute())]
+    return argv
 
 
 def given_hosts(values: list[str], token_file: Path | None) -> list[Any]:

@@ -64,6 +64,7 @@ SETTLE_LINKS = 20  # this many sessions linked at once are frozen (GcPolicy.sett
 
 class FleetApp(AppBase[int]):
     TITLE = "murmur-tui fleet"
+    credential = "operator"  # whose token each door is shown (the read-only link: watcher)
 
     def __init__(self, home: Path, theme: str | None = None, *,
                  kept: dict[str, FleetSession] | None = None,

@@ -48,9 +48,9 @@ def read_records(app: FleetOwner) -> tuple[Checked, list[str]]:
             verdicts[record.session_id] = process_state(record) or Verdict("live")
         else:
             probe.append(record)
-    for record, verdict in zip(probe, verify_all(
-            probe, DISCOVER_TIMEOUT, tokens=[read_token(app.home, r) for r in probe]),
-            strict=True):
+    tokens = [read_token(app.home, r, app.credential) for r in probe]
+    for record, verdict in zip(probe, verify_all(probe, DISCOVER_TIMEOUT, tokens=tokens,
+                                                 credential=app.credential), strict=True):
         verdicts[record.session_id] = verdict
     return [(record, verdicts[record.session_id]) for record in records], problems
 
@@ -88,7 +88,7 @@ def take_records(app: FleetOwner, found: Checked, problems: Sequence[str] = ()) 
             continue
         # the token goes only to the address found to be the session's own socket (a
         # public door needs none)
-        token = read_token(app.home, record) if verdict.address else None
+        token = read_token(app.home, record, app.credential) if verdict.address else None
         link = Link(app.home, record.session_id, door_url(record, verdict), record,
                     app.arrived, token=token, text=False, heartbeat=app.heartbeat)
         app.links[record.session_id] = link

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from tui.app.fleet.owner import FleetOwner
 
 
+READ_ONLY = ("Other hosts are not shown on the read-only link: the tokens their hosts give "
+             "would let it answer and send, not only watch.")
+
+
 class FleetHosts:
     def __init__(self, app: FleetOwner, given: Sequence[HostConfig] = ()) -> None:
         """`given`: the `--host` ones, after fleet.yaml's (a name fleet.yaml has is refused)."""
@@ -44,6 +48,9 @@ class FleetHosts:
                                      "listed in fleet.yaml; the --host one is not shown")
                 continue
             self.configs.append(host)
+        if app.credential != "operator" and self.configs:  # the read-only link (tui/web)
+            self.problems.append(READ_ONLY)
+            self.configs = []
         self.reports: SimpleQueue[HostReport] = SimpleQueue()
         self.watchers: list[HostWatcher] = []
         app.hosts[LOCAL] = HostStatus(LOCAL, state="ok")

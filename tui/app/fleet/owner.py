@@ -23,6 +23,7 @@ class FleetOwner(Protocol):
     launched: list[Launched]
     told_problems: set[str]
     heartbeat: float  # the doors' heartbeat period (fleet.yaml `heartbeat_secs`)
+    credential: str  # whose token each door is shown ("watcher" on the read-only link)
 
     def arrived(self, session_id: str, item: list[ev.Event] | LinkState) -> None: ...
 

@@ -65,6 +65,7 @@ from tui.core.errors.inputs import (
     TraceFormatError,
     TraceNotFound,
     TraceWriteError,
+    WebRefused,
     YamlError,
     YamlRefusal,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "ShellRefused",
     "StopOnCancel",
     "StopOnInputTimeout", "ThemeError", "TokenRefused",
-    "TraceFormatError", "TraceNotFound", "TraceWriteError", "TrapGuest", "WatchRefused", "Where",
+    "TraceFormatError", "TraceNotFound", "TraceWriteError", "TrapGuest", "WatchRefused",
+    "WebRefused", "Where",
     "YamlError", "YamlRefusal",
 ]

@@ -209,3 +209,9 @@ class TraceWriteError(MurmurTuiError):
 
 class CalleeUnknown(MurmurTuiError):
     """No reachable door for a formation member's callee; the text says why."""
+
+
+class WebRefused(MurmurTuiError):
+    """`fleet --web` given a place it cannot serve on; the text says why (exit 2)."""
+
+    default_code = "E-WEB"
