@@ -163,7 +163,7 @@ class FleetApp(AppBase[int]):
                         self._arrived, token=token, text=False)
             self.links[record.session_id] = link
             link.start()
-        self._dirty |= take_names(self.home, self.sessions, [record for record, _ in found])
+        self._dirty |= take_names(self.home, self.sessions, [r for r, _ in found], self.links)
         self._dirty |= records_gone(self.sessions, {record.session_id for record, _ in found})
         self._check_launched()
 
