@@ -126,6 +126,7 @@ class Attention:
         self.present = present
         self.flavour = osc_flavour(os.environ if env is None else env)
         self.capsule = ""  # the session's name, else its capsule's: in the title
+        self.capsule_name = ""  # its capsule's, for the webhook's `capsule`
         self.name_of: Callable[[str], str] = lambda sid: session_name(terminal, sid)
         self.waiting: dict[Kind, str] = {}
         self.ended: Kind | None = None
@@ -137,7 +138,10 @@ class Attention:
         """Something needs the user: a question or an approval waits (`text` says what), or the
         task ended (`done` / `failed`)."""
         if kind in WAITING:  # each question or approval that arrives, told once
-            self.outbound.send(Notice(self.session_id, self.capsule, text, now_rfc3339()))
+            # by the session's name as it is now (a rename since the start counts)
+            name = self.name_of(self.session_id) if self.session_id else ""
+            self.outbound.send(Notice(self.session_id, self.capsule_name or self.capsule,
+                                      text, now_rfc3339(), name or None))
         if self.mode == "off":
             return
         away = not self.present()
@@ -160,6 +164,7 @@ class Attention:
             match event:
                 case ev.SessionStarted():  # a session's name stands for it (`--name`)
                     self.capsule = self.name_of(event.session_id) or event.capsule_name
+                    self.capsule_name = event.capsule_name
                     self.session_id = event.session_id or self.session_id
                 case ev.TaskEnded():
                     if event.exit_status == "ok":
