@@ -120,6 +120,9 @@ class SupervisorApp(AppBase[int]):
         self.local.serving = serving
         self.responder.serve(board, self.desk.answered_elsewhere)
         self.sub_title = f"serving {serving.url}"
+        session = serving.session  # headed by its name and id before its first task
+        self.supervisor.heading.waiting(session.capsule.name, session.capsule.version,
+                                        session.session_id)
 
     def end_serving(self) -> None:
         if self.local is not None:

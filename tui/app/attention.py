@@ -172,6 +172,13 @@ class Attention:
                     else:
                         self.notify("failed", f"the task ended {event.exit_status}")
 
+    def renamed(self, name: str) -> None:
+        """The session was renamed while the screen is open: the title says the new name."""
+        self.capsule = name or self.capsule_name or self.capsule
+        if self.title is not None:
+            self.title = None  # written again, with the new name
+            self._show_title()
+
     def settled(self, kind: Kind) -> None:
         """Nothing of `kind` waits any more (answered, withdrawn, closed)."""
         if self.waiting.pop(kind, None) is not None:

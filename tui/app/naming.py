@@ -9,14 +9,18 @@ from tui.core import names
 from tui.core.fs.paths import murmur_home
 
 
-def session_name(app: object, session_id: str) -> str:
-    """The name kept for `session_id` in `app`'s home (its `home`, else `$MURMUR_HOME`), else
-    the card's of the session `app` is attached to."""
+def kept_name(app: object, session_id: str) -> names.KeptName:
+    """The session's name as `app`'s home keeps it (its `home`, else `$MURMUR_HOME`), read
+    again after a rename; the card's of the session `app` is attached to stands in while the
+    home keeps none."""
     home = getattr(app, "home", None)
-    kept = names.name_of(home if home is not None else murmur_home(), session_id)
-    if kept is not None:
-        return kept
+    card_name = None
     link = getattr(getattr(app, "source", None), "link", None)
     if link is not None and getattr(link, "session_id", None) == session_id:
-        return names.valid(getattr(link, "card_name", None)) or ""
-    return ""
+        card_name = getattr(link, "card_name", None)
+    return names.KeptName(home if home is not None else murmur_home(), session_id, card_name)
+
+
+def session_name(app: object, session_id: str) -> str:
+    """The session's name now (`kept_name`), "" for none."""
+    return kept_name(app, session_id).current() or ""
