@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from tui.app.fleet.model import FleetSession, spent, totals
+from tui.app.fleet.toasts import place_toasts
 from tui.app.fleet.tree import FormationTree, RosterOf, asking, build, grouped
 from tui.app.fleet.tree_rows import Line, first_line, lines
 from tui.app.screens.confirm import ConfirmScreen
@@ -314,11 +315,13 @@ class FleetScreen(Screen[None]):
         self.input.value = session.name if what == "rename" and session is not None else ""
         self.input.display = True
         self.input.focus()
+        self.call_after_refresh(place_toasts, self, self.hint)  # toasts step up over it
 
     def action_close_input(self) -> None:
         self.asking = self.asked = None
         self.input.display = False
         self.hint.display = False
+        place_toasts(self, None)
         self.rows.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
