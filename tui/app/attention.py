@@ -172,6 +172,12 @@ class Attention:
                     else:
                         self.notify("failed", f"the task ended {event.exit_status}")
 
+    def attached(self, session_id: str, capsule: str) -> None:
+        """The local session the app runs, known before its first event: a question it asks
+        may be told before the event that starts it reaches the screen."""
+        self.session_id, self.capsule_name = session_id, capsule
+        self.capsule = self.name_of(session_id) or capsule
+
     def renamed(self, name: str) -> None:
         """The session was renamed while the screen is open: the title says the new name."""
         self.capsule = name or self.capsule_name or self.capsule
