@@ -51,7 +51,10 @@ async def test_the_needs_you_toast_never_covers_the_answer_box(
         assert not lifted.overlaps(box) and not lifted.overlaps(hint)
         assert lifted.bottom <= hint.y and lifted.right == bottom.right
         assert "Needs you" in toast_text(app)  # still there to read
-        assert shown(app, "asks")  # the hint: what is being answered
+        # the hint over the box: what is being answered, the session called by its name
+        assert str(app.fleet.hint.render()) == \
+            f'cat census ({door.session_id}) asks: {{"q":"which branch?"}}'
+        assert shown(app, "cat census (ses_")
         await pilot.press("escape")
         await wait_until(pilot, lambda: not app.fleet.input.display)
         await wait_until(pilot, lambda: toast_regions(app) == [bottom],

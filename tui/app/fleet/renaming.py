@@ -13,6 +13,12 @@ from tui.app.fleet.model import FleetSession
 from tui.core import names
 from tui.core.errors import NameRefused
 from tui.core.running.records import RunningRecord
+from tui.core.text.printable import printable
+
+
+def called(session: FleetSession) -> str:
+    """What a note or a hint calls the session beside its id: its name, else its capsule."""
+    return printable(session.name) or printable(session.capsule)
 
 
 def take_names(home: Path, sessions: Mapping[str, FleetSession],

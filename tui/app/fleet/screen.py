@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from tui.app.fleet.model import FleetSession, spent, totals
+from tui.app.fleet.renaming import called
 from tui.app.fleet.toasts import place_toasts
 from tui.app.fleet.tree import FormationTree, RosterOf, asking, build, grouped
 from tui.app.fleet.tree_rows import Line, first_line, lines
@@ -236,7 +237,7 @@ class FleetScreen(Screen[None]):
             return
         task = f": {first_line(session.task, 120)}" if session.task.strip() else ""
         self._confirm(f"Cancel the running task of {session.session_id} "
-                      f"({printable(session.capsule) or 'a session'})?\n\ntask {task_id}{task}"
+                      f"({called(session) or 'a session'})?\n\ntask {task_id}{task}"
                       "\n\nThe session goes on.", self.Act("cancel", session, task_id))
 
     def action_stop(self) -> None:
@@ -250,7 +251,7 @@ class FleetScreen(Screen[None]):
             return
         running = f"Its task {session.task_id} is canceled, the session" \
             if session.in_task and session.task_id else "The session"
-        self._confirm(f"Stop {session.session_id} ({printable(session.capsule) or 'a session'}"
+        self._confirm(f"Stop {session.session_id} ({called(session) or 'a session'}"
                       f")?\n\n{running} ends and its door closes.", self.Act("stop", session))
 
     def _confirm(self, question: str, act: FleetScreen.Act) -> None:
@@ -287,14 +288,14 @@ class FleetScreen(Screen[None]):
                 self.rows.select_key(session.session_id)
             assert session.question is not None
             again = " (asked before the restart)" if session.question.before_restart else ""
-            hint = f"{session.capsule} ({session.session_id}) asks{again}: " \
+            hint = f"{called(session)} ({session.session_id}) asks{again}: " \
                    f"{first_line(session.question.prompt, 300)}"
             placeholder = "your answer, Enter to send, Esc to close"
         elif what == "task":
             session = self._member("Choose a session first.")
             if session is None:
                 return
-            hint = f"A task for {session.capsule} ({session.session_id})"
+            hint = f"A task for {called(session)} ({session.session_id})"
             placeholder = "the task, Enter to send, Esc to close"
         elif what == "rename":
             session = self._member("Choose a session first.")
