@@ -15,6 +15,10 @@ from tests.fakes import start_session as start
 from tests.fleet.test_fleet_notify import RFC3339, Hook, fleet_yaml, hook
 from tests.waits import wait_until
 from tui.app.app import SupervisorApp
+from tui.core import names
+from tui.core.loop.build import SessionSpec, build_session
+from tui.core.loop.launch import LaunchOptions
+from tui.core.manifest.reader import load_capsule
 from tui.core.notify.outbound import Notice
 
 __all__ = ["hook", "written"]  # fixtures
@@ -52,6 +56,28 @@ async def test_a_waiting_question_goes_to_notify_send_and_the_webhook(
             "--app-name=murmur-tui", "--", f"asking ({app.state.session_id}) asks",
             'ask asks: {"p":"Which branch?"}']
         assert "\a" in output(written)  # and the terminal's bell, as before
+
+
+async def test_the_webhook_names_a_named_session_by_its_name_as_it_is_now(
+        tmp_path: Path, murmur_home: Path, hook: Hook, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The supervisor's body has the fleet's shape: `name` beside `session` and `capsule` —
+    the name the session has when the question comes (renamed since it started here)."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no notify-send
+    fleet_yaml(murmur_home, f"  webhook: {hook.url}\n")
+    app = SupervisorApp(murmur_home)
+    session = build_session(SessionSpec(
+        load_capsule(asking_capsule(tmp_path / "c")), LaunchOptions(task="t", name="nightly"),
+        sinks=[app.bridge], responder=app.responder, cancel=app.cancel))
+    app.attach(session)
+    names.give(murmur_home, session.session_id, "release 2.1")  # `R` in a fleet meanwhile
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.desk.dialog is not None)
+        _, _, body = await asyncio.to_thread(hook.next)
+        told = json.loads(body)
+        assert RFC3339.fullmatch(told.pop("asked_at"))
+        assert told == {"session": session.session_id, "name": "release 2.1",
+                        "capsule": "asking", "question": 'ask asks: {"p":"Which branch?"}'}
+        assert list(json.loads(body)) == ["session", "name", "capsule", "question", "asked_at"]
 
 
 async def test_a_webhook_that_cannot_be_reached_is_said_once_on_screen(

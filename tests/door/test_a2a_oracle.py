@@ -46,6 +46,35 @@ def test_the_card_parses_as_an_agent_card(authenticated: bool, extended: bool) -
                 ] == [["SendMessage"], ["SendStreamingMessage"]]
 
 
+@pytest.mark.parametrize(("authenticated", "extended", "named"), [
+    (False, False, True), (True, False, False), (True, True, True)],
+    ids=["public", "authenticated-public", "extended"])
+def test_a_named_sessions_card_parses_and_says_the_name_where_it_says_the_session(
+        authenticated: bool, extended: bool, named: bool) -> None:
+    """The name rides in murmur-tui's own extension, beside the session id: the card still
+    parses as an AgentCard, Murmur's three extensions keep their places, and a door that
+    asks for a token says the name only on its extended card."""
+    facts = CardFacts(**{**FACTS.__dict__, "authenticated": authenticated,
+                         "session_name": "nightly build"})
+    body = card(facts, extended=extended)
+    parsed = parse(body, a2a_pb2.AgentCard)
+    uris = [extension.uri for extension in parsed.capabilities.extensions]
+    murmur = [uri.rsplit("#", 1)[1] for uri in uris if uri.startswith("https://docs.murmur")]
+    assert murmur == (["murmur-door-v1", "murmur-stream-v1"] if authenticated and not extended
+                      else ["murmur-door-v1", "murmur-capsule-v1", "murmur-stream-v1"])
+    if named:
+        assert uris[-1] == "urn:murmur-tui:agent-card:session-name-v1"
+        last = parsed.capabilities.extensions[-1]
+        assert last.required is False and dict(last.params) == {"name": "nightly build"}
+    else:
+        assert len(uris) == len(murmur)
+    # everything else is the card of the same session with no name, key for key
+    unnamed = card(CardFacts(**{**facts.__dict__, "session_name": None}), extended=extended)
+    extensions = body["capabilities"]["extensions"]
+    body["capabilities"]["extensions"] = extensions[:-1] if named else extensions
+    assert body == unnamed
+
+
 def test_a_door_that_takes_no_tasks_has_a_card_with_no_skill() -> None:
     facts = CardFacts(**{**FACTS.__dict__, "takes_tasks": False})
     parsed = parse(card(facts), a2a_pb2.AgentCard)

@@ -61,3 +61,29 @@ def test_a_name_that_is_not_printable_text_is_refused(name: str, why: str) -> No
     with pytest.raises(NameRefused) as refused:
         names.checked(name)
     assert refused.value.text == why
+
+
+def test_a_kept_name_follows_the_file_and_reads_it_only_when_it_changed(
+        tmp_path: Path) -> None:
+    """KeptName (the door's card, the open screen): a rename shows at the next look, a file
+    left as it was is not read again, and `given` stands in while the file says nothing."""
+    kept = names.KeptName(tmp_path, "ses_a", given="from the card")
+    assert kept.current() == "from the card"  # no file yet
+    names.give(tmp_path, "ses_b", "other")
+    assert kept.current() == "from the card"  # the file names another session only
+    names.give(tmp_path, "ses_a", "nightly")
+    assert kept.current() == "nightly"
+    names.give(tmp_path, "ses_a", "release 2.1")
+    assert kept.current() == "release 2.1"
+    path = names.names_path(tmp_path)
+    stat = path.stat()
+    # rewritten in place to the same size, its stamp put back: to a stat it is the same file,
+    # so it is not read again
+    path.write_text(path.read_text().replace("release 2.1", "release 2.2"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_ino == stat.st_ino
+    assert kept.current() == "release 2.1"
+    assert names.KeptName(tmp_path, "ses_a").current() == "release 2.2"  # a first read
+    path.unlink()
+    assert kept.current() == "from the card"
+    assert names.KeptName(tmp_path, "ses_a", given="bad\x1b").current() is None

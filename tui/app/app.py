@@ -110,7 +110,7 @@ class SupervisorApp(AppBase[int]):
         """The session to run (built by the command line, which reported bad input)."""
         assert self.local is not None
         self.local.attach(session)
-        self.attention.capsule = session.capsule.name
+        self.attention.attached(session.session_id, session.capsule.name)
 
     def serve(self, serving: Serving, board: QuestionBoard) -> None:
         """`launch --serve`: the session is served on its door (started by the command line).
@@ -120,6 +120,9 @@ class SupervisorApp(AppBase[int]):
         self.local.serving = serving
         self.responder.serve(board, self.desk.answered_elsewhere)
         self.sub_title = f"serving {serving.url}"
+        session = serving.session  # headed by its name and id before its first task
+        self.supervisor.heading.waiting(session.capsule.name, session.capsule.version,
+                                        session.session_id)
 
     def end_serving(self) -> None:
         if self.local is not None:
@@ -379,7 +382,7 @@ class SupervisorApp(AppBase[int]):
             self.supervisor = SupervisorScreen(self.state, self.prompts)
             await self.switch_screen(self.supervisor)
             local.attach(session, cancel)
-            self.attention.capsule = session.capsule.name
+            self.attention.attached(session.session_id, session.capsule.name)
             local.run_worker()
 
         self.run_worker(resume(), group="resume", exclusive=True, exit_on_error=False)

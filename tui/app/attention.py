@@ -126,6 +126,7 @@ class Attention:
         self.present = present
         self.flavour = osc_flavour(os.environ if env is None else env)
         self.capsule = ""  # the session's name, else its capsule's: in the title
+        self.capsule_name = ""  # its capsule's, for the webhook's `capsule`
         self.name_of: Callable[[str], str] = lambda sid: session_name(terminal, sid)
         self.waiting: dict[Kind, str] = {}
         self.ended: Kind | None = None
@@ -137,7 +138,10 @@ class Attention:
         """Something needs the user: a question or an approval waits (`text` says what), or the
         task ended (`done` / `failed`)."""
         if kind in WAITING:  # each question or approval that arrives, told once
-            self.outbound.send(Notice(self.session_id, self.capsule, text, now_rfc3339()))
+            # by the session's name as it is now (a rename since the start counts)
+            name = self.name_of(self.session_id) if self.session_id else ""
+            self.outbound.send(Notice(self.session_id, self.capsule_name or self.capsule,
+                                      text, now_rfc3339(), name or None))
         if self.mode == "off":
             return
         away = not self.present()
@@ -160,12 +164,26 @@ class Attention:
             match event:
                 case ev.SessionStarted():  # a session's name stands for it (`--name`)
                     self.capsule = self.name_of(event.session_id) or event.capsule_name
+                    self.capsule_name = event.capsule_name
                     self.session_id = event.session_id or self.session_id
                 case ev.TaskEnded():
                     if event.exit_status == "ok":
                         self.notify("done", event.result)
                     else:
                         self.notify("failed", f"the task ended {event.exit_status}")
+
+    def attached(self, session_id: str, capsule: str) -> None:
+        """The local session the app runs, known before its first event: a question it asks
+        may be told before the event that starts it reaches the screen."""
+        self.session_id, self.capsule_name = session_id, capsule
+        self.capsule = self.name_of(session_id) or capsule
+
+    def renamed(self, name: str) -> None:
+        """The session was renamed while the screen is open: the title says the new name."""
+        self.capsule = name or self.capsule_name or self.capsule
+        if self.title is not None:
+            self.title = None  # written again, with the new name
+            self._show_title()
 
     def settled(self, kind: Kind) -> None:
         """Nothing of `kind` waits any more (answered, withdrawn, closed)."""

@@ -144,3 +144,26 @@ def record_keys(home: Path, session_id: str) -> dict[str, str]:
     """The running record's `name` key for a session that has a name (none otherwise)."""
     name = name_of(home, session_id)
     return {RECORD_KEY: name} if name is not None else {}
+
+
+class KeptName:
+    """One session's name as `names.json` says it now, read again only when the file changed
+    (its inode, size or modification time): cheap enough to ask on every card the door
+    serves or every tick of a screen, so a rename anywhere reaches them. `given` stands in
+    while the file has no name for the session (a name that could not be written)."""
+
+    def __init__(self, home: Path, session_id: str, given: str | None = None) -> None:
+        self.home, self.session_id, self.given = home, session_id, valid(given)
+        self._seen: tuple[int, int, int] | bool | None = False  # False: never read
+        self._name: str | None = None
+
+    def current(self) -> str | None:
+        try:
+            stat = os.stat(names_path(self.home))
+            seen: tuple[int, int, int] | None = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            seen = None
+        if seen != self._seen:
+            self._seen = seen
+            self._name = read(self.home).get(self.session_id) if seen is not None else None
+        return self._name if self._name is not None else self.given

@@ -94,7 +94,7 @@ def take_records(app: FleetOwner, found: Checked, problems: Sequence[str] = ()) 
         app.links[record.session_id] = link
         link.start()
     local = local_sessions(app.sessions)
-    if take_names(app.home, local, [record for record, _ in found]) | \
+    if take_names(app.home, local, [record for record, _ in found], app.links) | \
             records_gone(local, {record.session_id for record, _ in found}):
         app.changed()
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from tui.app.fleet.links import Link
 from tui.app.fleet.model import FleetSession
+from tui.core import names
 from tui.core.hosts.config import HostConfig, load_hosts
 from tui.core.hosts.status import LOCAL, HostState, HostStatus
 from tui.core.hosts.watch import HostReport, HostSession, HostWatcher
@@ -106,8 +107,10 @@ class FleetHosts:
         if known is not None and known.host != host:
             return  # another host (or this machine) shows it
         if known is not None and known.connection != "gone" and found.session_id in app.links:
-            if found.name and found.name != known.name:
-                known.name = found.name
+            # its host's listing names it, else its door's card (a door URL lists no name)
+            name = found.name or names.valid(app.links[found.session_id].card_name) or ""
+            if name and name != known.name:
+                known.name = name
             return
         session = FleetSession(found.session_id, found.url, host=host, name=found.name,
                                capsule=found.capsule, version=found.version)

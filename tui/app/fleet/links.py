@@ -69,6 +69,7 @@ class Link:
         self.door: DoorClient | None = None
         self.watcher: Watcher | None = None
         self.adapter: RemoteAdapter | None = None
+        self.card_name: str | None = None  # the name the door's card gives the session
         self._collect = _Collect()
         self._ready = threading.Event()
         self._closed = threading.Event()
@@ -96,6 +97,7 @@ class Link:
             self.deliver(self.session_id, LinkState("gone", exc.text))
             return
         self.session_id = self.session_id or card.session_id or self.url
+        self.card_name = card.session_name
         workdir = str(getattr(self.record, "workdir", "") or "")
         stream = EventStream(self.session_id, sinks=[self._collect])
         adapter = RemoteAdapter(stream, card, workdir=workdir, model=_model(workdir),

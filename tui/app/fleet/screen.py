@@ -20,6 +20,8 @@ from tui.app.fleet.host_rows import draw
 from tui.app.fleet.host_totals import fleet_line, host_totals
 from tui.app.fleet.lifeline import detail
 from tui.app.fleet.model import FleetSession
+from tui.app.fleet.renaming import called
+from tui.app.fleet.toasts import place_toasts
 from tui.app.fleet.tree import FormationTree, RosterOf, answerable, asking
 from tui.app.fleet.tree_rows import Line, first_line
 from tui.app.screens.confirm import ConfirmScreen
@@ -247,7 +249,7 @@ class FleetScreen(Screen[None]):
             return
         task = f": {first_line(session.task, 120)}" if session.task.strip() else ""
         self._confirm(f"Cancel the running task of {session.session_id} "
-                      f"({printable(session.capsule) or 'a session'})?\n\ntask {task_id}{task}"
+                      f"({called(session) or 'a session'})?\n\ntask {task_id}{task}"
                       "\n\nThe session goes on.", self.Act("cancel", session, task_id))
 
     def action_stop(self) -> None:
@@ -261,7 +263,7 @@ class FleetScreen(Screen[None]):
             return
         running = f"Its task {session.task_id} is canceled, the session" \
             if session.in_task and session.task_id else "The session"
-        self._confirm(f"Stop {session.session_id} ({printable(session.capsule) or 'a session'}"
+        self._confirm(f"Stop {session.session_id} ({called(session) or 'a session'}"
                       f")?\n\n{running} ends and its door closes.", self.Act("stop", session))
 
     def _confirm(self, question: str, act: FleetScreen.Act) -> None:
@@ -311,14 +313,14 @@ class FleetScreen(Screen[None]):
                 self.rows.select_key(session.session_id)
             assert session.question is not None
             again = " (asked before the restart)" if session.question.before_restart else ""
-            hint = f"{session.capsule} ({session.session_id}) asks{again}: " \
+            hint = f"{called(session)} ({session.session_id}) asks{again}: " \
                    f"{first_line(session.question.prompt, 300)}"
             placeholder = "your answer, Enter to send, Esc to close"
         elif what == "task":
             session = self._member("Choose a session first.")
             if session is None:
                 return
-            hint = f"A task for {session.capsule} ({session.session_id})"
+            hint = f"A task for {called(session)} ({session.session_id})"
             placeholder = "the task, Enter to send, Esc to close"
         elif what == "rename":
             session = self._member("Choose a session first.")
@@ -339,11 +341,13 @@ class FleetScreen(Screen[None]):
         self.input.value = session.name if what == "rename" and session is not None else ""
         self.input.display = True
         self.input.focus()
+        self.call_after_refresh(place_toasts, self, self.hint)  # toasts step up over it
 
     def action_close_input(self) -> None:
         self.asking = self.asked = None
         self.input.display = False
         self.hint.display = False
+        place_toasts(self, None)
         self.rows.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

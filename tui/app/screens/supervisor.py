@@ -17,10 +17,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 
-from tui.app.models.fitting import fit_header
 from tui.app.models.queue import QueuedTask, TaskQueue
 from tui.app.models.status import SessionState
-from tui.app.naming import session_name
+from tui.app.screens.heading import Heading
 from tui.app.transcript_export import TranscriptCommands, export_transcript
 from tui.app.widgets.background_pane import BackgroundPane
 from tui.app.widgets.fitted_footer import FittedFooter
@@ -82,9 +81,7 @@ class SupervisorScreen(Screen[None]):
         self.queue_view = QueueView(id="queue")
         self.prompt = PromptArea(id="prompt")
         self.header = Static("murmur-tui", id="session-header", markup=False)
-        self._header: tuple[str, str, str, str] | None = None  # capsule, version, model, id
-        self._session_name = ""  # the session's name (docs/fleet.md, "Names")
-        self.door_closed = False  # a served session ended: its door closed with it
+        self.heading = Heading(self, self.header)  # what the header names, fitted
         self.transcript = Transcript(id="transcript")
         self.tools = ToolCallsPane()
         self.shell = ShellPane()
@@ -139,15 +136,7 @@ class SupervisorScreen(Screen[None]):
         self.call_after_refresh(self.fit_header)
 
     def fit_header(self) -> None:
-        """The header in the width it has: the session id always, and the door's address while
-        the session is served (docs/screen.md)."""
-        served = "" if self.door_closed else self.app.sub_title
-        width = self.header.size.width or self.app.size.width - 2
-        if self._header is not None:
-            self.header.update(fit_header(*self._header, width, served,
-                                          session_name=self._session_name))
-        else:
-            self.header.update(fit_header("murmur-tui", "", "", "", width, served))
+        self.heading.fit()
 
     def _lay_out(self, width: int) -> None:
         """Side by side, or (narrower than NARROW_BELOW columns) one column at a time."""
@@ -198,6 +187,7 @@ class SupervisorScreen(Screen[None]):
             self.transcript.focus()
 
     def _tick(self) -> None:
+        self.heading.tick()  # a rename elsewhere shows here
         self.refresh_status()
         self._update_jump()
         self._maybe_load_older()
@@ -210,17 +200,14 @@ class SupervisorScreen(Screen[None]):
             await self.transcript.apply(event)
             match event:
                 case ev.SessionStarted():
-                    self._header = (event.capsule_name, event.capsule_version, event.model,
-                                    event.session_id)
-                    self._session_name = session_name(self.app, event.session_id)
-                    self.fit_header()
+                    self.heading.started(event)
                     if event.trace_path:  # a session here: its tools' contracts
                         contracts = Path(event.trace_path).parent / "tools" / "contracts.json"
                         self.tools.read_contracts(contracts)
                         self.tool_list.read_contracts(contracts)
                     self.work_pane.session(event)
                 case ev.SessionEnded() if self.app.sub_title:
-                    self.door_closed = True
+                    self.heading.door_closed = True
                     self.fit_header()
                 case ev.ShellDetached():
                     self.work_pane.detached(event)

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tui.core import names
 from tui.core.a2a.rpc import shown_text
 from tui.core.errors import DoorError
 
@@ -31,6 +32,7 @@ CARD_PATH = "/.well-known/agent-card.json"
 DOOR_EXT = "#murmur-door-v1"
 CAPSULE_EXT = "#murmur-capsule-v1"
 STREAM_EXT = "#murmur-stream-v1"
+NAME_EXT = "urn:murmur-tui:agent-card:session-name-v1"  # murmur-tui's: the session's name
 
 # The method each call uses, per generation (None: that door has no such method).
 METHODS: dict[str, dict[Generation, str | None]] = {
@@ -69,6 +71,7 @@ class Card:
     streaming: bool
     authenticated: bool = False  # `capabilities.extendedAgentCard`: the door asks for a token
     conversation_mode: str | None = None
+    session_name: str | None = None  # murmur-tui's name extension (docs/fleet.md, "Names")
 
     @property
     def protocol(self) -> str:
@@ -137,6 +140,7 @@ def parse_card(card: Any, url: str) -> Card:
                         "A2A 1.0, 0.3 and Murmur v0.2.0's door")
     door = extension(card, DOOR_EXT) or {}
     capsule = extension(card, CAPSULE_EXT) or {}
+    named = extension(card, NAME_EXT) or {}
     return Card(generation, name, version, url, _session(capsule.get("sessionId")),
                 _strings(door.get("methods")) or DEFAULT_METHODS[generation], streaming,
-                authenticated)
+                authenticated, session_name=names.valid(named.get("name")))

@@ -126,7 +126,8 @@ class DoorClient:
                 self._card = card
                 full = parse_card(self.call(extended, None, card.generation), self.url)
                 card = Card(card.generation, card.name, card.version, card.url,
-                            full.session_id, card.methods, card.streaming, True)
+                            full.session_id, card.methods, card.streaming, True,
+                            session_name=full.session_name)
         self._card = card
         return card
 

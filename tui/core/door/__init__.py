@@ -31,6 +31,7 @@ from tui.core.door.tasks import DoorTask, TaskTable
 from tui.core.errors import LaunchError
 from tui.core.events import vocabulary as ev
 from tui.core.manifest.model import Capsule
+from tui.core.names import KeptName
 
 if TYPE_CHECKING:
     from tui.core.door.server import DoorServer
@@ -82,6 +83,7 @@ class Door:
         self.tokens = Tokens.mint(capsule.name, declared_credentials(capsule.manifest_path),
                                   is_loopback(host), seat)
         self.session: Any = None  # the Session served (only the commands import it)
+        self.name: KeptName | None = None  # its name, read again after a rename (the card)
         self.url = ""
         self._server: DoorServer | None = None
         self._first: queue.Queue[DoorTask | None] | None = None  # the first task's hand-over
@@ -94,6 +96,9 @@ class Door:
         """Serve `session`; with `wait_for_first`, the first task the door takes is the
         session's first task (`first_task` hands it over)."""
         self.session = session
+        home, options = getattr(session, "home", None), getattr(session, "options", None)
+        if home is not None:  # a session of this machine's: its name is kept in its home
+            self.name = KeptName(home, session.session_id, getattr(options, "name", None))
         if wait_for_first:
             self._first = queue.Queue()
             self._awaiting_first = True
@@ -163,7 +168,8 @@ class Door:
                          capsule.lifecycle.task_acceptance != "none", self.tokens.active,
                          tools, bool(capsule.capabilities.shell_allow),
                          bool(capsule.capabilities.network_allow),
-                         capsule.exports.peer_tasks_accept)
+                         capsule.exports.peer_tasks_accept,
+                         self.name.current() if self.name is not None else None)
 
     def public_card(self) -> dict[str, Any]:
         return card(self._facts())

@@ -1,6 +1,14 @@
 """The door's agent card (agent-card.md, the A2A v1.0 card Murmur's newest door serves): the
 public card, and for a door with tokens the public card without the capsule extension plus
-the extended card that carries it."""
+the extended card that carries it.
+
+A session with a name (`launch --name`, `R` in the fleet: tui/core/names.py) carries it in one
+more extension, murmur-tui's own (`NAME_URI`, `required: false`, params `{"name": …}`), last
+and beside the capsule extension — on the public card of a public door, on the extended card
+of a door that authenticates, as the session id is. The A2A card has no other place for it: a
+new top-level key would break a strict `lf.a2a.v1.AgentCard` parser, and an extension a client
+does not know is one it ignores (A2A "Extensions"; Murmur finds its own by uri). A session
+with no name serves Murmur's card exactly."""
 
 from __future__ import annotations
 
@@ -10,6 +18,7 @@ from typing import Any
 DOOR_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-door-v1"
 CAPSULE_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-capsule-v1"
 STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1"
+NAME_URI = "urn:murmur-tui:agent-card:session-name-v1"
 FRAMES = ("status", "artifact", "text", "thinking", "tool-call-started", "tool-call-progress",
           "gap", "lagged", "connection-ack", "capsule-closed", "error")
 MODES = ["text/plain", "application/json"]
@@ -27,6 +36,7 @@ class CardFacts:
     shell: bool
     network: bool
     peer_tasks: bool = False  # exports.peer_tasks.accept: it takes tasks other capsules send
+    session_name: str | None = None  # the session's name (tui/core/names.py), None: none
 
 
 def methods(facts: CardFacts) -> list[str]:
@@ -71,12 +81,21 @@ def _stream(facts: CardFacts) -> dict[str, Any]:
                       "frames.", {"frames": frames(facts)})
 
 
+def _name(facts: CardFacts) -> dict[str, Any]:
+    return _extension(NAME_URI, "The session's name, a person's word for it beside its id "
+                      "(murmur-tui). A client that does not know this extension ignores it.",
+                      {"name": facts.session_name})
+
+
 def card(facts: CardFacts, extended: bool = False) -> dict[str, Any]:
     """The public card (`extended`: the authenticated door's extended card)."""
     extensions = [_door(facts)]
-    if not facts.authenticated or extended:
+    says_session = not facts.authenticated or extended
+    if says_session:
         extensions.append(_capsule(facts))
     extensions.append(_stream(facts))
+    if says_session and facts.session_name:
+        extensions.append(_name(facts))
     skill: dict[str, Any] = {
         "id": "task", "name": "Run a task",
         "description": "Runs one task given as a text message and reports its outcome.",
