@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from tui.app.browser.host import AppBase
-from tui.app.fleet.discovery import read_records, take_records
+from tui.app.fleet.discovery import list_records, read_records, take_records
 from tui.app.fleet.hosts import FleetHosts
 from tui.app.fleet.launching import AttachTarget, Launched, resumable, tail
 from tui.app.fleet.lifeline import alarms, linked, listen, why
@@ -118,7 +118,8 @@ class FleetApp(AppBase[int]):
     @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
     def _discover(self) -> None:
         """This machine's running records, checked (tui/app/fleet/discovery.py)."""
-        found, problems = read_records(self)
+        found, problems = read_records(
+            self, listed=lambda records: self.call_from_thread(list_records, self, records))
         self.call_from_thread(self._discovered, found, problems)
 
     def _discovered(self, found: list[tuple[RunningRecord, Verdict]],

@@ -8,7 +8,7 @@ tui/app/fleet/hosts.py's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tui.app.fleet.links import Link
@@ -27,10 +27,12 @@ DISCOVER_TIMEOUT = 2.0  # a door that does not answer its card within it is unre
 Checked = list[tuple["RunningRecord", "Verdict"]]
 
 
-def read_records(app: FleetOwner) -> tuple[Checked, list[str]]:
+def read_records(app: FleetOwner, listed: Callable[[list[RunningRecord]], object] | None = None,
+                 ) -> tuple[Checked, list[str]]:
     """Every record, checked: a session whose stream is live needs only its process checked
     (its door answers already); the others, all three layers. The files that are not records,
-    one sentence each."""
+    one sentence each. Records the fleet does not show yet go to `listed` first, before any
+    door is asked (their rows say connecting… while the doors are checked)."""
     from tui.core.running.liveness import Verdict, process_state
     from tui.core.running.probe import verify_all
     from tui.core.running.records import read_records as read_all
@@ -38,6 +40,9 @@ def read_records(app: FleetOwner) -> tuple[Checked, list[str]]:
 
     found = read_all(app.home)
     records = [item.record for item in found if item.record is not None]
+    unknown = [record for record in records if record.session_id not in app.sessions]
+    if listed is not None and unknown:
+        listed(unknown)
     problems = [f"{item.path}: {item.problem}" for item in found if item.problem]
     live = {key for key, session in list(app.sessions.items())
             if session.connection == "live" and session.host == LOCAL}
@@ -53,6 +58,15 @@ def read_records(app: FleetOwner) -> tuple[Checked, list[str]]:
                                                  credential=app.credential), strict=True):
         verdicts[record.session_id] = verdict
     return [(record, verdicts[record.session_id]) for record in records], problems
+
+
+def list_records(app: FleetOwner, records: list[RunningRecord]) -> None:
+    """Records found and not checked yet: a row each, connecting…, until `take_records`."""
+    from tui.core.running.probe import door_address
+
+    for record in records:
+        if record.session_id not in app.sessions:
+            new_row(app, record, door_address(record.url))
 
 
 def take_records(app: FleetOwner, found: Checked, problems: Sequence[str] = ()) -> None:
