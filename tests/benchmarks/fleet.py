@@ -8,10 +8,12 @@ of 200 `launch --headless --serve` processes, which two cores cannot run beside 
 being measured. Every tenth session of each host asks questions (a WebAssembly tool; the
 questions go to the hosts in turn); the others stream a long answer at `--rate` characters a
 second (100: 6 frames a second each, ~1,100 frames a second for the fleet), two tasks queued
-each. Until the fleet discovers other machines itself, the rows found on this machine get
-their `FleetSession.host` from their door's address (127.0.0.N → `host-N`).
-`$MURMUR_HOME/tui/fleet.yaml` points `notify: webhook:` at an HTTP server on loopback in this
-process.
+each. Each host has its own `MURMUR_HOME`; the fleet's has none of their records and finds them
+as it finds another machine's: its `$MURMUR_HOME/tui/fleet.yaml` lists the four under `hosts:`,
+each with `discover:` running `murmur-tui ps --json` with that host's `MURMUR_HOME` (a command
+like `ssh host-3 murmur-tui ps --json`, without the network), every 15 s (`interval: 15`: a
+look costs a Python start and 50 card probes, on the same two cores as the fleet), and
+`notify: webhook:` at an HTTP server on loopback in this process.
 
 The fleet screen is the real app (headless Textual at 160×48) in this process, opened twice on
 the same running sessions: with the old drawing and collection switched back on (`before`:
@@ -111,7 +113,7 @@ class Door:
 
 
 def host_name(url: str) -> str:
-    """127.0.0.3:PORT → host-3 (the benchmark's stand-in for the hosts' discovery)."""
+    """127.0.0.3:PORT → host-3: the host a door belongs to, as fleet.yaml names them."""
     return f"host-{url.split(':')[0].rsplit('.', 1)[-1]}"
 
 
@@ -126,7 +128,8 @@ def hosts(base: Path, home: Path, sessions: int, count: int, rate: int,
                              (n // count) % 10 == 0, rate) for n in range(h, sessions, count)]
             processes.append(subprocess.Popen(
                 ["nice", "-n", "10", sys.executable, str(REPO / "tests" / "benchmarks" /
-                 "fleet_host.py"), "--home", str(home), "--bind", f"127.0.0.{h + 1}",
+                 "fleet_host.py"), "--home", str(home / f"host-{h + 1}"),
+                 "--bind", f"127.0.0.{h + 1}",
                  *map(str, roots)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                 cwd=REPO))
         for process in processes:
@@ -174,15 +177,9 @@ class Webhook:
 
 
 class Timed(FleetApp):
-    """The fleet app, noting when each session's row first lands under Needs you, and giving
-    each row its host (by its door's address)."""
+    """The fleet app, noting when each session's row first lands under Needs you."""
 
     asked_at: dict[str, float]
-
-    def _discovered(self, found: Any, problems: Any = ()) -> None:
-        super()._discovered(found, problems)
-        for session in self.sessions.values():
-            session.host = session.host or host_name(session.url.removeprefix("http://"))
 
     def _drain(self) -> None:
         before = {key for key, s in self.sessions.items() if s.group == "needs"}
@@ -322,12 +319,16 @@ async def measure(doors: list[Door], home: Path, hook: Webhook, window: float,
 async def fleet(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     home = base / "home"
     hook = Webhook()
+    bare = await empty_fleet(base / "empty-home")
     fleet_yaml = home / "tui" / "fleet.yaml"
     fleet_yaml.parent.mkdir(parents=True, mode=0o700)
-    fleet_yaml.write_text(f"notify:\n  webhook: {hook.url}\n  terminal: false\n"
-                          "  desktop: false\n")
+    fleet_yaml.write_text(json.dumps({
+        "notify": {"webhook": hook.url, "terminal": False, "desktop": False},
+        "hosts": [{"name": f"host-{h + 1}", "interval": 15,
+                   "discover": ["env", f"MURMUR_HOME={home / f'host-{h + 1}'}",
+                                sys.executable, "-m", "tui", "ps", "--json"]}
+                  for h in range(args.hosts)]}))  # JSON is YAML
     fleet_yaml.chmod(0o600)
-    bare = await empty_fleet(home)
     out: dict[str, Any] = {"sessions": args.sessions, "hosts": args.hosts,
                            "chars_per_second": args.rate, "rss_mb_no_session": bare}
     with httpx.Client(timeout=30) as client, \
