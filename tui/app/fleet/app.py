@@ -271,7 +271,9 @@ class FleetApp(AppBase[int]):
             self.call_from_thread(self.notify, f"{session.session_id}: {exc.text}",
                                   severity="error", timeout=10)
             return
-        self.call_from_thread(self.notify, f"{said} to {session.session_id}.", timeout=4)
+        who = f"{printable(session.name)} ({session.session_id})" if session.name \
+            else session.session_id
+        self.call_from_thread(self.notify, f"{said} to {who}.", timeout=4)
 
     # -- launching ------------------------------------------------------------------------------
     def _launch(self, text: str) -> None:
