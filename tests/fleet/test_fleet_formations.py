@@ -83,8 +83,10 @@ async def test_a_formation_is_one_row_that_opens_into_its_members_and_the_asker_
         # a key that acts on one session asks for a member, and ends nothing
         await pilot.press("S")
         assert isinstance(app.screen, FleetScreen)
-        assert [n.message for n in app._notifications][-1] == \
-            "That row is a formation: open it (→) and choose one of its members."
+        # (the question's own note may come in after it: it is sent from another thread)
+        await wait_until(pilot, lambda: "That row is a formation: open it (→) and choose one "
+                         "of its members." in [n.message for n in app._notifications],
+                         what=lambda: [n.message for n in app._notifications])
         # Enter opens it: the entry, then the others in roster order, the asker marked
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(on_screen(screen)) == 7)
