@@ -11,24 +11,12 @@ import sys
 
 from tui.core.errors import WebRefused
 
-DEFAULT_HOST = "127.0.0.1"
-
 
 def parse_bind(text: str) -> tuple[str, int]:
-    """`HOST:PORT`, `HOST`, `:PORT`, `PORT` or nothing (127.0.0.1, a free port); an IPv6 host
-    in brackets, `[::1]:8080` — as the door's `--serve` takes them."""
-    text = text.strip()
-    host, port = text, ""
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port = rest.removeprefix(":")
-    elif text.isdigit():
-        host, port = "", text
-    elif text.count(":") == 1:
-        host, _, port = text.partition(":")
-    if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
-        raise WebRefused(f"--web {text}: the port must be a number from 0 to 65535")
-    return host or DEFAULT_HOST, int(port or 0)
+    """The places `--serve` takes (tui/core/door)."""
+    from tui.core.door import parse_bind as door_bind
+
+    return door_bind(text, "--web", WebRefused)
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -28,7 +28,7 @@ from tui.core.door.frames import Broadcast, FrameSink
 from tui.core.door.residue import Residue
 from tui.core.door.rpc import BUSY, CLOSING
 from tui.core.door.tasks import DoorTask, TaskTable
-from tui.core.errors import LaunchError
+from tui.core.errors import LaunchError, MurmurTuiError
 from tui.core.events import vocabulary as ev
 from tui.core.manifest.model import Capsule
 from tui.core.names import KeptName
@@ -43,9 +43,11 @@ NOT_STARTED = "task canceled before it started"  # a queued one's
 MODEL_VISIBLE = ("tool", "skill")  # the runtimes whose artifacts the model calls: the card's tools
 
 
-def parse_bind(text: str | None) -> tuple[str, int]:
+def parse_bind(text: str | None, option: str = "--serve",
+               refused: type[MurmurTuiError] = LaunchError) -> tuple[str, int]:
     """`HOST:PORT`, `HOST`, `:PORT`, `PORT` or nothing (127.0.0.1 and an ephemeral port);
-    an IPv6 host is written in brackets: `[::1]:8080`."""
+    an IPv6 host is written in brackets: `[::1]:8080`. A bad port is `refused`, naming
+    `option` (`fleet --web` takes the same places)."""
     text = (text or "").strip()
     host, port = text, ""
     if text.startswith("["):
@@ -55,8 +57,8 @@ def parse_bind(text: str | None) -> tuple[str, int]:
         host, port = "", text
     elif text.count(":") == 1:
         host, _, port = text.partition(":")
-    if port and not (port.isdigit() and int(port) <= 65535):
-        raise LaunchError(f"--serve {text}: the port must be a number from 0 to 65535")
+    if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
+        raise refused(f"{option} {text}: the port must be a number from 0 to 65535")
     return host or DEFAULT_HOST, int(port or 0)
 
 

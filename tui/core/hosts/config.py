@@ -68,21 +68,12 @@ class HostsFile:
 
 def load_hosts(home: Path) -> HostsFile:
     """The hosts `fleet.yaml` lists, in its order, and one problem per entry not loaded."""
-    from tui.core.errors import YamlError
-    from tui.core.manifest.located_yaml import read_private
-    from tui.core.notify.settings import fleet_file
+    from tui.core.notify.settings import fleet_file, fleet_section
 
     file = fleet_file(home)
-    try:
-        data = read_private(file)  # it may hold tokens: a problem never quotes the file
-    except FileNotFoundError:
-        return HostsFile()
-    except YamlError as exc:
-        return HostsFile(problems=(f"{exc}; no host beyond this machine is shown",))
-    except OSError as exc:
-        return HostsFile(problems=(f"{file}: {exc.strerror}; no host beyond this machine is "
-                                   "shown",))
-    section = data.get("hosts") if isinstance(data, dict) else None
+    section, problem = fleet_section(home, "hosts", "no host beyond this machine is shown")
+    if problem is not None:
+        return HostsFile(problems=(problem,))
     if section is None:
         return HostsFile()
     if not isinstance(section, list):

@@ -33,21 +33,30 @@ def fleet_file(home: Path) -> Path:
     return home / "tui" / "fleet.yaml"
 
 
-def load_notify(home: Path) -> NotifySettings:
+def fleet_section(home: Path, key: str, otherwise: str) -> tuple[Any, str | None]:
+    """`key` of fleet.yaml (None when the file or the key is missing), or a problem saying
+    what is wrong with the file, then `otherwise` (what is done instead). It may hold tokens:
+    a problem never quotes it."""
     from tui.core.errors import YamlError
     from tui.core.manifest.located_yaml import read_private
 
     file = fleet_file(home)
     try:
-        data = read_private(file)  # it may hold tokens: a problem never quotes the file
+        data = read_private(file)
     except FileNotFoundError:
-        return NotifySettings()
+        return None, None
     except YamlError as exc:
-        return NotifySettings(problems=(f"{exc}; notifications use their defaults",))
+        return None, f"{exc}; {otherwise}"
     except OSError as exc:
-        return NotifySettings(problems=(f"{file}: {exc.strerror}; notifications use their "
-                                        "defaults",))
-    section = data.get("notify") if isinstance(data, dict) else None
+        return None, f"{file}: {exc.strerror}; {otherwise}"
+    return (data.get(key) if isinstance(data, dict) else None), None
+
+
+def load_notify(home: Path) -> NotifySettings:
+    file = fleet_file(home)
+    section, problem = fleet_section(home, "notify", "notifications use their defaults")
+    if problem is not None:
+        return NotifySettings(problems=(problem,))
     if section is None:
         return NotifySettings()
     if not isinstance(section, dict):
