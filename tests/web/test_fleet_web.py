@@ -249,6 +249,7 @@ def test_a_bind_beyond_loopback_refuses_every_request_without_its_token(
 
 @pytest.mark.parametrize(("where", "said"), [
     ("127.0.0.1:99999", "--web 127.0.0.1:99999: the port must be a number from 0 to 65535"),
+    ("127.0.0.1:²", "--web 127.0.0.1:²: the port must be a number from 0 to 65535"),
     ("203.0.113.9:0", "--web 203.0.113.9:0: cannot listen there: "),
 ])
 def test_a_place_that_cannot_be_served_on_is_refused_before_anything_is_served(
