@@ -100,3 +100,52 @@ def test_a_host_whose_doors_do_not_answer_is_retried_later_each_time_then_ok(
         time.sleep(0.05)
     watcher.close()
     assert reports and reports[0].found is not None
+
+
+class NamelessDoor(Door):
+    """A door whose public card names no session (an authenticated one's)."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({**card(OTHER), "capabilities": {}}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_hosts_new_sessions_are_checked_at_once_not_one_after_another(
+        tmp_path: Path) -> None:
+    """Each token command waits until all three have started: run one after another, the
+    first would wait in vain and fail, and no session would be watched."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NamelessDoor)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    started = tmp_path / "started"
+    started.mkdir()
+    token = tmp_path / "token.py"
+    token.write_text(
+        "import pathlib, sys, time\n"
+        f"folder = pathlib.Path({str(started)!r})\n"
+        "(folder / sys.argv[1]).write_text('')\n"
+        "ends = time.monotonic() + 8\n"
+        "while len(list(folder.iterdir())) < 3:\n"
+        "    if time.monotonic() > ends:\n"
+        "        sys.exit('the others never started')\n"
+        "    time.sleep(0.02)\n"
+        "print('tok-' + sys.argv[1][-2:])\n")
+    sessions = [f"ses_019f0000000000000000000000000{n}c" for n in range(100, 103)]
+    rows = [{"session_id": s, "url": f"127.0.0.1:{server.server_address[1]}"}
+            for s in sessions]
+    listing = tmp_path / "list.py"
+    listing.write_text(f"print({json.dumps(json.dumps(rows))})\n")
+    host = HostConfig("lab", discover=(sys.executable, str(listing)),
+                      token=TokenSource("command", argv=(sys.executable, str(token))))
+    try:
+        report = HostWatcher(host, lambda _: None).look()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert report.why == ""
+    assert report.found is not None
+    assert [(found.session_id, found.token) for found in report.found] == [
+        (session, f"tok-{session[-2:]}") for session in sessions]  # in the listing's order

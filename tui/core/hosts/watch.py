@@ -21,6 +21,7 @@ from tui.core.hosts.backoff import retry_after
 from tui.core.hosts.config import HostConfig
 from tui.core.hosts.discovery import discover
 
+CHECKS_AT_ONCE = 16  # new sessions of one host checked at once (cards, token commands)
 CARD_TIMEOUT = 3.0  # a door that does not answer its card within it is not answering
 
 
@@ -103,17 +104,35 @@ class HostWatcher:
         found: list[HostSession] = []
         listed = {item.session_id for item in listing.sessions}
         self._known = {key: value for key, value in self._known.items() if key in listed}
-        for item in listing.sessions:
-            if item.url is None:
-                continue  # no door: nothing to watch from another machine
-            try:
-                token = self._checked(item.session_id, item.url)
-            except MurmurTuiError as exc:
-                notes.append(f"{item.session_id}: {exc.text}")
+        # a session with no door has nothing to watch from another machine
+        doors = [item for item in listing.sessions if item.url is not None]
+        checked = self._check_all([(item.session_id, str(item.url)) for item in doors])
+        for item, (token, problem) in zip(doors, checked, strict=True):
+            if problem is not None:
+                notes.append(f"{item.session_id}: {problem}")
                 continue
-            found.append(HostSession(item.session_id, item.url, item.name, item.capsule,
-                               item.version, token))
+            found.append(HostSession(item.session_id, str(item.url), item.name, item.capsule,
+                                     item.version, token))
         return found, notes
+
+    def _check_all(self, doors: list[tuple[str, str]]) -> list[tuple[str | None, str | None]]:
+        """`_checked` for every (session, url), those not known yet at once on a few threads
+        (a card each, and a token command's run): a host's fifty new sessions take about as
+        long as its slowest, not as all of them one after another. (token, problem) each."""
+        def check(door: tuple[str, str]) -> tuple[str | None, str | None]:
+            try:
+                return self._checked(*door), None
+            except MurmurTuiError as exc:
+                return None, exc.text
+
+        new = sum(1 for session_id, url in doors if self._known.get(session_id, ("",))[0] != url)
+        if new <= 1:
+            return [check(door) for door in doors]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(CHECKS_AT_ONCE, new), thread_name_prefix="host check") \
+                as pool:
+            return list(pool.map(check, doors))
 
     def _checked(self, session_id: str, url: str) -> str | None:
         """The token for a listed session's door, once its public card was found to name no
