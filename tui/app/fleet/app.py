@@ -132,6 +132,9 @@ class FleetApp(AppBase[int]):
     def _take_reports(self) -> None:
         before = len(self.links)
         self.remote.take_reports()
+        if self.remote.starting:  # new rows: on the screen first, connecting…
+            self._drain()
+            self.call_after_refresh(self.remote.start_links)
         self._settle(len(self.links) - before)
 
     def _settle(self, linked: int) -> None:

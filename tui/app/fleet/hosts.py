@@ -54,6 +54,7 @@ class FleetHosts:
             self.configs = []
         self.reports: SimpleQueue[HostReport] = SimpleQueue()
         self.watchers: list[HostWatcher] = []
+        self.starting: list[Link] = []  # watchers of rows just made, not started yet
         app.hosts[LOCAL] = HostStatus(LOCAL, state="ok")
         for config in self.configs:
             app.hosts[config.name] = HostStatus(config.name, config.where)
@@ -67,6 +68,15 @@ class FleetHosts:
     def close(self) -> None:
         for watcher in self.watchers:
             watcher.close()
+
+    def start_links(self) -> None:
+        """The watchers of the rows the last reports made: a host's fifty new links starting
+        at once (a thread, a card and a stream each) would hold the screen's loop back from
+        drawing the rows they belong to, so the rows are drawn first."""
+        starting, self.starting = self.starting, []
+        for link in starting:
+            if self.app.links.get(link.session_id) is link:  # not given up meanwhile
+                link.start()
 
     def take_reports(self) -> None:
         while True:
@@ -121,7 +131,7 @@ class FleetHosts:
         link = Link(app.home, found.session_id, found.url, None, app.arrived,
                     token=found.token, text=False, heartbeat=app.heartbeat)
         app.links[found.session_id] = link
-        link.start()
+        self.starting.append(link)  # started once the new rows are drawn (start_links)
 
     def _leave(self, host: str, which: Callable[[FleetSession], bool], gone: str = "") -> None:
         """The host's rows `which` picks: marked gone (`gone`, why) or, with no reason, taken
