@@ -19,7 +19,8 @@ The fleet screen is the real app (headless Textual at 160×48) in this process, 
 the same running sessions: with the old drawing and collection switched back on (`before`:
 every redraw repaints the whole list and lays the screen out, full collections never freeze
 their survivors; tests/benchmarks/fleet_stalls.py) and as it is now (`after`). Measured each
-time: the first full render (from the app's start to every session's row drawn; goal < 2 s),
+time: the first full render (from the app's start to the first refresh of the screen after
+every session's row is listed; goal < 2 s),
 the event loop's worst and p99 lag (drift of a 10 ms ticker, goal < 50 ms) over `--window`
 seconds with questions asked on every host, the full collections' loop CPU, the time from a
 question being asked (GetTask polled every 2 ms says input-required) to its row under Needs
@@ -237,8 +238,11 @@ async def measure(doors: list[Door], home: Path, hook: Webhook, window: float,
     async with app.run_test(size=(160, 48)) as pilot:
         await wait(lambda: sum(key in app.fleet.lines for key in app.sessions) >= total
                    and len(app.sessions) >= total)
+        painted: list[float] = []  # the first refresh of the screen after every row is listed
+        app.call_after_refresh(lambda: painted.append(time.perf_counter()))
+        await wait(lambda: bool(painted))
+        first_render = painted[0] - started
         await pilot.pause()
-        first_render = time.perf_counter() - started
         await wait(lambda: sum(s.connection == "live" for s in app.sessions.values()) >= total)
         all_live = time.perf_counter() - started
         await pilot.pause(2.0)
