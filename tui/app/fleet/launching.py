@@ -50,6 +50,9 @@ def resumable(home: Path, session: FleetSession, sessions: Iterable[FleetSession
     from tui.core.session_index import find, index_path
 
     sid = session.session_id
+    if session.host:  # its workdir, trace and journal are on that machine, not here
+        return f"{sid} ran on {printable(session.host)}: resume it there " \
+               f"(murmur-tui launch CAPSULE --resume {sid} --serve …)."
     follower = next((s for s in sessions if s.resumes == sid), None) or \
         next((item for item in launched if item.resumes == sid), None)
     if follower is not None:
