@@ -9,8 +9,11 @@ A flush is capped by time: the bridge measures how long the loop was held by eac
 handed over (from handing it over until the loop runs the next callback queued behind it),
 keeps an estimate of the cost of one event (raised at once by a dearer batch, lowered
 slowly), and takes at most as many events as fit in
-`FLUSH_BUDGET_SECONDS`; the rest stay queued, in order, for the next tick. A burst of 100,000
-events is drawn over a few seconds instead of freezing the screen while it is applied at once.
+`FLUSH_BUDGET_SECONDS`; the rest stay queued, in order. A burst of 100,000 events is drawn
+over a few seconds instead of freezing the screen while it is applied at once. While a backlog
+waits (an attach's replay, a flood), the next flush comes `CATCH_UP_SECONDS` after the loop let
+go of the last batch instead of at the next tick: the loop still runs what else waits (a key,
+a frame) between two batches, and is not left idle for most of each tick.
 
 `ImmediateBridge` posts one message per event as it comes; it exists to measure the difference
 (tests/benchmarks/screen.py).
@@ -30,6 +33,7 @@ from textual.message import Message
 from tui.core.events import vocabulary as ev
 
 FLUSH_SECONDS = 0.05
+CATCH_UP_SECONDS = 0.005  # between two batches of a backlog: the loop's other work runs
 FLUSH_BUDGET_SECONDS = 0.02  # the loop time one flush may take
 MIN_FLUSH_EVENTS = 200  # however slow events seem, a flush moves this many
 FIRST_EVENT_COST = 50e-6  # seconds per event until the bridge has measured
@@ -67,6 +71,7 @@ class CoalescingBridge:
         self._flush: Callable[[int | None], None] | None = None  # set by `start`
         self.delivered = 0  # batches handed to the screen (for tests and the benchmark)
         self.event_cost = FIRST_EVENT_COST  # seconds of loop time per event, measured
+        self._catching_up: asyncio.TimerHandle | None = None  # the backlog's next flush
 
     def emit(self, event: ev.Event) -> None:
         self._pending.append(event)  # deque appends are atomic: no lock on the hot path
@@ -105,6 +110,14 @@ class CoalescingBridge:
         cost = (time.perf_counter() - handed) / count
         self.event_cost = max(1e-7, cost if cost > self.event_cost else
                               0.9 * self.event_cost + 0.1 * cost)
+        if self._pending and self._catching_up is None and self._flush is not None:
+            self._catching_up = asyncio.get_running_loop().call_later(
+                CATCH_UP_SECONDS, self._catch_up)
+
+    def _catch_up(self) -> None:
+        self._catching_up = None
+        if self._flush is not None:
+            self._flush(None)
 
     def drain(self, limit: int | None = None) -> list[ev.Event]:
         """Up to `limit` events (all when None), oldest first; the rest stay queued."""
