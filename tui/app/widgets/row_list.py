@@ -169,8 +169,19 @@ class RowList(ScrollView, can_focus=True):
         self._settled_at = time.monotonic()
         resize_content(self, Size(self._width(), len(self.rows)))
         if self.follow:
-            self.scroll_end(animate=False, immediate=False, force=True)
+            self.call_after_refresh(self._to_end)
         self.refresh()
+
+    def _to_end(self, tries: int = 20) -> None:
+        """The newest row in view, once the new size is laid out: a scroll before that stops
+        at the old end, and the list would stay there while its cursor follows the newest."""
+        if not self.follow or not self.rows or not self.is_on_screen:
+            return
+        target = max(0, len(self.rows) - self.scrollable_content_region.height)
+        if target > self.max_scroll_y and tries > 0:
+            self.call_after_refresh(self._to_end, tries - 1)
+            return
+        self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     def replace(self, rows: Sequence[Row], keep: str | None = None) -> None:
         """Every row at once; the cursor stays on `keep` when it is still there, else goes to
