@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from textual.app import App
+from textual.notifications import SeverityLevel
 
 from tui.app.browser.requests import (
     ContinueConversation,
@@ -32,6 +33,13 @@ class AppBase(App[Result], Generic[Result]):
         super().__init__()
         self.home = home
         self.themes = ThemeManager(self, home, theme)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every note as plain text, whoever asks (a screen's or a widget's `notify` passes
+        Textual's `markup=True` on): what notes quote — a question, a host's error, a path —
+        comes from outside, and a `[/b]` in it would end the app as bad markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def warn_from_thread(self, text: str) -> None:
         """One line for the user from a worker thread (a notification that could not be
