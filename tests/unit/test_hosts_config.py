@@ -146,7 +146,11 @@ def test_a_host_argument_is_name_equals_a_door_url() -> None:
                      ("b=http://x:99999", "its URL: not a door URL: its port is not 1 to "
                                           "65535"),
                      ("b=x\x1b:1", "its URL: expected a door URL (http://host:port) of "
-                                   "printable ASCII")]:
+                                   "printable ASCII"),
+                     ("b=http://[::1", "its URL: not a door URL: its host is not a name or "
+                                       "an address"),
+                     ("b=http://[zz]:1", "its URL: not a door URL: its host is not a name or "
+                                         "an address")]:
         with pytest.raises(HostEntryRefused) as refused:
             host_argument(bad, None)
         assert refused.value.text == why

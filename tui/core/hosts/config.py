@@ -184,7 +184,11 @@ def door_url(value: Any, key: str) -> str:
         except ValueError as exc:
             raise HostEntryRefused(f"{key}: not a door URL: {exc}") from None
         return f"http://{url}"
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a bracketed host that is not an IPv6 address, an unclosed bracket
+        raise HostEntryRefused(f"{key}: not a door URL: its host is not a name or an "
+                               "address") from None
     try:
         port = parts.port
     except ValueError:
