@@ -141,3 +141,18 @@ def test_the_back_off_doubles_from_2_s_to_60_s_with_a_tenth_of_jitter() -> None:
     assert [retry_after(n, lambda: 0.0) for n in range(1, 9)] == [2, 4, 8, 16, 32, 60, 60, 60]
     assert [retry_after(n, lambda: 0.999) for n in (1, 6, 10_000)] == pytest.approx(
         [2.1998, 65.994, 65.994])
+
+
+def test_a_listings_door_tokens_are_kept_out_of_output_but_a_word_is_no_token() -> None:
+    """A `mur ps --json` listing's `door_token` is redacted wherever it would show; a short
+    value there is no door's token, and taken for one it would shred every URL."""
+    token = "mdt1.hK2v9cQ0xYb7Lr4tWm1sZp8nD3fG6jA5eU0iO2yT7uR"
+    rows = [{"session_id": "ses_019f00000000000000000000000000c1", "url": "127.0.0.1:7401",
+             "door_token": token},
+            {"session_id": "ses_019f00000000000000000000000000c2", "url": "127.0.0.1:7402",
+             "door_token": "http"}]
+    listing = parse_listing(json.dumps(rows).encode())
+    assert [found.session_id for found in listing.sessions] == [row["session_id"]
+                                                                for row in rows]
+    assert redact(f"door http://127.0.0.1:7401 token {token}") == \
+        "door http://127.0.0.1:7401 token [redacted]"

@@ -24,7 +24,7 @@ from typing import Any
 
 from tui.core.errors import ListingRefused, NotJson
 from tui.core.hosts.run import run_bounded
-from tui.core.running.address import door_host_port
+from tui.core.running.address import door_host_port, token_problem
 from tui.core.running.record_keys import safe_session_id
 from tui.core.text.printable import printable
 from tui.core.text.secrets import remember
@@ -34,6 +34,7 @@ DISCOVER_TIMEOUT = 10.0  # an ssh round trip and a `ps --json` fit well inside
 MAX_LISTING = 1024 * 1024  # 50 sessions of `ps --json` are ~50 KB
 MAX_SESSIONS = 1000
 MAX_TEXT = 200  # a name, capsule, version: cut to this
+LISTED_TOKEN = 16  # the shortest door_token a listing is taken to hold (mdt1.…, 43 url-safe)
 WILDCARD = frozenset({"0.0.0.0", "[::]"})
 
 
@@ -145,8 +146,11 @@ def entry(value: Any, address: str) -> ListedSession | None:
     is not a session."""
     if not isinstance(value, dict):
         raise ValueError("not a JSON object")
-    if isinstance(value.get("door_token"), str):
-        remember(value["door_token"])  # never used, never shown
+    token = value.get("door_token")
+    if isinstance(token, str) and LISTED_TOKEN <= len(token) <= 4096 and \
+            token_problem(token) is None:
+        remember(token)  # never used, never shown (a shorter value is no door's token, and
+        # remembered it would redact every word it matches: "http" in every URL)
     session_id = value.get("session_id")
     if not isinstance(session_id, str) or not safe_session_id(session_id):
         raise ValueError("session_id: expected a session id (letters, digits, _ and -)")

@@ -134,19 +134,30 @@ class Secrets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._known: set[str] = set()
-        self._table: _Table | None = None
+        self._built: _Table | None = None
+        self._stale = False  # a secret came since the table was built
 
     def add(self, secret: str | None) -> None:
-        """Remember a secret (a no-op for None, short values, or one already known)."""
+        """Remember a secret (a no-op for None, short values, or one already known). The
+        table is built again when it is next used: many secrets at once cost one build."""
         if not secret or len(secret) < MIN_SECRET or secret in self._known:
             return
         with self._lock:
             self._known.add(secret)
-            self._table = _Table.build(self._known)
+            self._stale = True
+
+    @property
+    def _table(self) -> _Table | None:
+        if self._stale:
+            with self._lock:
+                if self._stale:
+                    self._built = _Table.build(self._known)
+                    self._stale = False
+        return self._built
 
     @property
     def active(self) -> bool:
-        return self._table is not None
+        return bool(self._known)
 
     def redact(self, text: str, headers: bool = True) -> str:
         """`text` with every known secret (in every form) and, unless `headers` is False,
