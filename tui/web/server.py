@@ -40,6 +40,7 @@ from textual_serve.download_manager import DownloadManager
 
 from tui.web import DRIVER, LINK_ENV
 
+MAX_CELLS = 1000  # a page's width or height at most (a larger one: the default)
 MAX_TABS = 8  # app processes at once: each is a fleet watching every session
 QUIT_SECONDS = 5.0  # an app process told to quit is killed after this long
 PACKAGE = Path(textual_serve.__file__).parent
@@ -118,8 +119,9 @@ class WebFleet:
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             response = await handler(request)
-        except web.HTTPException as exc:
-            response = exc
+        except web.HTTPException as exc:  # answered as a response of its own (aiohttp no
+            response = web.Response(status=exc.status, reason=exc.reason,  # longer takes
+                                    text=exc.text, headers=exc.headers)  # one returned)
         response.headers.update(HEADERS)
         return response
 
@@ -174,7 +176,8 @@ class WebFleet:
         origin = request.headers.get("Origin")
         if origin is not None and urlsplit(origin).netloc != request.host:
             return _refused(403)  # another site's page, through the user's browser
-        if len(self.tabs) >= MAX_TABS:
+        if sum(1 for tab in self.tabs if tab.link == link) >= MAX_TABS:  # each link its own:
+            # the read-only link's holders cannot take the operator's pages
             raise web.HTTPServiceUnavailable(text=f"{MAX_TABS} fleet pages are open already")
         websocket = web.WebSocketResponse(heartbeat=15)
         await websocket.prepare(request)
@@ -183,8 +186,8 @@ class WebFleet:
                         download_manager=DownloadManager())
         self.tabs.add(tab)
         try:
-            width, height = _number(request.query.get("width"), 80), \
-                _number(request.query.get("height"), 24)
+            width, height = _size(request.query.get("width"), 80), \
+                _size(request.query.get("height"), 24)
             await tab.start(width, height)
             await _relay(websocket, tab)
         finally:
@@ -225,13 +228,19 @@ async def _relay(websocket: web.WebSocketResponse, tab: ServedApp) -> None:
         if kind == "stdin" and isinstance(data, str):
             await tab.send_bytes(data.encode("utf-8"))
         elif kind == "resize" and isinstance(data, dict):
-            width, height = _number(data.get("width"), 0), _number(data.get("height"), 0)
-            if 0 < width <= 1000 and 0 < height <= 1000:
+            width, height = _size(data.get("width"), 0), _size(data.get("height"), 0)
+            if width and height:
                 await tab.set_terminal_size(width, height)
         elif kind == "ping":
             await websocket.send_json(["pong", data])
         elif kind in ("blur", "focus"):
             await (tab.blur() if kind == "blur" else tab.focus())
+
+
+def _size(value: object, default: int) -> int:
+    """A page's width or height in cells: 1 to MAX_CELLS, else `default`."""
+    size = _number(value, default)
+    return size if 0 < size <= MAX_CELLS else default
 
 
 def _number(value: object, default: int) -> int:
