@@ -149,3 +149,12 @@ def test_a_hosts_new_sessions_are_checked_at_once_not_one_after_another(
     assert report.found is not None
     assert [(found.session_id, found.token) for found in report.found] == [
         (session, f"tok-{session[-2:]}") for session in sessions]  # in the listing's order
+
+
+def test_what_a_host_passed_over_is_said_in_a_few_notes_and_how_many_more() -> None:
+    from tui.core.hosts.watch import said
+
+    assert said([]) == ""
+    assert said(["a", "b", "c"]) == "a; b; c"
+    assert said([f"ses_{n}: not a session" for n in range(1000)]) == \
+        "ses_0: not a session; ses_1: not a session; ses_2: not a session; and 997 more"

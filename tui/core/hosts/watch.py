@@ -52,6 +52,13 @@ class HostReport:
 Report = Callable[[HostReport], None]
 
 
+def said(notes: list[str], shown: int = 3) -> str:
+    """What was passed over on a host, in one line of a few notes (a host may list a thousand
+    entries that are not sessions: the screen gets three and how many more)."""
+    more = len(notes) - shown
+    return "; ".join(notes[:shown]) + (f"; and {more} more" if more > 0 else "")
+
+
 class HostWatcher:
     def __init__(self, host: HostConfig, report: Report,
                  card_timeout: float = CARD_TIMEOUT) -> None:
@@ -90,7 +97,7 @@ class HostWatcher:
         except Exception as exc:  # a look never takes the watcher down; said, and tried again
             return self._failed(f"{type(exc).__name__}: {exc}"[:200])
         self.failures = 0
-        return HostReport(self.host.name, tuple(found), "; ".join(notes))
+        return HostReport(self.host.name, tuple(found), said(notes))
 
     def _failed(self, why: str) -> HostReport:
         self.failures += 1
@@ -158,7 +165,7 @@ class HostWatcher:
             except MurmurTuiError as exc:
                 notes.append(exc.text)
         if not found and notes:
-            raise MurmurTuiError("no door answers: " + "; ".join(notes))
+            raise MurmurTuiError("no door answers: " + said(notes))
         return found, notes
 
     def _door(self, url: str) -> HostSession:
