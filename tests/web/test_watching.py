@@ -5,7 +5,10 @@ with no `network.authentication` would take an answer from anyone, so the link h
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import CapsuleFactory
 from tests.responses import call_response, text_response
@@ -42,3 +45,16 @@ async def test_the_read_only_fleet_offers_nothing_local_and_does_not_answer_a_pu
         assert said.startswith(f"{door.session_id}: its door is public")
         state = await asyncio.to_thread(door.rpc, "GetTask", {"id": task["id"]})
         assert state.json()["result"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+
+
+async def test_the_read_only_fleet_writes_no_screenshot_on_the_serving_machine(
+        murmur_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    app = WatchingFleetApp(murmur_home)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        app.action_screenshot()  # what the palette's Screenshot runs
+        await pilot.pause()
+        said = [str(note.message) for note in app._notifications]
+    assert any("writes no file on the machine that serves it" in note for note in said), said
+    assert not [path for path in os.listdir(tmp_path) if path.endswith(".svg")]

@@ -24,6 +24,8 @@ LOCAL_ONLY = {"ask": ("launch", "rename"), "resume": ()}  # screen actions no do
 WRITES = ("answer", "task", "cancel", "stop")  # what a door with no token would take from anyone
 PUBLIC = "its door is public (its capsule declares no network.authentication), so no " \
          "credential holds it to reading: the read-only link does not write to it."
+NO_FILES = "This is the read-only link: it writes no file on the machine that serves it " \
+           "(your browser can take a screenshot of the page)."
 SAID = "This is the read-only link: it watches with the sessions' watcher credential and " \
        "does not launch, resume or rename sessions."
 
@@ -50,6 +52,10 @@ class WatchingFleetApp(FleetApp):
         self.fleet = WatchingFleetScreen(self.fleet.sessions, self.fleet.roster,
                                          self.fleet.hosts)
 
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """The palette's Screenshot would write a file on the serving machine."""
+        self.notify(NO_FILES, severity="warning", timeout=8)
+
     def on_fleet_screen_act(self, act: FleetScreen.Act) -> None:
         """Runs before FleetApp's own handler (Textual calls each class's along the MRO):
         what this link refuses stops there (`prevent_default`)."""
@@ -73,3 +79,6 @@ class WatchingSupervisorApp(SupervisorApp):
 
     def action_browse(self) -> None:  # the palette calls it directly
         self.notify(SAID, severity="warning", timeout=8)
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        self.notify(NO_FILES, severity="warning", timeout=8)
