@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.app.conftest import answerable
 from tests.app.test_attention import output, plain_terminal, written  # noqa: F401 - fixtures
-from tests.app.test_dialog import asking_capsule
+from tests.app.test_names_screen import nightly
 from tests.app.test_small_terminal import screen_rows
 from tests.capsules import write_capsule
 from tests.responses import text_response
@@ -56,10 +56,7 @@ async def test_a_served_session_waiting_for_its_first_task_is_headed_by_its_name
 async def test_an_open_screen_takes_a_rename_done_elsewhere(
         tmp_path: Path, murmur_home: Path, written: list[str]) -> None:  # noqa: F811
     app = SupervisorApp(murmur_home)
-    session = build_session(SessionSpec(
-        load_capsule(asking_capsule(tmp_path / "c")), LaunchOptions(task="t", name="nightly"),
-        sinks=[app.bridge], responder=app.responder, cancel=app.cancel))
-    app.attach(session)
+    session = nightly(app, tmp_path)
     short = f"ses_…{session.session_id[-9:]}"
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: app.desk.dialog is not None)

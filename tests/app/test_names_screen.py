@@ -18,6 +18,7 @@ from tui.core import names
 from tui.core.events import vocabulary as ev
 from tui.core.loop.build import SessionSpec, build_session
 from tui.core.loop.launch import LaunchOptions
+from tui.core.loop.session import Session
 from tui.core.manifest.reader import load_capsule
 
 SESSION = "ses_019e0f65f47b7d13a03fc432b46826b6"
@@ -60,10 +61,7 @@ def test_a_named_header_gives_way_in_order() -> None:
 async def test_the_terminals_title_names_the_session_by_its_name(
         tmp_path: Path, murmur_home: Path, written: list[str]) -> None:  # noqa: F811
     app = SupervisorApp(murmur_home)
-    session = build_session(SessionSpec(
-        load_capsule(asking_capsule(tmp_path / "c")), LaunchOptions(task="t", name="nightly"),
-        sinks=[app.bridge], responder=app.responder, cancel=app.cancel))
-    app.attach(session)
+    session = nightly(app, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.desk.dialog is not None)
         assert "\x1b]2;? nightly — question\x07" in output(written)
@@ -72,3 +70,12 @@ async def test_the_terminals_title_names_the_session_by_its_name(
         await wait_until(pilot, lambda: "\x1b]2;nightly — murmur-tui\x07" in output(written))
         rows = screen_rows(app)
         assert rows[0].strip().startswith(f"nightly  ·  ses_…{session.session_id[-9:]}")
+
+
+def nightly(app: SupervisorApp, tmp_path: Path) -> Session:
+    """A session named nightly whose tool asks a question, attached to `app`."""
+    session = build_session(SessionSpec(
+        load_capsule(asking_capsule(tmp_path / "c")), LaunchOptions(task="t", name="nightly"),
+        sinks=[app.bridge], responder=app.responder, cancel=app.cancel))
+    app.attach(session)
+    return session
