@@ -58,3 +58,19 @@ async def test_the_read_only_fleet_writes_no_screenshot_on_the_serving_machine(
         said = [str(note.message) for note in app._notifications]
     assert any("writes no file on the machine that serves it" in note for note in said), said
     assert not [path for path in os.listdir(tmp_path) if path.endswith(".svg")]
+
+
+async def test_the_read_only_fleet_shows_no_other_host(murmur_home: Path) -> None:
+    """A host's token is the operator's: the read-only link would answer with it."""
+    fleet_yaml = murmur_home / "tui" / "fleet.yaml"
+    fleet_yaml.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fleet_yaml.write_text("hosts:\n  - name: build-3\n    doors: [http://127.0.0.2:7401]\n"
+                          "    token_env: MURMUR_BUILD_TOKEN\n")
+    fleet_yaml.chmod(0o600)
+    app = WatchingFleetApp(murmur_home)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await pilot.pause()
+        said = [str(note.message) for note in app._notifications]
+        assert list(app.hosts) == [""]  # this machine only
+        assert not app.remote.watchers
+    assert any(note.startswith("Other hosts are not shown on the read-only link") for note in said)
