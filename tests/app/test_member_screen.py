@@ -132,6 +132,16 @@ async def test_g_opens_the_callee_over_its_door(murmur_home: Path, callee: Serve
         await wait_until(pilot, lambda: re.match(r"waiting for its next task +· +turn 1/10",
                                                  str(screen.status.render())) is not None,
                          what=lambda: str(screen.status.render()))
+        # the member's keys would act on the member underneath: here they say so instead
+        notes = keep_notes(app)
+        watched = (f"This screen watches coder: Esc goes back to the member's own screen, "
+                   f"where its keys act. To answer coder or cancel its task, use murmur-tui "
+                   f"attach {callee.session_id} or the fleet.")
+        await pilot.press("ctrl+c")
+        assert notes[-1] == f"{watched} Ctrl+C again quits."
+        await pilot.press("a")
+        assert notes[-1] == watched
+        assert app.screen is screen and app.return_code is None
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.supervisor)
         assert callee.process.poll() is None  # leaving lets the callee run on

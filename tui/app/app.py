@@ -27,6 +27,7 @@ from tui.app.attention import Attention, load_settings
 from tui.app.bridge import CoalescingBridge, EventsArrived, ImmediateBridge
 from tui.app.browser.host import AppBase
 from tui.app.browser.requests import ResumeConversation
+from tui.app.callee_screen import held_ctrl_c
 from tui.app.delivery import Delivery
 from tui.app.desk import TITLE, DialogDesk
 from tui.app.gc_policy import GcPolicy
@@ -278,6 +279,8 @@ class SupervisorApp(AppBase[int]):
         """Ctrl+C: with text selected, copies it; else the running task is canceled (its files
         stay complete), and a second Ctrl+C within CTRL_C_WINDOW seconds quits, without
         asking."""
+        if held_ctrl_c(self, self.keys):  # over a callee's screen: its note, not a cancel
+            return
         if self.screen.get_selected_text():
             if isinstance(self.screen, SupervisorScreen):
                 self.screen.action_copy_text()
@@ -333,11 +336,10 @@ class SupervisorApp(AppBase[int]):
 
     def action_copy_result(self) -> None:
         text = self.state.result
-        if not text:
-            self.notify("There is no result yet; nothing was copied.", timeout=4)
-            return
-        self.copy_to_clipboard(text)
-        self.notify(f"Copied the result ({len(text)} characters).", timeout=3)
+        if text:
+            self.copy_to_clipboard(text)
+        self.notify(f"Copied the result ({len(text)} characters)." if text else
+                    "There is no result yet; nothing was copied.", timeout=3 if text else 4)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

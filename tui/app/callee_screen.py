@@ -11,13 +11,15 @@ from __future__ import annotations
 import contextlib
 import threading
 from pathlib import Path
+from typing import Any
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui.app.fleet.links import Link, LinkState
+from tui.app.keys import CTRL_C_WINDOW, KeyPairs
 from tui.app.models.status import SessionState
 from tui.app.widgets.transcript import Transcript
 from tui.core.events import vocabulary as ev
@@ -38,7 +40,9 @@ class CalleeScreen(Screen[None]):
     CalleeScreen #callee-transcript { height: 1fr; }
     CalleeScreen #callee-status { height: 1; padding: 0 1; background: $boost; }
     """
-    BINDINGS = [Binding("escape,q,g", "back", "Back to the member")]
+    BINDINGS = [Binding("escape,q,g", "back", "Back to the member"),
+                # the member's keys would act on the member underneath, not on this callee
+                Binding("a,y", "say_watched", show=False)]
     AUTO_FOCUS = "#callee-transcript"
 
     def __init__(self, home: Path, door: CalleeDoor) -> None:
@@ -98,5 +102,35 @@ class CalleeScreen(Screen[None]):
     def action_back(self) -> None:
         self.dismiss()
 
+    def action_say_watched(self) -> None:
+        self.notify(self.note, severity="warning", timeout=8)
+
     def on_unmount(self) -> None:
         threading.Thread(target=self.link.close, name="callee link close", daemon=True).start()
+
+    @property
+    def note(self) -> str:
+        """What a key that acts on a session says here: it would act on the member underneath,
+        not on the callee this screen shows."""
+        callee = self.door.member
+        where = f"murmur-tui attach {self.door.session_id}" if self.door.session_id else \
+            "murmur-tui attach"
+        return (f"This screen watches {callee}: Esc goes back to the member's own screen, where "
+                f"its keys act. To answer {callee} or cancel its task, use {where} or the fleet.")
+
+
+def watched(screen: Screen[Any]) -> str | None:
+    """The note for a key of the member's session pressed over a callee's screen; None when
+    the member's own screen shows."""
+    return screen.note if isinstance(screen, CalleeScreen) else None
+
+
+def held_ctrl_c(app: App[Any], keys: KeyPairs) -> bool:
+    """Ctrl+C over a callee's screen with nothing selected: the note instead of a cancel of
+    the member's task underneath; True when that is all it does (a second Ctrl+C within the
+    window quits, as anywhere)."""
+    note = watched(app.screen)
+    if note is None or app.screen.get_selected_text() or keys.second("ctrl+c", CTRL_C_WINDOW):
+        return False
+    app.notify(f"{note} Ctrl+C again quits.", timeout=CTRL_C_WINDOW)
+    return True
